@@ -1,0 +1,3 @@
+"""shardwise: the distributed LLM training advisor."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,117 @@
+"""Arguments shared by evaluate, recommend, explain and export, and turning them into specs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..engine.cluster import Cluster
+from ..engine.errors import ShardwiseInputError
+from ..engine.inputs import build_cluster, parse_count, resolve_model
+from ..engine.model_spec import ModelSpec
+from ..engine.strategy import Strategy
+from ..engine.training import TrainingSetup
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(float(text)) if text.strip().lower().replace("e", "").replace(".", "").isdigit() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def seq_len_arg(text: str) -> int:
+    """'8192', '8k', '32K', '128k' -> tokens (k = 1024, as context lengths are quoted)."""
+    s = text.strip().lower()
+    try:
+        if s.endswith("k"):
+            return positive_int(str(int(float(s[:-1]) * 1024)))
+        return positive_int(s)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"expected a sequence length such as 8192 or 8k, got {text!r}") from None
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--model", help="catalog name (see `shardwise models`), path to a Hugging Face config.json, or its JSON text")
+    g.add_argument("--params", help="bare parameter count, e.g. 70e9 or 70B (synthesises an approximate shape)")
+
+
+def add_cluster_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cluster")
+    g.add_argument("--gpu", required=True, help="GPU id or alias (see `shardwise gpus`), e.g. h100-sxm")
+    g.add_argument("--gpus", type=positive_int, required=True, help="total GPUs")
+    g.add_argument("--gpus-per-node", type=positive_int, help="GPUs sharing the fast intra-node link (8 on HGX, 72 on NVL72)")
+    g.add_argument("--network", help="scale-out network id, e.g. ib-ndr, roce-400g, eth-100g (default: the GPU's usual one)")
+
+
+def add_setup_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("training setup")
+    g.add_argument("--seq-len", type=seq_len_arg, default=4096, help="tokens per sequence (default 4096; 8k accepted)")
+    b = g.add_mutually_exclusive_group()
+    b.add_argument("--global-batch", type=positive_int, help="sequences per optimizer step (default 1024)")
+    b.add_argument("--global-batch-tokens", help="tokens per optimizer step, e.g. 4M or 4194304")
+    g.add_argument("--mode", choices=["full", "lora", "qlora"], default="full")
+    g.add_argument("--lora-rank", type=positive_int, default=16)
+    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron")
+
+
+def add_plan_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("plan")
+    g.add_argument("--tp", type=positive_int, default=1)
+    g.add_argument("--pp", type=positive_int, default=1)
+    g.add_argument("--vpp", type=positive_int, default=1, help="virtual pipeline stages per rank (interleaved)")
+    g.add_argument("--cp", type=positive_int, default=1)
+    g.add_argument("--ep", type=positive_int, default=1)
+    g.add_argument("--etp", type=positive_int, default=1)
+    g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1, help="ZeRO stage (3 = FSDP full shard)")
+    g.add_argument("--micro-batch", type=positive_int, default=1)
+    g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
+    g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism")
+
+
+def add_scenario_args(p: argparse.ArgumentParser) -> None:
+    add_model_args(p)
+    add_cluster_args(p)
+    add_setup_args(p)
+
+
+def model_from_args(args: argparse.Namespace) -> ModelSpec:
+    return resolve_model(args.model, args.params)
+
+
+def cluster_from_args(args: argparse.Namespace) -> Cluster:
+    return build_cluster(args.gpu, args.gpus, args.gpus_per_node, args.network)
+
+
+def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
+    if args.global_batch_tokens:
+        tokens = parse_count(args.global_batch_tokens.replace("M", "m"), "--global-batch-tokens")
+        if args.global_batch_tokens.strip().lower().endswith("m"):
+            tokens = tokens / 1e6 * 2**20  # "4M tokens" means 4·2^20 in training recipes
+        global_batch = max(1, round(tokens / args.seq_len))
+    else:
+        global_batch = args.global_batch or 1024
+    return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
+                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework)
+
+
+def strategy_from_args(args: argparse.Namespace) -> Strategy:
+    return Strategy(tp=args.tp, pp=args.pp, vpp=args.vpp, cp=args.cp, ep=args.ep, etp=args.etp,
+                    zero_stage=args.zero, micro_batch=args.micro_batch, recompute=args.recompute,
+                    sequence_parallel=not args.no_sp)
+
+
+def print_json(obj) -> None:
+    if hasattr(obj, "model_dump"):
+        obj = obj.model_dump(mode="json")
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+__all__ = ["ShardwiseInputError"]

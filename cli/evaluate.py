@@ -1,0 +1,70 @@
+"""`shardwise evaluate`: one plan -> validity, memory per GPU, step time and throughput."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..engine.evaluate import evaluate
+from ..engine.results import Evaluation
+from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
+                     setup_from_args, strategy_from_args)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("evaluate", help="evaluate one parallelism plan",
+                              description="Predict memory per GPU, step time and throughput for one plan.")
+    add_scenario_args(p)
+    add_plan_args(p)
+    p.add_argument("--json", action="store_true", help="print the result as JSON (stable contract, see README)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = evaluate(model_from_args(args), cluster_from_args(args), setup_from_args(args), strategy_from_args(args))
+    if args.json:
+        print_json(result)
+    else:
+        print(render_evaluation(result))
+    return 0
+
+
+def render_evaluation(e: Evaluation) -> str:
+    s, m = e.strategy, e.memory
+    lines = [
+        f"model    {e.model.name}: {e.model.params / 1e9:.2f} B params"
+        + (f" ({e.model.active_params / 1e9:.2f} B active)" if e.model.active_params != e.model.params else "")
+        + (" [approximate shape]" if e.model.approximate else ""),
+        f"cluster  {e.cluster.num_gpus} x {e.cluster.gpu} ({e.cluster.gpu_memory_gib:g} GiB), "
+        f"{e.cluster.gpus_per_node} per node, {e.cluster.network}",
+        f"plan     TP={s.tp} PP={s.pp} VPP={s.vpp} CP={s.cp} EP={s.ep} ETP={s.etp} DP={s.dp} ZeRO={s.zero_stage} "
+        f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
+        f"recompute={s.recompute}",
+        "",
+    ]
+    if e.violations:
+        lines.append("INVALID plan:")
+        lines += [f"  - [{v.rule}] {v.message}" for v in e.violations]
+        lines.append("")
+    for w in e.warnings:
+        lines.append(f"warning: [{w.rule}] {w.message}")
+    if e.warnings:
+        lines.append("")
+    lines.append("memory per GPU (most loaded rank)        GiB")
+    for label, value in [("weights", m.weights_gib), ("gradients", m.gradients_gib), ("optimizer states", m.optimizer_gib),
+                         ("activations (incl. logits)", m.activations_gib), ("other (context, NCCL, fragmentation)", m.other_gib)]:
+        lines.append(f"  {label:<38}{value:>8.2f}")
+    verdict = "fits" if m.fits else "DOES NOT FIT"
+    lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
+    if e.time is not None and e.throughput is not None:
+        t, tp = e.time, e.throughput
+        lines += ["", "time per step (exposed)                  ms"]
+        for label, value in [("compute", t.compute_s), ("TP communication", t.tp_comm_s), ("CP communication", t.cp_comm_s),
+                             ("EP communication", t.ep_comm_s), ("pipeline bubble", t.pp_bubble_s),
+                             ("PP communication", t.pp_comm_s), ("DP communication", t.dp_comm_s),
+                             ("optimizer step", t.optimizer_s)]:
+            if value > 0 or label == "compute":
+                lines.append(f"  {label:<38}{value * 1e3:>8.1f}")
+        lines.append(f"  {'step':<38}{t.step_s * 1e3:>8.1f}")
+        lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU), "
+                      f"MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model TFLOP/s per GPU"]
+    return "\n".join(lines)

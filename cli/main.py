@@ -1,0 +1,66 @@
+"""The `shardwise` command: one module per subcommand, each with a `register(subparsers)`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pydantic import ValidationError
+
+from ..engine.errors import ShardwiseInputError
+
+# Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
+SUBCOMMANDS = ["evaluate", "recommend", "explain", "whatif", "export", "catalog", "validate",
+               "chat", "serve", "evals"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+        self.exit(2, f"shardwise: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="shardwise", description="The fastest distributed-training plan that fits.")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"shardwise {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{name}":
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+        parts.append(f"{where}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except ShardwiseInputError as exc:
+        print(f"shardwise: error: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        print(f"shardwise: error: {format_validation_error(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

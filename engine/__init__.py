@@ -1,0 +1,1 @@
+"""The engine: pure, deterministic models of memory, compute and communication."""

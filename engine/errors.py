@@ -1,0 +1,28 @@
+"""Errors the engine raises for bad *input* (never for an invalid plan: that is data)."""
+
+from __future__ import annotations
+
+import difflib
+
+
+class ShardwiseInputError(ValueError):
+    """Input that cannot be interpreted: unknown name, malformed config, absurd size.
+
+    The message says what was wrong and what is allowed; the CLI prints it on one line
+    and exits with status 2.
+    """
+
+
+def closest_names(name: str, candidates: list[str], limit: int = 3) -> list[str]:
+    """The catalog names nearest to a misspelt one, for "did you mean …" messages."""
+    lowered = {c.lower(): c for c in candidates}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.4)
+    return [lowered[h] for h in hits]
+
+
+def unknown_name_error(kind: str, name: str, candidates: list[str]) -> ShardwiseInputError:
+    suggestions = closest_names(name, candidates)
+    hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+    return ShardwiseInputError(
+        f"unknown {kind} {name!r}.{hint} Run `shardwise {kind}s` to list the {len(candidates)} known {kind}s."
+    )

@@ -1,0 +1,94 @@
+"""evaluate(): one plan in, one Evaluation out — validity, memory, time and throughput."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import validity
+from .arrays import MemoryArrays, TimeArrays
+from .cluster import Cluster
+from .memory import memory_per_gpu
+from .model_spec import ModelSpec
+from .params import active_params, total_params
+from .performance import step_time
+from .plans import PlanGrid
+from .results import (ClusterSummary, Evaluation, MemoryReport, ModelSummary, StrategySummary,
+                      ThroughputReport, TimeReport)
+from .strategy import Strategy
+from .training import TrainingSetup
+
+GIB = 2**30
+
+
+def model_summary(model: ModelSpec) -> ModelSummary:
+    return ModelSummary(name=model.name, params=total_params(model), active_params=active_params(model),
+                        approximate=model.approximate)
+
+
+def cluster_summary(cluster: Cluster) -> ClusterSummary:
+    return ClusterSummary(gpu=cluster.gpu.id, num_gpus=cluster.num_gpus, gpus_per_node=cluster.gpus_per_node,
+                          gpu_memory_gib=cluster.gpu.memory_gib, network=cluster.network.id,
+                          num_nodes=cluster.num_nodes)
+
+
+def strategy_summary(grid: PlanGrid, i: int) -> StrategySummary:
+    s = grid.strategy(i)
+    return StrategySummary(tp=s.tp, pp=s.pp, vpp=s.vpp, cp=s.cp, ep=s.ep, etp=s.etp, dp=int(grid.dp[i]),
+                           zero_stage=s.zero_stage, micro_batch=s.micro_batch, grad_accum=int(grid.grad_accum[i]),
+                           recompute=s.recompute, sequence_parallel=bool(grid.sp[i]),
+                           hsdp_replicas=s.hsdp_replicas)
+
+
+def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: float = 0.0) -> MemoryReport:
+    total = float(mem.total[i]) / GIB
+    return MemoryReport(
+        weights_gib=float(mem.weights[i]) / GIB, gradients_gib=float(mem.gradients[i]) / GIB,
+        optimizer_gib=float(mem.optimizer[i]) / GIB, activations_gib=float(mem.activations[i]) / GIB,
+        other_gib=float(mem.other[i]) / GIB, total_gib=total, capacity_gib=capacity_gib,
+        fits=total <= capacity_gib * (1.0 - headroom),
+        details_gib={k: float(v[i]) / GIB for k, v in mem.details.items()},
+    )
+
+
+def time_report(t: TimeArrays, i: int) -> TimeReport:
+    return TimeReport(step_s=float(t.step[i]), compute_s=float(t.compute[i]), tp_comm_s=float(t.tp_comm[i]),
+                      cp_comm_s=float(t.cp_comm[i]), ep_comm_s=float(t.ep_comm[i]),
+                      pp_bubble_s=float(t.pp_bubble[i]), pp_comm_s=float(t.pp_comm[i]),
+                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]))
+
+
+def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSetup,
+                      tokens_per_step: int) -> ThroughputReport:
+    step = float(t.step[i])
+    peak = cluster.gpu.peak_tflops(setup.precision) * 1e12 * cluster.num_gpus
+    return ThroughputReport(
+        tokens_per_s=tokens_per_step / step,
+        tokens_per_s_per_gpu=tokens_per_step / step / cluster.num_gpus,
+        mfu=float(t.model_flops_per_step[i]) / step / peak,
+        hfu=float(t.hardware_flops_per_step[i]) / step / peak,
+        model_tflops_per_gpu=float(t.model_flops_per_step[i]) / step / cluster.num_gpus / 1e12,
+    )
+
+
+def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
+             headroom: float = 0.0) -> Evaluation:
+    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
+    grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
+    errors, warnings = validity.violations(model, cluster, setup, strategy)
+    mem = memory_per_gpu(model, cluster, setup, grid)
+    times = step_time(model, cluster, setup, grid) if not errors else None
+    tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
+    return Evaluation(
+        model=model_summary(model),
+        cluster=cluster_summary(cluster),
+        strategy=strategy_summary(grid, 0),
+        valid=not errors,
+        violations=errors,
+        warnings=warnings,
+        memory=memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
+        time=time_report(times, 0) if times is not None else None,
+        throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
+    )
+
+
+__all__ = ["evaluate", "np"]

@@ -1,0 +1,66 @@
+"""Turn what a user types (names, paths, counts) into specs. Bad input raises
+ShardwiseInputError with what was wrong and what is allowed."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .cluster import Cluster
+from .errors import ShardwiseInputError
+from .hardware_catalog import get_gpu, get_network
+from .hf_config import model_from_hf_config
+from .model_catalog import get_model
+from .model_spec import ModelSpec
+from .synthetic import model_from_param_count
+
+
+def resolve_model(model: str | None = None, params: float | str | None = None) -> ModelSpec:
+    """A catalog name, a path to a Hugging Face config.json, JSON text, or a bare parameter count."""
+    if model and params is not None:
+        raise ShardwiseInputError("give either a model (--model) or a parameter count (--params), not both")
+    if params is not None:
+        return model_from_param_count(parse_count(params, "--params"))
+    if not model:
+        raise ShardwiseInputError("no model given: pass --model NAME|config.json or --params 70e9")
+    text = model.strip()
+    if text.startswith("{"):
+        return model_from_hf_config(text)
+    if text.endswith(".json") or "/" in text and Path(text).exists():
+        path = Path(text)
+        if not path.exists():
+            raise ShardwiseInputError(f"config file {text!r} does not exist")
+        return model_from_hf_config(path)
+    return get_model(text)
+
+
+def parse_count(value: float | str, what: str) -> float:
+    """'70e9', '70B', '7.5b', '405000000000' -> float; rejects zero, negatives and nonsense."""
+    raw = value
+    if isinstance(value, str):
+        s = value.strip().lower().replace("_", "").replace(",", "")
+        scale = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}.get(s[-1:], 1.0)
+        if s[-1:] in "kmbt":
+            s = s[:-1]
+        try:
+            value = float(s) * scale
+        except ValueError:
+            raise ShardwiseInputError(f"{what} expects a number such as 70e9 or 70B, got {raw!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ShardwiseInputError(f"{what} must be a positive number, got {raw!r}")
+    return float(value)
+
+
+def build_cluster(gpu: str, num_gpus: int, gpus_per_node: int | None = None,
+                  network: str | None = None) -> Cluster:
+    spec = get_gpu(gpu)
+    if num_gpus is None or num_gpus <= 0:
+        raise ShardwiseInputError(f"--gpus must be a positive whole number, got {num_gpus!r}")
+    if num_gpus > 1_048_576:
+        raise ShardwiseInputError(f"--gpus {num_gpus} is beyond any cluster shardwise models (at most 1,048,576)")
+    per_node = gpus_per_node or spec.gpus_per_node
+    if per_node <= 0:
+        raise ShardwiseInputError(f"--gpus-per-node must be positive, got {per_node}")
+    per_node = min(per_node, num_gpus)
+    net = get_network(network or spec.default_network)
+    return Cluster(gpu=spec, num_gpus=num_gpus, gpus_per_node=per_node, network=net)

@@ -1,0 +1,97 @@
+"""Result objects: what `evaluate` returns and `--json` prints (a stable contract).
+
+Memory in GiB (2^30 bytes), time in seconds. Frozen: results are values.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ModelSummary(_Result):
+    name: str
+    params: int
+    active_params: int
+    approximate: bool = False
+
+
+class ClusterSummary(_Result):
+    gpu: str
+    num_gpus: int
+    gpus_per_node: int
+    gpu_memory_gib: float
+    network: str = ""
+    num_nodes: int = 1
+
+
+class StrategySummary(_Result):
+    tp: int
+    pp: int
+    vpp: int
+    cp: int
+    ep: int
+    etp: int
+    dp: int
+    zero_stage: int
+    micro_batch: int
+    grad_accum: int
+    recompute: str
+    sequence_parallel: bool
+    hsdp_replicas: int = 1
+
+
+class Violation(_Result):
+    rule: str = Field(description="stable rule name, e.g. 'tp_divides_heads'")
+    message: str = Field(description="what is wrong and the nearest valid values")
+
+
+class MemoryReport(_Result):
+    """Per GPU, on the most loaded rank. The five categories add up to total_gib."""
+
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    other_gib: float
+    total_gib: float
+    capacity_gib: float
+    fits: bool
+    details_gib: dict[str, float] = Field(default_factory=dict, description="finer terms, named after what they hold")
+
+
+class TimeReport(_Result):
+    """Exposed time per optimizer step; the parts add up to step_s."""
+
+    step_s: float
+    compute_s: float
+    tp_comm_s: float
+    cp_comm_s: float
+    ep_comm_s: float
+    pp_bubble_s: float
+    pp_comm_s: float
+    dp_comm_s: float
+    optimizer_s: float
+
+
+class ThroughputReport(_Result):
+    tokens_per_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float = Field(description="model FLOPs utilisation, 0..1 (definition in README)")
+    hfu: float = Field(description="hardware FLOPs utilisation incl. recompute, 0..1")
+    model_tflops_per_gpu: float
+
+
+class Evaluation(_Result):
+    model: ModelSummary
+    cluster: ClusterSummary
+    strategy: StrategySummary
+    valid: bool
+    violations: list[Violation]
+    warnings: list[Violation] = Field(default_factory=list)
+    memory: MemoryReport
+    time: TimeReport | None = None
+    throughput: ThroughputReport | None = None

@@ -1,0 +1,30 @@
+"""TrainingSetup: what is trained and how (independent of how it is parallelised)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["full", "lora", "qlora"]
+Precision = Literal["bf16", "fp8"]
+Framework = Literal["megatron", "deepspeed", "fsdp"]
+
+DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class TrainingSetup(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq_len: int = Field(default=4096, gt=0, le=16_777_216, description="tokens per sequence")
+    global_batch: int = Field(default=1024, gt=0, le=1 << 30, description="sequences per optimizer step")
+    mode: Mode = "full"
+    lora_rank: int = Field(default=16, gt=0, le=65_536)
+    lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
+    precision: Precision = "bf16"
+    framework: Framework = "megatron"
+    optimizer: Literal["adamw"] = "adamw"
+
+    @property
+    def global_batch_tokens(self) -> int:
+        return self.seq_len * self.global_batch
