@@ -1,0 +1,101 @@
+"""Validity: every rule that makes a plan impossible (error) or pointless (warning).
+
+Two forms over the same rules:
+- `violations(model, cluster, setup, strategy) -> (errors, warnings)`: one plan, with messages;
+- `valid_mask(model, cluster, setup, grid) -> bool array`: a whole PlanGrid, for the search.
+An invalid plan is a result, never an exception.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cluster import Cluster
+from ..model_spec import ModelSpec
+from ..plans import PlanGrid
+from ..results import Violation
+from ..strategy import Strategy
+from ..training import TrainingSetup
+from . import batch, experts, frameworks, mesh, shapes
+from .rule import STAGES, Plan, Rule, Scenario, Stage
+
+# Order matters only for the search's `excluded` counts: a plan is counted under the first
+# rule it breaks, most fundamental first.
+RULES: tuple[Rule, ...] = (
+    # layout
+    experts.EXPERT_PARALLEL_REQUIRES_MOE,
+    mesh.TP_CP_PP_DIVIDES_GPUS,
+    mesh.PIPELINE_STAGES_LE_LAYERS,
+    mesh.VPP_REQUIRES_PP,
+    frameworks.FRAMEWORK_SUPPORTS_VPP,
+    shapes.TP_DIVIDES_HEADS,
+    shapes.TP_DIVIDES_KV_HEADS,
+    shapes.TP_DIVIDES_FFN,
+    shapes.CP_DIVIDES_SEQ,
+    frameworks.ULYSSES_DIVIDES_HEADS,
+    experts.EP_DIVIDES_EXPERTS,
+    experts.ETP_DIVIDES_EXPERT_FFN,
+    experts.EXPERT_MESH_DIVIDES_GPUS,
+    frameworks.FRAMEWORK_SUPPORTS_ETP,
+    mesh.UNEVEN_PIPELINE_SPLIT,
+    mesh.TP_CROSSES_NODE,
+    mesh.GPUS_NOT_MULTIPLE_OF_NODE,
+    shapes.KV_HEADS_REPLICATED,
+    # batch
+    batch.DP_MICROBATCH_DIVIDES_GLOBAL_BATCH,
+    batch.VPP_MICROBATCH_GROUPS,
+    batch.FEWER_MICROBATCHES_THAN_STAGES,
+    # options
+    frameworks.FRAMEWORK_SUPPORTS_ZERO,
+    frameworks.PIPELINE_ZERO_STAGE,
+    shapes.SP_DIVIDES_SEQ,
+    frameworks.HSDP_DIVIDES_DP,
+    frameworks.HSDP_REQUIRES_SHARDING,
+    frameworks.ZERO_WITHOUT_DP,
+    experts.MOE_TP_EP_WITHOUT_SP,
+    frameworks.FP8_UNSUPPORTED,
+)
+RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
+ERROR_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.severity == "error")
+
+
+def violations(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
+               strategy: Strategy) -> tuple[list[Violation], list[Violation]]:
+    """Errors (the plan cannot run) and warnings (it runs, but something is wasted or slow)."""
+    scenario = Scenario(model, cluster, setup)
+    grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
+    plan = Plan.row(grid)
+    errors, warnings = [], []
+    for rule in RULES:
+        if bool(rule.broken(scenario, grid)[0]):
+            found = Violation(rule=rule.name, message=rule.message(scenario, plan))
+            (errors if rule.severity == "error" else warnings).append(found)
+    return errors, warnings
+
+
+def valid_mask(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
+    """True where a plan breaks no error rule; the same rules as `violations`."""
+    return first_error(Scenario(model, cluster, setup), grid) < 0
+
+
+def first_error(scenario: Scenario, grid: PlanGrid, stages: tuple[Stage, ...] = STAGES) -> np.ndarray:
+    """Index into ERROR_RULES of the first error rule each plan breaks, -1 where none.
+
+    `stages` limits the check to rules that read only the knobs fixed so far (the search
+    checks layouts before multiplying them by micro-batch and options)."""
+    first = np.full(len(grid), -1, dtype=np.int64)
+    for index, rule in enumerate(ERROR_RULES):
+        if rule.stage not in stages:
+            continue
+        broken = rule.broken(scenario, grid) & (first < 0)
+        first[broken] = index
+    return first
+
+
+def broken_mask(scenario: Scenario, grid: PlanGrid, rule_name: str) -> np.ndarray:
+    """Where one named rule (error or warning) fires, vectorised."""
+    return np.asarray(RULES_BY_NAME[rule_name].broken(scenario, grid), dtype=bool)
+
+
+__all__ = ["violations", "valid_mask", "first_error", "broken_mask", "RULES", "RULES_BY_NAME", "ERROR_RULES",
+           "Scenario", "Rule"]

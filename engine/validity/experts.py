@@ -1,0 +1,88 @@
+"""Rules for mixture-of-experts layers: EP and ETP, and the expert mesh.
+
+Expert layers reuse the same GPUs with their own layout (Megatron-core "MoE parallel
+folding", parallel_state.initialize_model_parallel): EP·ETP·expert-DP·PP = GPUs, beside
+the dense layers' TP·CP·DP·PP = GPUs. Both must tile the world, so a plan needs a
+multiple of PP·lcm(TP·CP, EP·ETP) GPUs — PP·max(TP·CP, EP·ETP) for powers of two.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..plans import PlanGrid
+from .rule import Plan, Rule, Scenario, divisors, listing
+
+
+def _dense_ep_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return np.zeros(len(g), dtype=bool) if s.model.is_moe else (g.ep > 1) | (g.etp > 1)
+
+
+EXPERT_PARALLEL_REQUIRES_MOE = Rule(
+    "expert_parallel_requires_moe", "error", "layout", _dense_ep_broken,
+    lambda s, p: (f"EP={p.ep}, ETP={p.etp} shard experts, but {s.model.name} is a dense model with no experts; "
+                  f"valid: EP=1, ETP=1"),
+)
+
+
+def _ep_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if s.model.moe is None:
+        return np.zeros(len(g), dtype=bool)
+    return s.model.moe.num_experts % g.ep != 0
+
+
+def _ep_message(s: Scenario, p: Plan) -> str:
+    experts = s.model.moe.num_experts
+    valid = [e for e in divisors(experts) if e <= s.cluster.num_gpus]
+    return f"EP={p.ep} does not divide {experts} routed experts; valid EP: {listing(valid, p.ep)}"
+
+
+EP_DIVIDES_EXPERTS = Rule("ep_divides_experts", "error", "layout", _ep_broken, _ep_message)
+
+
+def _etp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if s.model.moe is None:
+        return np.zeros(len(g), dtype=bool)
+    return s.model.moe.expert_ffn_hidden_size % g.etp != 0
+
+
+def _etp_message(s: Scenario, p: Plan) -> str:
+    width = s.model.moe.expert_ffn_hidden_size
+    valid = [t for t in divisors(width) if t <= s.cluster.gpus_per_node]
+    return f"ETP={p.etp} does not divide the expert FFN width {width:,}; valid ETP: {listing(valid, p.etp)}"
+
+
+ETP_DIVIDES_EXPERT_FFN = Rule("etp_divides_expert_ffn", "error", "layout", _etp_broken, _etp_message)
+
+
+def _mesh_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if s.model.moe is None:
+        return np.zeros(len(g), dtype=bool)
+    return s.cluster.num_gpus % (g.ep * g.etp * g.pp) != 0
+
+
+def _mesh_message(s: Scenario, p: Plan) -> str:
+    n, experts = s.cluster.num_gpus, s.model.moe.num_experts
+    need = p.pp * math.lcm(p.tp * p.cp, p.ep * p.etp)
+    valid = [e for e in divisors(experts) if n % (e * p.etp * p.pp) == 0]
+    return (f"expert layers need EP·ETP·expert-DP·PP = GPUs, but EP·ETP·PP = {p.ep}·{p.etp}·{p.pp} = "
+            f"{p.ep * p.etp * p.pp} does not divide {n:,} GPUs; this plan needs a multiple of "
+            f"PP·lcm(TP·CP, EP·ETP) = {need:,} GPUs; valid EP with ETP={p.etp}, PP={p.pp}: {listing(valid, p.ep)}")
+
+
+EXPERT_MESH_DIVIDES_GPUS = Rule("expert_mesh_divides_gpus", "error", "layout", _mesh_broken, _mesh_message)
+
+
+def _moe_sp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if s.model.moe is None or s.setup.framework != "megatron":
+        return np.zeros(len(g), dtype=bool)
+    return (g.ep > 1) & (g.tp > 1) & ~g.sp
+
+
+MOE_TP_EP_WITHOUT_SP = Rule(
+    "moe_tp_ep_without_sp", "warning", "options", _moe_sp_broken,
+    lambda s, p: (f"EP={p.ep} with TP={p.tp} but sequence parallelism off: Megatron-core warns that SP must be "
+                  f"used with expert and tensor parallelism (ModelParallelConfig); turn SP on"),
+)

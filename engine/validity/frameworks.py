@@ -1,0 +1,195 @@
+"""What each framework flavour can run, as data, and the rules that follow from it.
+
+Sources (read in the installed packages):
+- Megatron-core 0.16: distributed optimizer (ZeRO-1), Megatron-FSDP `optim_grads` /
+  `optim_grads_params` (ZeRO-2/3, megatron/core/distributed/distributed_data_parallel_config.py);
+  interleaved 1F1B needs micro-batches in groups of PP (pipeline_parallel/schedules.py,
+  `microbatch_group_size_per_vp_stage` defaults to PP); KV groups may be a divisor of TP.
+- DeepSpeed: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+  (deepspeed/runtime/pipe/engine.py); its pipeline has no interleaved schedule; its CP is
+  Ulysses, an all-to-all over attention heads; expert tensor slicing uses the TP group.
+- PyTorch FSDP2 / torchtitan 0.2.2: fully_shard (ZeRO-3), reshard_after_forward=False
+  (ZeRO-2), replicate/DDP (ZeRO-0), no optimizer-only sharding; "Currently we only support
+  ETP=TP or ETP=1" (torchtitan/distributed/parallel_dims.py); interleaved schedules from
+  torch.distributed.pipelining.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..plans import PlanGrid
+from .rule import Plan, Rule, Scenario, listing
+
+
+@dataclass(frozen=True)
+class FrameworkCapabilities:
+    zero_stages: tuple[int, ...]
+    zero_stages_with_pp: tuple[int, ...]
+    interleaved_pp: bool
+    interleaved_needs_pp_microbatch_groups: bool
+    expert_tp_is_1_or_tp: bool
+    cp_is_ulysses: bool  # all-to-all over heads instead of a K/V ring
+    replicates_kv_heads: bool  # TP may exceed the KV heads
+    zero_names: dict[int, str]
+
+
+CAPABILITIES: dict[str, FrameworkCapabilities] = {
+    "megatron": FrameworkCapabilities(
+        zero_stages=(0, 1, 2, 3), zero_stages_with_pp=(0, 1, 2, 3), interleaved_pp=True,
+        interleaved_needs_pp_microbatch_groups=True, expert_tp_is_1_or_tp=False, cp_is_ulysses=False,
+        replicates_kv_heads=True,
+        zero_names={0: "DDP", 1: "distributed optimizer", 2: "Megatron-FSDP optim_grads",
+                    3: "Megatron-FSDP optim_grads_params"},
+    ),
+    "deepspeed": FrameworkCapabilities(
+        zero_stages=(0, 1, 2, 3), zero_stages_with_pp=(0, 1), interleaved_pp=False,
+        interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=True,
+        replicates_kv_heads=False,
+        zero_names={0: "ZeRO-0", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3"},
+    ),
+    "fsdp": FrameworkCapabilities(
+        zero_stages=(0, 2, 3), zero_stages_with_pp=(0, 2, 3), interleaved_pp=True,
+        interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=False,
+        replicates_kv_heads=False,
+        zero_names={0: "replicate (DDP)", 2: "fully_shard, reshard_after_forward=False",
+                    3: "fully_shard (FULL_SHARD)"},
+    ),
+}
+
+
+def capabilities(framework: str) -> FrameworkCapabilities:
+    return CAPABILITIES[framework]
+
+
+def _caps(s: Scenario) -> FrameworkCapabilities:
+    return capabilities(s.setup.framework)
+
+
+def _none(g: PlanGrid) -> np.ndarray:
+    return np.zeros(len(g), dtype=bool)
+
+
+# --- ZeRO stages --------------------------------------------------------------------------
+
+def _zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return ~np.isin(g.zero_stage, _caps(s).zero_stages)
+
+
+def _zero_message(s: Scenario, p: Plan) -> str:
+    caps = _caps(s)
+    offered = "; ".join(f"{z} = {caps.zero_names[z]}" for z in caps.zero_stages)
+    return (f"ZeRO stage {p.zero_stage} is not available with {s.setup.framework} (it offers {offered}); "
+            f"valid ZeRO: {listing(list(caps.zero_stages))}")
+
+
+FRAMEWORK_SUPPORTS_ZERO = Rule("framework_supports_zero", "error", "options", _zero_broken, _zero_message)
+
+
+def _pp_zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    allowed = _caps(s).zero_stages_with_pp
+    return (g.pp > 1) & ~np.isin(g.zero_stage, allowed) & np.isin(g.zero_stage, _caps(s).zero_stages)
+
+
+PIPELINE_ZERO_STAGE = Rule(
+    "pipeline_zero_stage", "error", "options", _pp_zero_broken,
+    lambda s, p: (f"{s.setup.framework}'s pipeline engine rejects ZeRO-{p.zero_stage} with PP={p.pp} "
+                  f"(ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism); valid ZeRO with PP>1: "
+                  f"{listing(list(_caps(s).zero_stages_with_pp))}, or PP=1"),
+)
+
+
+# --- pipeline schedule, expert TP, Ulysses ------------------------------------------------
+
+def _vpp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return _none(g) if _caps(s).interleaved_pp else g.vpp > 1
+
+
+FRAMEWORK_SUPPORTS_VPP = Rule(
+    "framework_supports_vpp", "error", "layout", _vpp_broken,
+    lambda s, p: (f"{s.setup.framework} has no interleaved pipeline schedule, so VPP={p.vpp} is unavailable; "
+                  f"valid VPP: 1 (megatron and fsdp support VPP > 1)"),
+)
+
+
+def _etp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if not _caps(s).expert_tp_is_1_or_tp or not s.model.is_moe:
+        return _none(g)
+    return (g.etp != 1) & (g.etp != g.tp)
+
+
+FRAMEWORK_SUPPORTS_ETP = Rule(
+    "framework_supports_etp", "error", "layout", _etp_broken,
+    lambda s, p: (f"{s.setup.framework} shards experts either not at all or over the TP group, so ETP={p.etp} "
+                  f"with TP={p.tp} is unavailable; valid ETP: 1, {p.tp}"),
+)
+
+
+def _ulysses_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if not _caps(s).cp_is_ulysses:
+        return _none(g)
+    return (g.cp > 1) & (s.model.num_attention_heads % (g.tp * g.cp) != 0)
+
+
+def _ulysses_message(s: Scenario, p: Plan) -> str:
+    heads = s.model.num_attention_heads
+    valid = [c for c in range(1, heads // p.tp + 1) if heads % (p.tp * c) == 0] if heads % p.tp == 0 else [1]
+    return (f"DeepSpeed's context parallelism (Ulysses) splits the {heads} attention heads over TP·CP = "
+            f"{p.tp}·{p.cp} = {p.tp * p.cp} ranks, which does not divide them; valid CP with TP={p.tp}: "
+            f"{listing(valid, p.cp)}")
+
+
+ULYSSES_DIVIDES_HEADS = Rule("ulysses_divides_heads", "error", "layout", _ulysses_broken, _ulysses_message)
+
+
+# --- ZeRO that shards nothing, HSDP -------------------------------------------------------
+
+def _zero_useless_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    # ZeRO shards over the data-parallel ranks that hold the same weights: DP·CP for dense
+    # weights (Megatron's dp-cp group, torchtitan's fsdp mesh), expert-DP for experts.
+    useless = (g.zero_stage > 0) & (g.dp * g.cp == 1)
+    if s.model.is_moe:
+        useless &= g.expert_dp == 1
+    return useless
+
+
+ZERO_WITHOUT_DP = Rule(
+    "zero_without_dp", "warning", "options", _zero_useless_broken,
+    lambda s, p: (f"ZeRO-{p.zero_stage} shards over data-parallel ranks, but DP·CP = {p.dp}·{p.cp} = 1: it shards "
+                  f"nothing and changes nothing; ZeRO-0 is equivalent"),
+)
+
+
+def _hsdp_divides_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return (g.hsdp_replicas > 1) & (g.dp % g.hsdp_replicas != 0)
+
+
+HSDP_DIVIDES_DP = Rule(
+    "hsdp_divides_dp", "error", "options", _hsdp_divides_broken,
+    lambda s, p: (f"HSDP with {p.hsdp_replicas} replicas needs them to divide DP={p.dp}; valid replicas: "
+                  f"{listing([r for r in range(1, p.dp + 1) if p.dp % r == 0], p.hsdp_replicas)}"),
+)
+
+
+def _hsdp_sharding_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return (g.hsdp_replicas > 1) & (g.zero_stage < 2)
+
+
+HSDP_REQUIRES_SHARDING = Rule(
+    "hsdp_requires_sharding", "error", "options", _hsdp_sharding_broken,
+    lambda s, p: (f"HSDP shards parameters within a replica and replicates across {p.hsdp_replicas}, which needs "
+                  f"ZeRO-2 or ZeRO-3 (FSDP), not ZeRO-{p.zero_stage}; valid: ZeRO 2, 3, or 1 replica"),
+)
+
+
+def _fp8_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return np.full(len(g), s.setup.precision == "fp8" and s.cluster.gpu.fp8_tflops is None)
+
+
+FP8_UNSUPPORTED = Rule(
+    "fp8_unsupported", "warning", "options", _fp8_broken,
+    lambda s, p: (f"{s.cluster.gpu.name} has no FP8 tensor cores: FP8 would run at BF16 speed; valid precision "
+                  f"for a speed-up: bf16 here, fp8 on H100/H200/B200/MI300X-class GPUs"),
+)
