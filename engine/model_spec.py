@@ -64,8 +64,10 @@ class ModelSpec(_Frozen):
     vocab_size: int = Field(gt=0, le=10_000_000)
     tied_embeddings: bool = False
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
+    norm_bias: bool = Field(default=True, description="LayerNorm has a bias (MPT's and OLMo 1's do not); RMSNorm never")
     norms_per_layer: int = Field(default=2, ge=0, description="Gemma 2/3 have 4 (pre and post)")
-    qk_norm: bool = Field(default=False, description="per-head RMSNorm on q and k (Qwen3, Gemma 3, OLMo 2)")
+    qk_norm: bool = Field(default=False, description="RMSNorm on q and k (Qwen3, Gemma 3: per head; OLMo 2: full width)")
+    qk_norm_full_width: bool = Field(default=False, description="q/k norm over all heads at once (OLMo 2), not per head")
     qkv_bias: bool = False
     mlp_bias: bool = False
     attention_out_bias: bool = False
@@ -77,6 +79,9 @@ class ModelSpec(_Frozen):
     moe: MoESpec | None = None
     mla: MLASpec | None = None
     max_position_embeddings: int | None = None
+    learned_position_embeddings: int = Field(
+        default=0, ge=0, description="rows of a learned absolute position table (GPT-2/3); 0 for RoPE/ALiBi"
+    )
     approximate: bool = Field(default=False, description="synthesised from a parameter count")
     source: str = Field(default="", description="where the numbers come from")
 

@@ -13,8 +13,8 @@ from .model_spec import ModelSpec
 
 
 def norm_params(model: ModelSpec) -> int:
-    """One normalisation layer: a scale, plus a bias for LayerNorm."""
-    return model.hidden_size * (2 if model.norm == "layernorm" else 1)
+    """One normalisation layer: a scale, plus a bias for LayerNorm (unless it has none, as in MPT)."""
+    return model.hidden_size * (2 if model.norm == "layernorm" and model.norm_bias else 1)
 
 
 def attention_params(model: ModelSpec) -> int:
@@ -37,7 +37,8 @@ def attention_params(model: ModelSpec) -> int:
     out = heads * d * h
     bias = (heads * d + 2 * kv * d) if model.qkv_bias else 0
     out_bias = h if model.attention_out_bias else 0
-    qk_norms = 2 * d if model.qk_norm else 0
+    # Qwen3/Gemma 3 normalise each head (a d-vector each for q and k); OLMo 2 normalises all heads at once.
+    qk_norms = ((heads + kv) * d if model.qk_norm_full_width else 2 * d) if model.qk_norm else 0
     return q + k_and_v + out + bias + out_bias + qk_norms
 
 
@@ -77,6 +78,11 @@ def embedding_params(model: ModelSpec) -> int:
     return model.vocab_size * model.hidden_size
 
 
+def position_embedding_params(model: ModelSpec) -> int:
+    """A learned absolute position table (GPT-2/3); RoPE and ALiBi have no parameters."""
+    return model.learned_position_embeddings * model.hidden_size
+
+
 def output_layer_params(model: ModelSpec) -> int:
     """The LM head, zero when tied to the embedding (it is then shared, not stored twice)."""
     return 0 if model.tied_embeddings else model.vocab_size * model.hidden_size
@@ -99,11 +105,12 @@ class ParamBreakdown:
     embedding: int
     output_layer: int
     final_norm: int
+    position_embedding: int = 0  # learned absolute positions (GPT-2/3), first pipeline stage
 
     @property
     def total(self) -> int:
         return (self.attention + self.dense_mlp + self.router + self.routed_experts + self.shared_experts
-                + self.norms + self.embedding + self.output_layer + self.final_norm)
+                + self.norms + self.embedding + self.output_layer + self.final_norm + self.position_embedding)
 
     @property
     def non_expert(self) -> int:
@@ -123,6 +130,7 @@ def param_breakdown(model: ModelSpec) -> ParamBreakdown:
         embedding=embedding_params(model),
         output_layer=output_layer_params(model),
         final_norm=final_norm_params(model),
+        position_embedding=position_embedding_params(model),
     )
 
 
