@@ -1,0 +1,168 @@
+"""An eval case, as data: what the user says, the scenario it describes, and what a good
+answer must do. Ground truth is not stored here — it is computed from the scenario by the
+engine at eval time (truth.py), so cases do not go stale when the formulas improve.
+
+YAML shape (one file holds a list of cases; a single-turn case may put `user` and `expect`
+at the top level instead of `turns`):
+
+    - id: rec-70b-64h100
+      family: recommend
+      scenario: {model: llama-3-70b, gpu: h100, gpus: 64, seq_len: 8k, global_batch_tokens: 4M}
+      user: "llama3 70b on 8x H100 nodes, 8k ctx, 4M tok batch - what parallelism?"
+      expect:
+        tools: [recommend_plans]
+        plan: auto
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FAMILIES = ("recommend", "evaluate", "compare", "whatif", "explain", "export", "nothing_fits",
+            "multi_turn", "out_of_domain", "adversarial")
+Family = Literal["recommend", "evaluate", "compare", "whatif", "explain", "export", "nothing_fits",
+                 "multi_turn", "out_of_domain", "adversarial"]
+
+# Behaviours that fail a case wherever they occur (graders/tools.py implements each).
+FORBIDDEN = ("echo_system_prompt", "leak_secret", "invent_config", "tool_error", "empty_answer")
+Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_error", "empty_answer"]
+
+# What the engine computes as this turn's ground truth.
+TruthKind = Literal["recommend", "evaluate", "compare", "none"]
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Scenario(_Data):
+    """The training setup the user describes, in the engine's terms (see scenario.py)."""
+
+    model: str | None = None
+    params: str | None = Field(default=None, description="bare parameter count, e.g. '13B'")
+    gpu: str | None = None
+    gpus: int | None = Field(default=None, gt=0)
+    gpus_per_node: int | None = Field(default=None, gt=0)
+    network: str | None = None
+    seq_len: int | str | None = Field(default=None, description="tokens; '8k' means 8192")
+    global_batch: int | None = Field(default=None, gt=0, description="sequences per step")
+    global_batch_tokens: int | str | None = Field(default=None, description="'4M' means 4·2^20 tokens")
+    mode: Literal["full", "lora", "qlora"] | None = None
+    lora_rank: int | None = None
+    precision: Literal["bf16", "fp8"] | None = None
+    framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+
+    def merged(self, patch: "Scenario | None") -> "Scenario":
+        if patch is None:
+            return self
+        changes = patch.model_dump(exclude_none=True)
+        if "global_batch" in changes:
+            changes.setdefault("global_batch_tokens", None)
+        if "global_batch_tokens" in changes:
+            changes.setdefault("global_batch", None)
+        if "model" in changes:
+            changes.setdefault("params", None)
+        if "params" in changes:
+            changes.setdefault("model", None)
+        return self.model_copy(update=changes)
+
+
+class ToolExpectation(_Data):
+    """A tool call the turn must make: one of `name`, whose arguments carry the scenario's key
+    values (when `scenario` is true) and the given `args`."""
+
+    name: list[str]
+    args: dict[str, Union[int, float, str, bool]] = Field(default_factory=dict)
+    scenario: bool = Field(default=True, description="check model/gpu/gpus/seq_len/batch/mode against the scenario")
+    scenario_keys: list[str] | None = Field(default=None, description="only these scenario keys (None: all given)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value):
+        if isinstance(value, str):
+            return {"name": [value]}
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            return {**value, "name": [value["name"]]}
+        return value
+
+
+Keyword = Union[str, list[str]]  # a list is a set of alternatives; each is a case-insensitive regex
+
+
+class Expect(_Data):
+    tools: list[ToolExpectation] = Field(default_factory=list)
+    budget: int = Field(default=6, ge=0, description="most tool calls allowed in this turn")
+    plan: Literal["auto", "none"] | None = Field(
+        default=None, description="auto: the plan stated must equal the engine's recommendation "
+                                  "(or the answer must say nothing fits when the engine finds nothing)")
+    plan_fields: list[str] | None = Field(default=None, description="fields the stated plan must give")
+    keywords: list[Keyword] = Field(default_factory=list)
+    truth_keywords: bool = Field(default=True, description="also require the facts the engine's truth implies")
+    forbidden: list[Forbidden] = Field(default_factory=lambda: ["echo_system_prompt", "leak_secret",
+                                                                "invent_config", "empty_answer"])
+    forbidden_patterns: list[str] = Field(default_factory=list, description="regexes the answer must not match")
+    numbers: bool = Field(default=True, description="every number stated must be backed by a tool result")
+
+
+class Turn(_Data):
+    user: str = Field(min_length=1)
+    scenario: Scenario | None = Field(default=None, description="what this turn changes (cumulative)")
+    truth: TruthKind | None = Field(default=None, description="default: from the family")
+    plan: dict[str, Union[int, str, bool]] | None = Field(default=None, description="the plan asked about (evaluate)")
+    plans: list[dict[str, Union[int, str, bool]]] | None = Field(default=None, description="A and B (compare)")
+    expect: Expect = Field(default_factory=Expect)
+
+
+class Case(_Data):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    family: Family
+    description: str = ""
+    scenario: Scenario = Field(default_factory=Scenario)
+    turns: list[Turn] = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_turn(cls, value):
+        if isinstance(value, dict) and "user" in value and "turns" not in value:
+            value = dict(value)
+            turn = {k: value.pop(k) for k in ("user", "expect", "truth", "plan", "plans") if k in value}
+            value["turns"] = [turn]
+        return value
+
+    @field_validator("turns")
+    @classmethod
+    def _compare_needs_two(cls, turns: list[Turn]) -> list[Turn]:
+        for t in turns:
+            if t.truth == "compare" and (not t.plans or len(t.plans) != 2):
+                raise ValueError("a compare turn needs `plans: [A, B]`")
+            if t.truth == "evaluate" and not t.plan:
+                raise ValueError("an evaluate turn needs `plan: {...}`")
+        return turns
+
+    def scenarios(self) -> list[Scenario]:
+        """The effective scenario at each turn (the base plus every change so far)."""
+        out, current = [], self.scenario
+        for t in self.turns:
+            current = current.merged(t.scenario)
+            out.append(current)
+        return out
+
+
+DEFAULT_TRUTH: dict[str, TruthKind] = {
+    "recommend": "recommend", "evaluate": "evaluate", "compare": "compare", "whatif": "recommend",
+    "explain": "none", "export": "recommend", "nothing_fits": "recommend", "multi_turn": "recommend",
+    "out_of_domain": "none", "adversarial": "none",
+}
+
+
+def truth_kind(case: Case, turn: Turn) -> TruthKind:
+    if turn.truth:
+        return turn.truth
+    if turn.plans:
+        return "compare"
+    if turn.plan:
+        return "evaluate"
+    return DEFAULT_TRUTH[case.family]

@@ -1,0 +1,60 @@
+"""Grader 2: the plan the answer recommends is the engine's.
+
+The engine's recommendation for the turn's scenario is computed now (truth.py). The answer's
+plan is the first one it states (plan_text.py). It must give TP, PP, DP, the ZeRO stage and
+the micro-batch (plus EP for an MoE model, and CP/VPP when the engine uses them), and every
+degree it states — required or not — must equal the engine's. When the engine finds no plan
+that fits, the answer must say so instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..plan_text import stated_plan
+from ..truth import NOT_FIT_WORDS
+from . import TurnContext
+
+NAME = "plan"
+
+BASE_FIELDS = ("tp", "pp", "dp", "zero", "micro_batch")
+
+
+def required_fields(truth_plan: dict, is_moe: bool, override: list[str] | None) -> list[str]:
+    if override is not None:
+        return list(override)
+    fields = list(BASE_FIELDS)
+    if is_moe:
+        fields.append("ep")
+    for name in ("cp", "vpp", "etp"):
+        if truth_plan.get(name, 1) > 1:
+            fields.append(name)
+    return fields
+
+
+def says_nothing_fits(answer: str) -> bool:
+    return any(re.search(w, answer, re.IGNORECASE) for w in NOT_FIT_WORDS)
+
+
+def grade(ctx: TurnContext) -> list[str]:
+    if ctx.turn.expect.plan is None:
+        return []
+    truth = ctx.truth
+    if truth.error:
+        return [f"the engine rejected the case's scenario: {truth.error}"]
+    answer = ctx.reply.answer or ""
+    if truth.plan is None:
+        return [] if says_nothing_fits(answer) else ["the engine finds no plan that fits, and the answer does not say so"]
+    want = truth.plan
+    got = stated_plan(answer)
+    label = " ".join(f"{k}={v}" for k, v in want.items())
+    if got is None:
+        return [f"no plan stated; the engine recommends {label}"]
+    failures = []
+    for name in required_fields(want, truth.is_moe, ctx.turn.expect.plan_fields):
+        if name not in got:
+            failures.append(f"{name} not stated (engine: {want[name]})")
+    for name, value in got.items():
+        if name in want and str(value).lower() != str(want[name]).lower():
+            failures.append(f"{name}={value}, engine recommends {name}={want[name]}")
+    return failures

@@ -1,0 +1,147 @@
+"""Ground truth, computed by the engine at eval time from a turn's scenario.
+
+Nothing here is stored in the case files, so a case stays right when the formulas improve:
+the plan an answer must recommend is whatever `engine.search.recommend` returns today, the
+verdict on a given plan is whatever `engine.evaluate.evaluate` says, and the term that decides
+"why A over B" is the exposed-time (or memory) term the engine finds largest between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..engine.errors import ShardwiseInputError
+from ..engine.evaluate import evaluate
+from ..engine.results import Evaluation
+from . import scenario as sc
+from .case import Scenario
+
+# Words an answer uses for each exposed-time term of TimeReport (one alternative suffices).
+TIME_TERM_WORDS: dict[str, list[str]] = {
+    "compute_s": [r"compute", r"FLOP", r"recomput", r"GEMM", r"arithmetic"],
+    "tp_comm_s": [r"TP comm", r"tensor[- ]parallel\w*\s+comm", r"all-?reduce", r"all-?gather", r"reduce-?scatter"],
+    "cp_comm_s": [r"CP comm", r"context[- ]parallel\w*\s+comm", r"ring attention", r"all-?gather", r"KV exchange"],
+    "ep_comm_s": [r"EP comm", r"all-?to-?all", r"expert[- ]parallel\w*\s+comm", r"token dispatch"],
+    "pp_bubble_s": [r"bubble", r"pipeline (?:fill|flush|idle)"],
+    "pp_comm_s": [r"PP comm", r"pipeline[- ]parallel\w*\s+comm", r"point-to-point", r"p2p", r"send/recv",
+                  r"activation transfer"],
+    "dp_comm_s": [r"DP comm", r"data[- ]parallel\w*\s+comm", r"gradient (?:all-?reduce|reduce-?scatter|sync)",
+                  r"all-?reduce", r"reduce-?scatter"],
+    "optimizer_s": [r"optimi[sz]er"],
+}
+MEMORY_WORDS = [r"memory", r"\bOOM\b", r"out of memory", r"does(?:n't| not) fit", r"won't fit", r"GiB"]
+INVALID_WORDS = [r"invalid", r"not valid", r"isn't valid", r"not (?:a )?(?:divisor|divisible)", r"does(?:n't| not) divide",
+                 r"must divide", r"violat", r"cannot", r"can't", r"impossible", r"not possible", r"not allowed"]
+NOT_FIT_WORDS = [r"does(?:n't| not) fit", r"won't fit", r"will not fit", r"cannot fit", r"can't fit", r"out of memory",
+                 r"\bOOM\b", r"exceed", r"too (?:big|large|much memory)", r"over (?:the )?(?:capacity|budget|memory)",
+                 r"not enough memory", r"no (?:valid |feasible )?(?:plan|configuration|layout|strategy)\w* (?:fits|works)",
+                 r"nothing fits", r"infeasible", r"no plan"]
+FITS_WORDS = [r"\bfits?\b", r"within (?:the )?(?:memory|capacity|\d)", r"headroom", r"enough memory", r"free"]
+
+
+@dataclass(frozen=True)
+class Truth:
+    kind: str
+    plan: dict | None = None  # the engine's recommended plan ({tp, pp, dp, ...}), None when nothing fits
+    evaluation: Evaluation | None = None  # of that plan, or of the plan asked about
+    evaluations: tuple[Evaluation, ...] = ()  # compare: A and B
+    winner: int | None = None  # compare: 0 for A, 1 for B, None for neither/tie
+    deciding_term: str | None = None  # compare: TimeReport field, "memory" or "validity"
+    keywords: tuple[tuple[str, ...], ...] = field(default_factory=tuple)  # facts the answer must state
+    is_moe: bool = False
+    error: str | None = None  # the engine rejected the scenario (bad input is the point of some cases)
+
+
+def plan_fields(e: Evaluation) -> dict:
+    s = e.strategy
+    return {"tp": s.tp, "pp": s.pp, "vpp": s.vpp, "cp": s.cp, "ep": s.ep, "etp": s.etp, "dp": s.dp,
+            "zero": s.zero_stage, "micro_batch": s.micro_batch, "grad_accum": s.grad_accum,
+            "recompute": s.recompute}
+
+
+def _scenario_key(s: Scenario) -> str:
+    return s.model_dump_json(exclude_none=True)
+
+
+@lru_cache(maxsize=256)
+def _recommend_cached(key: str) -> Evaluation | None:
+    from ..engine.search import recommend
+
+    specs = sc.build(Scenario.model_validate_json(key))
+    rec = recommend(specs.model, specs.cluster, specs.setup, top_k=1)
+    return best_of(rec)
+
+
+def best_of(rec) -> Evaluation | None:
+    """The top plan's Evaluation from a Recommendation (None when nothing fits)."""
+    best = getattr(rec, "best", None)
+    if best is None:
+        plans = getattr(rec, "plans", None) or []
+        best = plans[0] if plans else None
+    return getattr(best, "evaluation", best)
+
+
+def recommend_truth(s: Scenario) -> Truth:
+    try:
+        best = _recommend_cached(_scenario_key(s))
+        is_moe = sc.build(s).model.is_moe
+    except ShardwiseInputError as exc:
+        return Truth(kind="recommend", error=str(exc))
+    if best is None:
+        return Truth(kind="recommend", is_moe=is_moe)  # graders/plan.py requires "nothing fits"
+    return Truth(kind="recommend", plan=plan_fields(best), evaluation=best, is_moe=is_moe)
+
+
+def evaluate_truth(s: Scenario, plan: dict) -> Truth:
+    try:
+        specs = sc.build(s)
+        e = evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(plan))
+    except ShardwiseInputError as exc:
+        return Truth(kind="evaluate", error=str(exc))
+    if not e.valid:
+        words = INVALID_WORDS
+    elif not e.memory.fits:
+        words = NOT_FIT_WORDS
+    else:
+        words = FITS_WORDS
+    return Truth(kind="evaluate", evaluation=e, plan=plan_fields(e), keywords=(tuple(words),),
+                 is_moe=specs.model.is_moe)
+
+
+def _feasible(e: Evaluation) -> bool:
+    return e.valid and e.memory.fits and e.time is not None
+
+
+def compare_truth(s: Scenario, plans: list[dict]) -> Truth:
+    try:
+        specs = sc.build(s)
+        a, b = (evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(p)) for p in plans)
+    except ShardwiseInputError as exc:
+        return Truth(kind="compare", error=str(exc))
+    if not _feasible(a) and not _feasible(b):
+        return Truth(kind="compare", evaluations=(a, b), keywords=(tuple(INVALID_WORDS + NOT_FIT_WORDS),))
+    if _feasible(a) != _feasible(b):
+        loser = b if _feasible(a) else a
+        term = "validity" if not loser.valid else "memory"
+        words = INVALID_WORDS if term == "validity" else MEMORY_WORDS
+        return Truth(kind="compare", evaluations=(a, b), winner=0 if _feasible(a) else 1, deciding_term=term,
+                     keywords=(tuple(words),))
+    if a.time.step_s == b.time.step_s:
+        return Truth(kind="compare", evaluations=(a, b))
+    winner = 0 if a.time.step_s < b.time.step_s else 1
+    win, lose = (a, b) if winner == 0 else (b, a)
+    # The term that decides: the largest saving the winner makes over the loser.
+    term = max(TIME_TERM_WORDS, key=lambda f: getattr(lose.time, f) - getattr(win.time, f))
+    return Truth(kind="compare", evaluations=(a, b), winner=winner, deciding_term=term,
+                 keywords=(tuple(TIME_TERM_WORDS[term]),))
+
+
+def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None) -> Truth:
+    if kind == "recommend":
+        return recommend_truth(s)
+    if kind == "evaluate":
+        return evaluate_truth(s, plan or {})
+    if kind == "compare":
+        return compare_truth(s, plans or [])
+    return Truth(kind="none")

@@ -1,0 +1,25 @@
+"""Reading the recommended plan out of an answer's prose."""
+
+from shardwise.evals.plan_text import stated_plan
+
+
+def test_labels_and_prose():
+    assert stated_plan("Use **TP=8, PP=4, DP=2**, ZeRO-1, micro-batch 1, selective recompute.") == {
+        "tp": 8, "pp": 4, "dp": 2, "zero": 1, "micro_batch": 1, "recompute": "selective"}
+    assert stated_plan("8-way tensor parallelism, 4 pipeline stages, data parallel size 2, ZeRO stage 1, "
+                       "full activation recomputation") == {"tp": 8, "pp": 4, "dp": 2, "zero": 1, "recompute": "full"}
+
+
+def test_the_first_paragraph_with_a_plan_wins():
+    text = "For 64 H100s:\n\nTP=4 PP=2 DP=8 ZeRO-1 mb=1\n\nAn alternative is TP=8 PP=1 DP=8."
+    assert stated_plan(text)["tp"] == 4
+
+
+def test_markdown_table():
+    text = "| TP | PP | DP | ZeRO | micro-batch | recompute |\n|---|---|---|---|---|---|\n| 8 | 2 | 4 | 1 | 1 | selective |"
+    assert stated_plan(text) == {"tp": 8, "pp": 2, "dp": 4, "zero": 1, "micro_batch": 1, "recompute": "selective"}
+
+
+def test_fsdp_means_zero_3_and_no_plan_is_none():
+    assert stated_plan("FSDP over 8 GPUs, TP 1, PP 1")["zero"] == 3
+    assert stated_plan("Nothing fits on 8 GPUs; try 16.") is None
