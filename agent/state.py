@@ -1,0 +1,31 @@
+"""The conversation's memory between turns: the scenario and the plan under discussion.
+
+Stored as JSON in the session row. Follow-ups ("what if H200s?", "and with LoRA?", "why
+not TP=8?") start from it; every tool call that names a scenario updates it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..tools.scenario import Plan, Scenario
+
+
+class ConversationState(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    scenario: Scenario | None = None
+    plan: Plan | None = Field(None, description="the plan under discussion (recommended or evaluated last)")
+    plan_result: str | None = Field(None, description="the result id it came from")
+    alternatives: list[Plan] = Field(default_factory=list, description="runner-up plans of the last recommendation")
+    export_format: str | None = Field(None, description="the config format asked for last")
+
+    @classmethod
+    def load(cls, data: dict | None) -> "ConversationState":
+        try:
+            return cls.model_validate(data or {})
+        except ValidationError:
+            return cls()  # a state written by an older shardwise: start afresh rather than fail
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,82 @@
+"""SQLite sessions: state and turns survive reopening, ids stay unique across processes."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import pytest
+
+from shardwise.agent.sessions import SessionStore, check_session_id
+from shardwise.engine.errors import ShardwiseInputError
+
+
+def test_state_and_turns_survive_a_new_store_object(tmp_path):
+    db = tmp_path / "s.sqlite3"
+    store = SessionStore(db)
+    s = store.open("team-a")
+    assert s.state == {} and s.messages == []
+    store.append_turn("team-a", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+                      state={"scenario": {"gpu": "h100"}})
+    store.append_turn("team-a", [{"role": "user", "content": "and H200?"}], state=None)
+    again = SessionStore(db).load("team-a")  # as another worker or after a restart would see it
+    assert again.state == {"scenario": {"gpu": "h100"}}
+    assert [len(t) for t in again.turns()] == [2, 1]
+    assert again.turns()[1][0]["content"] == "and H200?"
+
+
+def test_new_sessions_get_fresh_ids(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    a, b = store.open(), store.open()
+    assert a.id != b.id and check_session_id(a.id) == a.id
+
+
+@pytest.mark.parametrize("bad", ["", "../etc", "a" * 65, "has space", "-lead"])
+def test_bad_session_names_are_refused(tmp_path, bad):
+    with pytest.raises(ShardwiseInputError, match="session name"):
+        SessionStore(tmp_path / "s.db").open(bad)
+
+
+def test_unknown_session_is_a_key_error(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    with pytest.raises(KeyError):
+        store.load("nope")
+    with pytest.raises(KeyError):
+        store.append_turn("nope", [{"role": "user", "content": "x"}])
+
+
+def test_unusable_path_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ShardwiseInputError, match="cannot open the session database"):
+        SessionStore(blocker / "sub" / "s.db")
+
+
+def _worker(path: str, worker: int, turns: int, queue) -> None:
+    store = SessionStore(path)
+    ids = []
+    for i in range(turns):
+        ids += store.next_result_ids("shared", 2)
+        store.append_turn("shared", [{"role": "user", "content": f"w{worker}-t{i}"},
+                                     {"role": "assistant", "content": "ok"}], state={"last": worker})
+    queue.put(ids)
+
+
+def test_several_processes_share_one_session(tmp_path):
+    path = str(tmp_path / "s.db")
+    SessionStore(path).open("shared")
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    workers = [ctx.Process(target=_worker, args=(path, w, 15, queue)) for w in range(4)]
+    for p in workers:
+        p.start()
+    ids = [i for _ in workers for i in queue.get(timeout=60)]
+    for p in workers:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert len(ids) == len(set(ids)) == 4 * 15 * 2  # no id handed out twice
+    assert sorted(int(i[1:]) for i in ids) == list(range(1, 121))
+    session = SessionStore(path).load("shared")
+    turns = session.turns()
+    assert len(turns) == 60 and all(len(t) == 2 and t[0]["role"] == "user" for t in turns)  # turns never interleave
+    assert sorted(t[0]["content"] for t in turns) == sorted(f"w{w}-t{i}" for w in range(4) for i in range(15))
+    assert session.state["last"] in range(4)
