@@ -1,0 +1,92 @@
+"""evaluate_plan and estimate_memory: one given plan through the engine's evaluate()."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..engine.evaluate import evaluate
+from ..engine.results import Evaluation
+from .base import Result, Tool
+from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, scenario_facts
+from .scenario import Args, Plan, Scenario
+
+
+class EvaluatePlanArgs(Args):
+    scenario: Scenario
+    plan: Plan
+
+
+class EvaluatePlanResult(Result):
+    scenario: ScenarioFacts
+    plan: PlanFigures
+    evaluation: Evaluation = Field(description="the engine's full report (what `evaluate --json` prints)")
+
+    def hidden_from_model(self) -> set[str]:
+        return {"evaluation"}
+
+    def plan_evaluation(self) -> Evaluation:
+        return self.evaluation
+
+    def summary(self) -> str:
+        p = self.plan
+        if not p.valid:
+            return f"{p.label}: invalid ({len(p.violations)} violations) [{self.id}]"
+        speed = f", {p.tokens_per_s:,.0f} tokens/s" if p.tokens_per_s else ""
+        return f"{p.label}: {p.memory_gib:.1f} of {p.capacity_gib:g} GiB{speed} [{self.id}]"
+
+
+def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
+    resolved = args.scenario.resolve()
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy())
+    return EvaluatePlanResult(scenario=scenario_facts(args.scenario, resolved), plan=plan_figures(e), evaluation=e)
+
+
+class EstimateMemoryArgs(Args):
+    scenario: Scenario
+    plan: Plan | None = Field(None, description="null = no parallelism beyond data parallel with ZeRO-1")
+
+
+class EstimateMemoryResult(Result):
+    scenario: ScenarioFacts
+    plan_label: str
+    fits: bool
+    memory_gib: float
+    capacity_gib: float
+    memory_free_gib: float = Field(description="negative = over capacity by that much")
+    memory_percent_of_capacity: float
+    terms: list[Term] = Field(description="weights, gradients, optimizer, activations, other: largest first")
+    largest_term: Term
+    details_gib: dict[str, float] = Field(description="finer terms, named after what they hold")
+    violations: list[str]
+    evaluation: Evaluation
+
+    def hidden_from_model(self) -> set[str]:
+        return {"evaluation"}
+
+    def plan_evaluation(self) -> Evaluation:
+        return self.evaluation
+
+    def summary(self) -> str:
+        return f"{self.plan_label}: {self.memory_gib:.1f} of {self.capacity_gib:g} GiB per GPU [{self.id}]"
+
+
+def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
+    resolved = args.scenario.resolve()
+    plan = args.plan or Plan()
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
+    f = plan_figures(e)
+    return EstimateMemoryResult(
+        scenario=scenario_facts(args.scenario, resolved), plan_label=f.label, fits=f.fits, memory_gib=f.memory_gib,
+        capacity_gib=f.capacity_gib, memory_free_gib=f.memory_free_gib,
+        memory_percent_of_capacity=f.memory_percent_of_capacity, terms=f.memory_terms, largest_term=f.memory_terms[0],
+        details_gib={k: round(v, 3) for k, v in e.memory.details_gib.items()}, violations=f.violations, evaluation=e)
+
+
+EVALUATE_PLAN = Tool(
+    "evaluate_plan", "Predict one given parallelism plan: validity (with reasons), memory per GPU by category, "
+    "step time by term, tokens/s and MFU.", EvaluatePlanArgs, EvaluatePlanResult, evaluate_plan,
+    scenario_of=lambda a: a.scenario)
+ESTIMATE_MEMORY = Tool(
+    "estimate_memory", "Memory per GPU of one plan, broken down (weights, gradients, optimizer states, activations, "
+    "other) with finer named terms, and whether it fits.", EstimateMemoryArgs, EstimateMemoryResult, estimate_memory,
+    scenario_of=lambda a: a.scenario)

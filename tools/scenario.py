@@ -1,0 +1,153 @@
+"""The arguments every engine tool shares: the scenario (model, cluster, training setup) and a plan.
+
+Names follow the CLI flags in snake_case (`--gpus-per-node` -> `gpus_per_node`, `--zero` ->
+`zero`), so a tool call, a REST body and a command line say the same thing. Every field is
+optional in the schema (strict mode sends null for what is unused); `Scenario.resolve()`
+turns it into engine specs and raises ShardwiseInputError with what is missing or wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.cluster import Cluster
+from ..engine.errors import ShardwiseInputError
+from ..engine.inputs import build_cluster, parse_count, resolve_model
+from ..engine.model_spec import ModelSpec
+from ..engine.strategy import Strategy
+from ..engine.training import TrainingSetup
+
+DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
+DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
+MIB_TOKENS = 2**20  # "4M tokens" in a training recipe means 4·2^20 (as `--global-batch-tokens` reads it)
+
+
+class Args(BaseModel):
+    """Base of every tool's arguments: unknown keys are an error the model is told about."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Scenario(Args):
+    """What is trained, on what. Leave a field null to use the default."""
+
+    model: str | None = Field(None, description="catalog model id or name, e.g. 'llama-3.1-70b' (see lookup_model)")
+    params: str | None = Field(
+        None, description="parameter count when the model is not in the catalog, e.g. '70B' or '7e9' (approximate shape)")
+    gpu: str | None = Field(None, description="GPU id or alias, e.g. 'h100-sxm', 'H200', 'a100-80gb' (see list_hardware)")
+    gpus: int | None = Field(None, description="total number of GPUs, at least 1")
+    gpus_per_node: int | None = Field(None, description="GPUs sharing the fast intra-node link; null = the GPU's usual node size")
+    network: str | None = Field(None, description="scale-out network id, e.g. 'ib-ndr', 'roce-400g'; null = the GPU's usual one")
+    seq_len: int | None = Field(None, description=f"tokens per sequence (8k = 8192); null = {DEFAULT_SEQ_LEN}")
+    global_batch: int | None = Field(None, description=f"sequences per optimizer step; null = {DEFAULT_GLOBAL_BATCH}")
+    global_batch_tokens: str | None = Field(
+        None, description="tokens per optimizer step instead of global_batch, e.g. '4M' (= 4*2^20) or '4194304'")
+    mode: Literal["full", "lora", "qlora"] | None = Field(None, description="full fine-tune/pre-train, LoRA or QLoRA; null = full")
+    lora_rank: int | None = Field(None, description="LoRA rank; null = 16")
+    precision: Literal["bf16", "fp8"] | None = Field(None, description="null = bf16")
+    framework: Literal["megatron", "deepspeed", "fsdp"] | None = Field(None, description="null = megatron")
+
+    def merged_over(self, base: "Scenario | None") -> "Scenario":
+        """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
+        if base is None:
+            return self
+        mine = self.model_dump(exclude_none=True)
+        if "model" in mine or "params" in mine:
+            base = base.model_copy(update={"model": None, "params": None})
+        if "global_batch" in mine or "global_batch_tokens" in mine:
+            base = base.model_copy(update={"global_batch": None, "global_batch_tokens": None})
+        if "gpu" in mine:  # a new GPU type brings its own node size and network unless given
+            base = base.model_copy(update={"gpus_per_node": None, "network": None})
+        return Scenario(**{**base.model_dump(exclude_none=True), **mine})
+
+    def missing(self) -> list[str]:
+        need = []
+        if not self.model and not self.params:
+            need.append("model (a catalog name) or params (e.g. '70B')")
+        if not self.gpu:
+            need.append("gpu (e.g. 'h100-sxm')")
+        if not self.gpus:
+            need.append("gpus (how many)")
+        return need
+
+    def resolve(self) -> "ResolvedScenario":
+        need = self.missing()
+        if need:
+            raise ShardwiseInputError("the scenario is incomplete: give " + ", ".join(need))
+        model = resolve_model(self.model, self.params)
+        if self.gpus is None or self.gpus <= 0:
+            raise ShardwiseInputError(f"gpus must be a positive whole number, got {self.gpus!r}")
+        cluster = build_cluster(self.gpu, self.gpus, self.gpus_per_node, self.network)
+        seq_len = self.seq_len or DEFAULT_SEQ_LEN
+        if seq_len <= 0:
+            raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
+        setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
+                              mode=self.mode or "full", lora_rank=self.lora_rank or 16,
+                              precision=self.precision or "bf16", framework=self.framework or "megatron")
+        return ResolvedScenario(model=model, cluster=cluster, setup=setup)
+
+    def _global_batch(self, seq_len: int) -> int:
+        if self.global_batch is not None and self.global_batch_tokens:
+            raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
+        if self.global_batch_tokens:
+            text = str(self.global_batch_tokens).strip()
+            tokens = parse_count(text, "global_batch_tokens")
+            if text.lower().endswith("m"):
+                tokens = tokens / 1e6 * MIB_TOKENS
+            return max(1, round(tokens / seq_len))
+        if self.global_batch is not None and self.global_batch <= 0:
+            raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
+        return self.global_batch or DEFAULT_GLOBAL_BATCH
+
+
+@dataclass(frozen=True)
+class ResolvedScenario:
+    model: ModelSpec
+    cluster: Cluster
+    setup: TrainingSetup
+
+
+class Plan(Args):
+    """One parallelism plan. Null fields take the default (1, ZeRO-1, micro-batch 1, selective recompute, SP on)."""
+
+    tp: int | None = Field(None, description="tensor parallel degree")
+    pp: int | None = Field(None, description="pipeline parallel stages")
+    vpp: int | None = Field(None, description="virtual pipeline stages per rank (interleaved)")
+    cp: int | None = Field(None, description="context parallel degree")
+    ep: int | None = Field(None, description="expert parallel degree (MoE only)")
+    etp: int | None = Field(None, description="tensor parallel inside experts")
+    zero: int | None = Field(None, description="ZeRO stage 0-3 (3 = FSDP full shard)")
+    micro_batch: int | None = Field(None, description="sequences per micro-batch")
+    recompute: Literal["none", "selective", "full"] | None = Field(None, description="activation recomputation")
+    sequence_parallel: bool | None = Field(None, description="Megatron sequence parallelism (with tp > 1)")
+
+    def strategy(self) -> Strategy:
+        values = {"tp": self.tp, "pp": self.pp, "vpp": self.vpp, "cp": self.cp, "ep": self.ep, "etp": self.etp,
+                  "zero_stage": self.zero, "micro_batch": self.micro_batch, "recompute": self.recompute,
+                  "sequence_parallel": self.sequence_parallel}
+        return Strategy(**{k: v for k, v in values.items() if v is not None})
+
+    @classmethod
+    def from_strategy(cls, s) -> "Plan":
+        """From a Strategy or a StrategySummary."""
+        return cls(tp=s.tp, pp=s.pp, vpp=s.vpp, cp=s.cp, ep=s.ep, etp=s.etp, zero=s.zero_stage,
+                   micro_batch=s.micro_batch, recompute=s.recompute, sequence_parallel=s.sequence_parallel)
+
+    def label(self) -> str:
+        return plan_label(self.strategy())
+
+
+def plan_label(s) -> str:
+    """'TP=8 PP=2 ZeRO-1 mb=1 recompute=selective' — degrees above 1 only, as people write them."""
+    parts = [f"TP={s.tp}"]
+    for name in ("pp", "vpp", "cp", "ep", "etp"):
+        if getattr(s, name) > 1:
+            parts.append(f"{name.upper()}={getattr(s, name)}")
+    dp = getattr(s, "dp", None)
+    if isinstance(dp, int):
+        parts.append(f"DP={dp}")
+    parts += [f"ZeRO-{s.zero_stage}", f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
+    return " ".join(parts)
