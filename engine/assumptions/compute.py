@@ -1,0 +1,121 @@
+"""Compute assumptions: how close kernels get to the GPU's datasheet peak.
+
+The performance model times every GEMM as  flops / (peak · GEMM_EFFICIENCY) + a fixed
+per-kernel cost, attention as flops / (peak · ATTENTION_EFFICIENCY), and memory-bound work
+(norms, activations, casts, the optimizer step) as bytes / (HBM bandwidth · HBM_EFFICIENCY).
+
+Values marked "calibrated" are fitted by `benchmarks/fit_calibration.py` on the measured runs
+shipped in `engine/calibration/data/` and live in `calibrated.py` (generated, do not edit by
+hand); this module names them and documents where they come from.
+"""
+
+from __future__ import annotations
+
+from ..hardware import GPUSpec
+from . import calibrated
+
+# --- GPU generations ---------------------------------------------------------------------
+# Efficiency constants differ by architecture (tensor-core generation and software maturity),
+# not by SKU: an H200 runs the same kernels as an H100, with more memory bandwidth.
+GENERATION_BY_ID_PREFIX: dict[str, str] = {
+    "a100": "ampere", "a10": "ampere", "a30": "ampere", "a40": "ampere", "rtx-3090": "ampere",
+    "h100": "hopper", "h200": "hopper", "h800": "hopper", "h20": "hopper", "gh200": "hopper",
+    "b100": "blackwell", "b200": "blackwell", "b300": "blackwell", "gb200": "blackwell", "gb300": "blackwell",
+    "l4": "ada", "l40": "ada", "rtx-4090": "ada", "rtx-6000-ada": "ada",
+    "mi250": "cdna2", "mi300": "cdna3", "mi325": "cdna3", "mi355": "cdna4",
+}
+KNOWN_GENERATIONS = ("ampere", "hopper", "blackwell", "ada", "cdna2", "cdna3", "cdna4")
+
+
+def gpu_generation(gpu: GPUSpec) -> str:
+    """'ampere' | 'hopper' | 'blackwell' | 'ada' | 'cdna2' | 'cdna3' | 'cdna4' | 'other'."""
+    ident = gpu.id.lower()
+    for prefix in sorted(GENERATION_BY_ID_PREFIX, key=len, reverse=True):
+        if ident.startswith(prefix):
+            return GENERATION_BY_ID_PREFIX[prefix]
+    return "other"
+
+
+# --- Dense GEMMs ---------------------------------------------------------------------------
+# Fraction of the dense BF16 peak a large, well-shaped GEMM sustains inside a training step
+# (calibrated). Microbenchmarks reach ~0.80-0.85 on A100 and ~0.70-0.75 on H100 SXM
+# (NVIDIA cuBLAS results; Ultra-Scale Playbook appendix); in a training step clocks throttle
+# under power and other kernels compete, so the fitted values are lower.
+GEMM_EFFICIENCY: dict[str, float] = calibrated.GEMM_EFFICIENCY
+# Same for FP8 GEMMs against the FP8 peak (calibrated; Transformer Engine delayed/current
+# scaling; the quantisation casts are timed separately as memory-bound work).
+FP8_GEMM_EFFICIENCY: dict[str, float] = calibrated.FP8_GEMM_EFFICIENCY
+# Generations not covered by the calibration data use this (AMD, Ada): a conservative value
+# close to the fitted Hopper one, flagged by extrapolation_warnings().
+DEFAULT_GEMM_EFFICIENCY = 0.55
+DEFAULT_FP8_GEMM_EFFICIENCY = 0.40
+
+# Fixed cost of one kernel, seconds (calibrated): launch, prologue/epilogue and the last
+# partial wave. This is what makes small GEMMs (large TP, micro-batch 1) run far below peak:
+# a GEMM of W flops takes W/(peak·eff) + KERNEL_FIXED_S, so its efficiency is
+# eff · W / (W + peak·eff·KERNEL_FIXED_S). Typical measured launch+tail costs are 3-10 µs.
+KERNEL_FIXED_S: float = calibrated.KERNEL_FIXED_S
+# Kernels in one transformer layer's forward pass besides the GEMMs (norms, rotary, residual
+# adds, activation, attention, casts), counted from Megatron-Core's fused layer (~12) and an
+# unfused eager PyTorch layer (~25); we take the middle. Backward launches about twice as many.
+NON_GEMM_KERNELS_PER_LAYER_FWD = 18
+BACKWARD_KERNEL_RATIO = 2.0
+
+# --- Attention core (FlashAttention) -----------------------------------------------------
+# Fraction of the BF16 peak reached by the fused attention kernel (calibrated; FlashAttention-2
+# paper reports 50-73 % on A100 forward, FlashAttention-3 paper 75 % on H100 forward).
+ATTENTION_EFFICIENCY: dict[str, float] = calibrated.ATTENTION_EFFICIENCY
+DEFAULT_ATTENTION_EFFICIENCY = 0.45
+# Backward of the attention core takes this many times the forward's time: it has 5 matmuls
+# against the forward's 2, one of them recomputing QK^T (FlashAttention-2 paper, section 3.2).
+ATTENTION_BACKWARD_TIME_RATIO = 2.5
+
+# --- Backward GEMMs ------------------------------------------------------------------------
+# Each forward GEMM has two backward GEMMs of the same size: data gradient and weight gradient
+# (Narayanan et al. 2021, appendix). Frozen base weights (LoRA/QLoRA) skip the weight gradient.
+BACKWARD_GEMMS_PER_FORWARD_GEMM = 2
+FROZEN_BACKWARD_GEMMS_PER_FORWARD_GEMM = 1
+
+# --- Memory-bound work ---------------------------------------------------------------------
+# Fraction of the HBM datasheet bandwidth elementwise kernels reach (STREAM-like copies reach
+# 85-90 % on A100/H100; fused norms and activations less). Assumption, not fitted.
+HBM_EFFICIENCY = 0.70
+# Bytes per activation element (BF16).
+ACTIVATION_BYTES = 2
+# Elements of the hidden size read or written per token per layer in the forward pass outside
+# GEMMs: 2 norms (read h, write h), 2 residual adds (read 2h, write h), the attention output
+# and MLP output written once more by bias/dropout-free epilogues: 4 + 6 = 10.
+HIDDEN_ELEMENTWISE_PASSES_FWD = 10
+# Per FFN element: SwiGLU reads gate and up, writes the product (3); plain GeLU reads and writes (2).
+GATED_FFN_ELEMENTWISE_PASSES_FWD = 3
+PLAIN_FFN_ELEMENTWISE_PASSES_FWD = 2
+# Rotary embedding on q and k: read and write each (2 per q/k element).
+ROTARY_PASSES_FWD = 2
+# Backward elementwise work reads the saved input and the incoming gradient and writes one
+# gradient: about twice the forward's traffic.
+ELEMENTWISE_BACKWARD_RATIO = 2.0
+# MoE token permutation and un-permutation: each routed token copy is read and written on
+# the way in and on the way out (4 hidden-size passes per token per routed expert).
+MOE_PERMUTE_PASSES_FWD = 4
+# Cross-entropy over the logits: FP32 upcast, max, exp-sum, and the gradient written in place,
+# about 4 passes of 4 bytes per logit for forward and backward together (Megatron's fused
+# vocab-parallel cross-entropy).
+CROSS_ENTROPY_BYTES_PER_LOGIT = 16
+# FP8 (Transformer Engine): each GEMM input is read in BF16 and written in FP8 once per use
+# (2 + 1 bytes per element), for activations in forward and gradients in backward.
+FP8_CAST_BYTES_PER_ELEMENT = 3
+# QLoRA: a 4-bit (NF4) base weight is read (0.5 byte + block scales) and written as BF16
+# (2 bytes) before each use: forward, backward data-gradient, and forward again under recompute.
+QLORA_DEQUANT_BYTES_PER_WEIGHT = 2.6
+
+# --- Optimizer step ------------------------------------------------------------------------
+# AdamW on FP32 master weights, per parameter: read and write master weight, m and v (24),
+# read the FP32 gradient (4), write the BF16 weight copy (2), zero the gradient buffer (4),
+# plus the gradient-norm pass for clipping (4): 38 bytes, memory-bound.
+OPTIMIZER_BYTES_PER_PARAM = 38
+
+# --- MoE -----------------------------------------------------------------------------------
+# Ratio of the busiest expert's tokens to the mean. Megatron-Bridge benchmarks force-balance
+# the router (1.0); real dropless training with an auxiliary loss sits around 1.1-1.3
+# (DeepSeek-V3 report, figure 9). We keep 1.0 so predictions match the balanced benchmarks.
+MOE_LOAD_IMBALANCE = 1.0

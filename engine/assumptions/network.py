@@ -1,0 +1,91 @@
+"""Network assumptions: achievable bandwidth per link tier, latencies, and what overlaps.
+
+Collectives are timed with the alpha-beta model (Hockney; Thakur et al. 2005 for the ring
+algorithms): time = steps · latency + bytes_on_the_wire / (bandwidth · ACHIEVABLE_FRACTION).
+The link's datasheet bandwidth and latency come from the NetworkSpec; the fraction a
+collective sustains is a property of the link kind and lives here.
+
+Values marked "calibrated" are fitted by `benchmarks/fit_calibration.py` (see compute.py)
+and live in `calibrated.py`.
+"""
+
+from __future__ import annotations
+
+from ..hardware import NetworkSpec
+from . import calibrated
+
+# Link kinds, recognised from the NetworkSpec id.
+KIND_BY_ID_PREFIX: dict[str, str] = {
+    "nvlink": "nvlink", "nvl": "nvlink", "nvswitch": "nvlink", "infinity-fabric": "nvlink", "xgmi": "nvlink",
+    "ib": "infiniband", "infiniband": "infiniband",
+    "roce": "roce",
+    "efa": "efa", "aws-efa": "efa",
+    "eth": "ethernet", "ethernet": "ethernet", "tcp": "ethernet",
+    "pcie": "pcie",
+}
+
+
+def link_kind(network: NetworkSpec) -> str:
+    """'nvlink' | 'infiniband' | 'roce' | 'efa' | 'ethernet' | 'pcie' | 'other'."""
+    ident = network.id.lower()
+    for prefix in sorted(KIND_BY_ID_PREFIX, key=len, reverse=True):
+        if ident.startswith(prefix):
+            return KIND_BY_ID_PREFIX[prefix]
+    return "other"
+
+
+# Fraction of the per-GPU datasheet bandwidth that NCCL's bus bandwidth reaches for large
+# messages, by link kind. NVLink and InfiniBand are calibrated; the others are assumptions:
+# RoCE typically runs ~10 % below IB in nccl-tests, TCP Ethernet ~50 % of line rate, PCIe
+# peer-to-peer ~70 %. AWS EFA is calibrated on the Ultra-Scale Playbook sweep (the HF cluster).
+ACHIEVABLE_BANDWIDTH_FRACTION: dict[str, float] = {
+    "nvlink": calibrated.NVLINK_BANDWIDTH_FRACTION,
+    "infiniband": calibrated.INFINIBAND_BANDWIDTH_FRACTION,
+    "roce": calibrated.INFINIBAND_BANDWIDTH_FRACTION * 0.9,
+    "efa": calibrated.EFA_BANDWIDTH_FRACTION,
+    "ethernet": 0.5,
+    "pcie": 0.7,
+    "other": 0.5,
+}
+
+# --- What overlaps with compute -----------------------------------------------------------
+# Share of the data-parallel gradient reduction hidden behind the last micro-batch's backward
+# (Megatron --overlap-grad-reduce, PyTorch DDP/FSDP buckets): everything but the last bucket
+# can overlap, at the rate the overlap window allows (calibrated).
+DP_OVERLAP_FRACTION: float = calibrated.DP_OVERLAP_FRACTION
+# Gradient bucket, in parameters: Megatron's DDP default is max(40M, 1M·dp) elements; the last
+# bucket is always exposed.
+DP_BUCKET_PARAMS = 40_000_000
+# ZeRO-3/FSDP: share of the per-micro-batch parameter all-gathers and gradient reduce-scatters
+# hidden behind that micro-batch's compute by prefetching (calibrated).
+FSDP_OVERLAP_FRACTION: float = calibrated.FSDP_OVERLAP_FRACTION
+# Tensor-parallel collectives overlapped with GEMMs. Megatron with Transformer Engine
+# --tp-comm-overlap (userbuffers) and torchtitan's async TP hide part of them (calibrated);
+# plain implementations hide none.
+TP_OVERLAP_FRACTION: dict[str, float] = {
+    "megatron": calibrated.TP_OVERLAP_FRACTION,
+    "fsdp": 0.0,        # torchtitan: async TP is opt-in
+    "deepspeed": 0.0,
+}
+# Context-parallel ring: K/V exchange of the next chunk runs while the current chunk's
+# attention computes (Megatron/TE ring attention); this share of the attention time is
+# available to hide it.
+CP_OVERLAP_FRACTION = 0.9
+# Expert-parallel all-to-all: Megatron-Core can overlap dispatch/combine with the other
+# micro-batch's compute (--overlap-moe-expert-parallel-comm) but does not by default.
+EP_OVERLAP_FRACTION = 0.0
+# Pipeline point-to-point sends overlap with compute in Megatron's interleaved schedule
+# (overlap_p2p_comm); for plain 1F1B they are on the critical path.
+PP_P2P_OVERLAP_FRACTION_INTERLEAVED = 0.8
+PP_P2P_OVERLAP_FRACTION_1F1B = 0.0
+
+# --- Wire formats --------------------------------------------------------------------------
+# Gradients are reduced in FP32 by default: Megatron sets accumulate_allreduce_grads_in_fp32
+# for BF16 training, torchtitan's FSDP2 reduce_dtype defaults to float32.
+GRAD_REDUCE_BYTES = 4
+# Parameters are gathered (ZeRO-3/FSDP, distributed optimizer) in the compute dtype.
+PARAM_GATHER_BYTES = 2
+PARAM_GATHER_BYTES_FP8 = 1  # torchtitan's float8 all-gather; Megatron FP8 param gather
+
+# Latency used when a NetworkSpec gives none (microseconds).
+DEFAULT_LATENCY_US = 5.0

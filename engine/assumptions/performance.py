@@ -1,0 +1,47 @@
+"""PerformanceAssumptions: the constants of compute.py and network.py gathered in one frozen
+value, so the performance model reads them at call time and the calibration fit can try
+other values (dataclasses.replace) without touching module globals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..hardware import GPUSpec, NetworkSpec
+from . import compute as c
+from . import network as n
+
+
+@dataclass(frozen=True)
+class PerformanceAssumptions:
+    gemm_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.GEMM_EFFICIENCY))
+    fp8_gemm_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.FP8_GEMM_EFFICIENCY))
+    attention_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.ATTENTION_EFFICIENCY))
+    kernel_fixed_s: float = c.KERNEL_FIXED_S
+    hbm_efficiency: float = c.HBM_EFFICIENCY
+    bandwidth_fraction: dict[str, float] = field(default_factory=lambda: dict(n.ACHIEVABLE_BANDWIDTH_FRACTION))
+    dp_overlap: float = n.DP_OVERLAP_FRACTION
+    fsdp_overlap: float = n.FSDP_OVERLAP_FRACTION
+    tp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.TP_OVERLAP_FRACTION))
+    cp_overlap: float = n.CP_OVERLAP_FRACTION
+    ep_overlap: float = n.EP_OVERLAP_FRACTION
+    pp_overlap_interleaved: float = n.PP_P2P_OVERLAP_FRACTION_INTERLEAVED
+    pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
+
+    def gemm_eff(self, gpu: GPUSpec, precision: str) -> float:
+        gen = c.gpu_generation(gpu)
+        if precision == "fp8" and gpu.fp8_tflops:
+            return self.fp8_gemm_efficiency.get(gen, c.DEFAULT_FP8_GEMM_EFFICIENCY)
+        return self.gemm_efficiency.get(gen, c.DEFAULT_GEMM_EFFICIENCY)
+
+    def attention_eff(self, gpu: GPUSpec) -> float:
+        return self.attention_efficiency.get(c.gpu_generation(gpu), c.DEFAULT_ATTENTION_EFFICIENCY)
+
+    def link_fraction(self, network: NetworkSpec) -> float:
+        return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])
+
+    def tp_overlap_for(self, framework: str) -> float:
+        return self.tp_overlap.get(framework, 0.0)
+
+
+DEFAULT_ASSUMPTIONS = PerformanceAssumptions()

@@ -1,0 +1,86 @@
+"""Data-parallel gradient synchronisation and ZeRO/FSDP parameter gathers.
+
+ZeRO-0 (DDP): all-reduce the gradients once per step. ZeRO-1/2 (Megatron's distributed
+optimizer, DeepSpeed stage 1/2): reduce-scatter the gradients, all-gather the updated
+parameters — the same bytes as one all-reduce (Rajbhandari et al. 2020). ZeRO-3/FSDP:
+all-gather every layer's parameters for forward and again for backward, and reduce-scatter
+its gradients, on every micro-batch. HSDP adds an all-reduce of the sharded gradients across
+replicas. Dense weights sync over DP×CP; expert weights over the expert-data-parallel group.
+
+Overlap: gradient buckets are reduced while backward continues, so everything but the last
+bucket can hide behind the last micro-batch's backward; parameter gathers hide behind the next
+forward (Megatron --overlap-param-gather) or, for ZeRO-3, behind the current micro-batch's
+compute by prefetching. Only what does not fit the overlap window is exposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..assumptions import network as n
+from ..assumptions.performance import PerformanceAssumptions
+from ..cluster import Cluster
+from ..plans import PlanGrid
+from .collectives import all_gather_time, all_reduce_time, reduce_scatter_time
+from .topology import GroupLinks, dp_group, expert_dp_group, group_links
+
+
+@dataclass(frozen=True)
+class ShardedParams:
+    """Trainable parameters held by one GPU before any ZeRO sharding (its TP/PP/EP share)."""
+
+    dense: np.ndarray
+    expert: np.ndarray
+
+
+def _sync_once(params: np.ndarray, links: GroupLinks, zero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient reduction, parameter gather) times for ZeRO 0-2, once per step."""
+    grads = params * n.GRAD_REDUCE_BYTES
+    reduce = np.where(zero == 0, all_reduce_time(grads, links), reduce_scatter_time(grads, links))
+    gather = np.where(zero == 0, 0.0, all_gather_time(params * n.PARAM_GATHER_BYTES, links))
+    has = params > 0
+    return np.where(has, reduce, 0.0), np.where(has, gather, 0.0)
+
+
+def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks) -> np.ndarray:
+    gathers = 2 * all_gather_time(params * n.PARAM_GATHER_BYTES, links)  # forward + backward
+    return np.where(params > 0, gathers + reduce_scatter_time(params * n.GRAD_REDUCE_BYTES, links), 0.0)
+
+
+def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, layers_per_stage: np.ndarray,
+                    mb_forward: np.ndarray, mb_backward: np.ndarray, assume: PerformanceAssumptions) -> np.ndarray:
+    """Exposed seconds per step. mb_forward/mb_backward: one micro-batch's compute on this rank."""
+    zero = grid.zero_stage
+    replicas = np.maximum(grid.hsdp_replicas, 1)
+    dense_links = dp_group(cluster, grid, assume)
+    shard_links = group_links(cluster, np.maximum(grid.dp * grid.cp // replicas, 1), grid.tp, assume)
+    replica_links = group_links(cluster, replicas, grid.tp * np.maximum(grid.dp * grid.cp // replicas, 1), assume)
+    expert_links = expert_dp_group(cluster, grid, assume)
+    zero3_links = _choose(replicas > 1, shard_links, dense_links)
+
+    # ZeRO 0-2: once per step, overlapped with the last backward / the next forward.
+    reduce_d, gather_d = _sync_once(params.dense, dense_links, zero)
+    reduce_e, gather_e = _sync_once(params.expert, expert_links, zero)
+    reduce, gather = reduce_d + reduce_e, gather_d + gather_e
+    bucket = np.minimum(1.0, n.DP_BUCKET_PARAMS / np.maximum(params.dense + params.expert, 1.0))
+    exposed_reduce = np.maximum(reduce - assume.dp_overlap * mb_backward, bucket * reduce)
+    exposed_gather = np.maximum(gather - assume.dp_overlap * mb_forward, bucket * gather)
+    once = exposed_reduce + exposed_gather
+
+    # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
+    # layer's gather of each pass cannot be prefetched.
+    per_mb = _zero3_per_microbatch(params.dense, zero3_links) + _zero3_per_microbatch(params.expert, expert_links)
+    first_layer = per_mb / np.maximum(layers_per_stage, 1)
+    exposed_mb = np.maximum(per_mb - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
+    hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * n.GRAD_REDUCE_BYTES, replica_links), 0.0)
+    zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - assume.dp_overlap * mb_backward, bucket * hsdp)
+
+    total = np.where(zero == 3, zero3, once)
+    return np.where((grid.dp * grid.cp > 1) | (grid.expert_dp > 1), total, 0.0)
+
+
+def _choose(mask: np.ndarray, a: GroupLinks, b: GroupLinks) -> GroupLinks:
+    return GroupLinks(**{f: (np.where(mask, getattr(a, f), getattr(b, f)) if f != "intra_bandwidth" else a.intra_bandwidth)
+                         for f in a.__dataclass_fields__})

@@ -1,0 +1,49 @@
+"""Pipeline parallelism: stage times, the 1F1B / interleaved bubble, and point-to-point sends.
+
+1F1B (Narayanan et al. 2021, section 2.2): with p stages and m micro-batches the pipeline
+runs m + p − 1 slots of the slowest stage's micro-batch time, so the bubble is
+(p − 1)/m of the useful time; interleaving v virtual stages per rank shrinks it to
+(p − 1)/(m·v). Stages are as slow as their slowest member: the layer split rounds up
+(ceil(L/p) layers) and the last stage also carries the logit layer and the loss.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..assumptions.compute import ACTIVATION_BYTES
+from ..assumptions.performance import PerformanceAssumptions
+from ..cluster import Cluster
+from ..model_spec import ModelSpec
+from ..plans import PlanGrid
+from .collectives import p2p_time
+from .topology import pp_group
+
+
+def bubble_fraction(pp: np.ndarray, num_microbatches: np.ndarray, vpp: np.ndarray) -> np.ndarray:
+    """Idle share relative to the useful time: (p − 1) / (m · v)."""
+    return (pp - 1) / (num_microbatches * vpp)
+
+
+def layers_on_busiest_stage(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
+    return np.ceil(model.num_layers / grid.pp)
+
+
+def pipeline_time(per_mb_avg: np.ndarray, per_mb_busiest: np.ndarray, grid: PlanGrid) -> np.ndarray:
+    """Wall time of all micro-batches through the pipeline: the busiest stage sets the pace
+    for m micro-batches, and fill + drain cost (p − 1)/v more of its slots."""
+    m = grid.num_microbatches
+    return np.where(grid.pp > 1, (m + (grid.pp - 1) / grid.vpp) * per_mb_busiest, m * per_mb_avg)
+
+
+def pp_p2p_time(model: ModelSpec, cluster: Cluster, grid: PlanGrid, tokens: np.ndarray,
+                assume: PerformanceAssumptions) -> np.ndarray:
+    """Exposed send/receive time per step on one rank: activations forward and their gradients
+    backward at each of its v virtual-stage boundaries, for every micro-batch. With SP the
+    tensor sent is the rank's 1/tp sequence shard (Megatron scatter-gather optimisation)."""
+    links = pp_group(cluster, grid, assume)
+    shard = np.where(grid.sp, grid.tp, 1)
+    one = p2p_time(tokens * model.hidden_size * ACTIVATION_BYTES / shard, links)
+    sends = 2 * grid.vpp * grid.num_microbatches
+    hidden = np.where(grid.vpp > 1, assume.pp_overlap_interleaved, assume.pp_overlap_1f1b)
+    return np.where(grid.pp > 1, (1.0 - hidden) * sends * one, 0.0)

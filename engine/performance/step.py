@@ -1,0 +1,101 @@
+"""step_time: assemble one optimizer step from its parts, for every plan of a PlanGrid.
+
+Per micro-batch on one rank: compute (layers of its stage, plus embedding / logits on the
+first / last stage) and the exposed TP, CP and EP communication inside it. The pipeline runs
+m micro-batches at the busiest stage's pace plus the fill/drain bubble; then the exposed
+data-parallel synchronisation and the optimizer step. Reported parts are exposed seconds that
+add up to the step: compute, tp/cp/ep are the average stage's; pp_bubble is everything the
+pipeline adds on top (fill/drain and stage imbalance).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import TimeArrays
+from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
+from ..cluster import Cluster
+from ..flops import hardware_flops_per_token, lora_trainable_params, model_flops_per_token
+from ..model_spec import ModelSpec
+from ..params import param_breakdown
+from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
+from ..training import TrainingSetup
+from .compute import microbatch_compute
+from .cp import cp_time_per_layer
+from .dp import ShardedParams, dp_exposed_time
+from .ep import ep_time_per_moe_layer
+from .optimizer import optimizer_time
+from .pp import layers_on_busiest_stage, pipeline_time, pp_p2p_time
+from .tp import tp_time_per_layer
+
+
+def trainable_params_per_gpu(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid) -> ShardedParams:
+    """Trainable weights on one GPU before ZeRO: dense ones split by TP and PP, experts by EP·ETP and PP."""
+    if setup.mode != "full":
+        adapters = lora_trainable_params(model, setup) / (grid.tp * grid.pp)
+        return ShardedParams(dense=adapters.astype(np.float64), expert=np.zeros(len(grid)))
+    b = param_breakdown(model)
+    dense = b.non_expert / (grid.tp * grid.pp)
+    expert = b.routed_experts / (grid.ep * grid.etp * grid.pp)
+    return ShardedParams(dense=dense.astype(np.float64), expert=np.asarray(expert, dtype=np.float64))
+
+
+def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: PlanGrid,
+              assumptions: PerformanceAssumptions | None = None) -> TimeArrays:
+    assume = assumptions or DEFAULT_ASSUMPTIONS
+    mb = microbatch_compute(model, cluster, setup, grid, assume)
+    L = model.num_layers
+    m = grid.num_microbatches
+
+    # Per layer (model-average mix of dense and MoE layers), per micro-batch.
+    layer_compute = mb.layer_mix(model, "total")
+    tp_layer, tp_ends = tp_time_per_layer(model, cluster, setup, grid, mb.tokens, assume)
+    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
+    ep_layer = ep_time_per_moe_layer(model, cluster, grid, mb.tokens, assume) * (model.num_moe_layers / L)
+
+    # Average stage and busiest stage (ceil(L/p) layers + logits on the last stage).
+    avg_layers = L / grid.pp
+    busiest_layers = layers_on_busiest_stage(model, grid)
+    ends = mb.embedding + mb.logits
+    compute_avg = avg_layers * layer_compute + ends / grid.pp
+    compute_busiest = busiest_layers * layer_compute + np.where(grid.pp > 1, mb.logits, ends)
+    comm_layer = tp_layer + cp_layer + ep_layer
+    tp_avg = avg_layers * tp_layer + tp_ends / grid.pp
+    per_mb_avg = compute_avg + avg_layers * (cp_layer + ep_layer) + tp_avg
+    per_mb_busiest = compute_busiest + busiest_layers * comm_layer + np.where(grid.pp > 1, tp_ends / 2, tp_ends)
+
+    pipeline = pipeline_time(per_mb_avg, per_mb_busiest, grid)
+    bubble = np.maximum(pipeline - m * per_mb_avg, 0.0)
+
+    # Data parallelism and the optimizer.
+    params = trainable_params_per_gpu(model, setup, grid)
+    mb_fwd = avg_layers * mb.layer_mix(model, "forward")
+    mb_bwd = avg_layers * (mb.layer_mix(model, "backward") + mb.layer_mix(model, "recompute"))
+    dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume)
+    optimizer = optimizer_time(cluster, grid, params.dense, params.expert, assume)
+
+    # FLOPs per step, whole cluster.
+    tokens = grid.dp * grid.micro_batch * m * setup.seq_len
+    model_flops = model_flops_per_token(model, setup.seq_len, setup) * tokens
+    hw_per_token = np.select(
+        [grid.recompute == RECOMPUTE_FULL, grid.recompute == RECOMPUTE_SELECTIVE],
+        [hardware_flops_per_token(model, setup.seq_len, "full", setup),
+         hardware_flops_per_token(model, setup.seq_len, "selective", setup)],
+        hardware_flops_per_token(model, setup.seq_len, "none", setup))
+    return TimeArrays(
+        compute=m * compute_avg,
+        tp_comm=m * tp_avg,
+        cp_comm=m * avg_layers * cp_layer,
+        ep_comm=m * avg_layers * ep_layer,
+        pp_bubble=bubble,
+        pp_comm=pp_p2p_time(model, cluster, grid, mb.tokens, assume),
+        dp_comm=dp,
+        optimizer=optimizer,
+        model_flops_per_step=model_flops.astype(np.float64),
+        hardware_flops_per_step=(hw_per_token * tokens).astype(np.float64),
+        details={
+            "recompute_s": m * avg_layers * mb.layer_mix(model, "recompute"),
+            "attention_s": m * avg_layers * mb.dense_layer.attention_forward,
+            "microbatch_s": per_mb_avg,
+        },
+    )
