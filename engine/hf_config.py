@@ -174,7 +174,14 @@ def _gemma2(c: _Config) -> dict[str, Any]:
             "sliding_window_layer_fraction": 0.5 if window else 0.0}
 
 
+# Gemma3TextConfig defaults (transformers): the multimodal checkpoints' text_config lists only fields that differ.
+GEMMA3_TEXT_DEFAULTS = dict(vocab_size=262_208, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+                            num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
+                            max_position_embeddings=131_072, hidden_activation="gelu_pytorch_tanh")
+
+
 def _gemma3(c: _Config) -> dict[str, Any]:
+    c = _Config({**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in c.raw.items() if v is not None}}, c.model_type)
     spec = {**_gemma(c), "norms_per_layer": 4, "qk_norm": True, "sliding_window": c.opt_int("sliding_window")}
     layers = spec["num_layers"]
     if isinstance(c.raw.get("layer_types"), list):
@@ -246,10 +253,12 @@ def _gpt_neox(c: _Config) -> dict[str, Any]:
 def _mpt(c: _Config) -> dict[str, Any]:
     hidden = c.int("d_model")
     no_bias = c.bool("no_bias", True)
+    alibi = (c.raw.get("attn_config") or {}).get("alibi", False)  # without ALiBi, MPT learns positions
     return dict(num_layers=c.int("n_layers"), hidden_size=hidden, num_attention_heads=c.int("n_heads"),
                 ffn_hidden_size=c.int("expansion_ratio", 4) * hidden, gated_mlp=False, activation="gelu",
                 vocab_size=c.int("vocab_size"), tied_embeddings=True, norm="layernorm", norm_bias=not no_bias,
                 qkv_bias=not no_bias, attention_out_bias=not no_bias, mlp_bias=not no_bias,
+                learned_position_embeddings=0 if alibi else c.int("max_seq_len", 2048),
                 max_position_embeddings=c.opt_int("max_seq_len"))
 
 
