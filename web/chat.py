@@ -1,0 +1,110 @@
+"""The agent's chat service as SSE events: `session`, `delta`, `tool`, `configs`, `done`, `error`.
+
+The agent yields its own event objects; `to_wire` turns each into (name, JSON-able data) and the
+stream adds what only the web needs: the finished answer rendered as sanitised HTML on `done`.
+Exceptions become an `error` event with a message fit for users — never a traceback or a key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from typing import Any, Iterator, Protocol
+
+from pydantic import BaseModel
+
+from ..engine.errors import ShardwiseInputError
+from .markdown import render_markdown
+
+log = logging.getLogger("shardwise.web")
+EVENT_NAMES = ("session", "delta", "tool", "configs", "done", "error")
+
+
+class ChatServiceLike(Protocol):
+    def stream(self, message: str, session_id: str | None) -> Iterator[Any]: ...
+
+
+def to_wire(event: Any) -> tuple[str, dict[str, Any]]:
+    """An agent event (dataclass, pydantic model, dict or (name, data) pair) -> (name, data)."""
+    if isinstance(event, tuple) and len(event) == 2 and isinstance(event[0], str):
+        name, data = event
+    elif isinstance(event, dict):
+        name = event.get("event") or event.get("type") or event.get("name")
+        data = event.get("data", {k: v for k, v in event.items() if k not in {"event", "type"}})
+    else:
+        name = getattr(event, "event", None) or getattr(event, "type", None) or getattr(event, "kind", None)
+        data = getattr(event, "data", None)
+        if data is None:
+            data = _as_dict(event)
+            for key in ("event", "type", "kind"):
+                data.pop(key, None)
+    data = _jsonable(data)
+    if not isinstance(data, dict):
+        data = {"value": data}
+    if name not in EVENT_NAMES:
+        raise TypeError(f"unknown chat event {name!r}")
+    return str(name), data
+
+
+def _as_dict(obj: Any) -> dict:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    return dict(vars(obj))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(_as_dict(value))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def accepts_scenario(service: ChatServiceLike) -> bool:
+    try:
+        return "scenario" in inspect.signature(service.stream).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
+                scenario: dict | None = None) -> Iterator[tuple[str, dict]]:
+    """The service's events in wire form; `done` gains `html`, the whole answer as safe HTML."""
+    answer: list[str] = []
+    if scenario is not None and accepts_scenario(service):
+        stream = service.stream(message, session_id, scenario=scenario)
+    else:
+        stream = service.stream(message, session_id)
+    try:
+        for event in stream:
+            name, data = to_wire(event)
+            if name == "delta":
+                answer.append(str(data.get("text", "")))
+            if name == "done":
+                text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(answer)
+                data = {**data, "html": render_markdown(text)}
+            yield name, data
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """What the browser is told when the chat fails: input problems verbatim, anything else generically."""
+    if isinstance(exc, ShardwiseInputError):
+        return {"message": str(exc), "kind": "input"}
+    kind = getattr(exc, "kind", None)
+    if kind in {"unavailable", "timeout", "auth", "bad_request", "deadline"}:
+        # The agent's ModelError: its message names the endpoint's problem, never the key.
+        return {"message": f"the language model failed ({kind}): {exc}", "kind": kind}
+    return {"message": "the advisor hit an internal error answering this; it has been logged", "kind": "internal"}

@@ -1,0 +1,111 @@
+"""Request bodies -> engine calls -> the engine's result objects. No HTTP in here.
+
+The one difference from the CLI: a web request never names a file. `model` is a catalog id or a
+config.json given inline (object or text); a string that looks like a path is looked up in the
+catalog like any other name, so a client cannot make the server read its own files.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..engine.cluster import Cluster
+from ..engine.errors import ShardwiseInputError
+from ..engine.model_spec import ModelSpec
+from .schemas import EvaluateRequest, ExportRequest, ExportResponse, RecommendRequest, ScenarioRequest
+
+
+def resolve_model(req: ScenarioRequest) -> ModelSpec:
+    from ..engine.hf_config import model_from_hf_config
+    from ..engine.inputs import parse_count
+    from ..engine.model_catalog import get_model
+    from ..engine.synthetic import model_from_param_count
+
+    model, params = req.model, req.params
+    if model is not None and params is not None:
+        raise ShardwiseInputError("give either model or params (a bare parameter count), not both")
+    if params is not None:
+        return model_from_param_count(parse_count(params, "params"))
+    if model is None or (isinstance(model, str) and not model.strip()):
+        raise ShardwiseInputError("no model given: set model to a catalog id (GET /api/models), "
+                                  "a config.json object, or set params such as 70e9")
+    if isinstance(model, dict):
+        return model_from_hf_config(model)
+    text = model.strip()
+    if len(text) > 200_000:
+        raise ShardwiseInputError(f"model text is {len(text):,} characters; a config.json is a few thousand")
+    if text.startswith("{"):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ShardwiseInputError(f"model looks like config.json text but is not valid JSON: {exc.msg} "
+                                      f"at line {exc.lineno} column {exc.colno}") from None
+        return model_from_hf_config(text)
+    return get_model(text)
+
+
+def cluster(req: ScenarioRequest) -> Cluster:
+    from ..engine.inputs import build_cluster
+
+    return build_cluster(req.gpu, req.gpus, req.gpus_per_node, req.network)
+
+
+def evaluate(req: EvaluateRequest):
+    from ..engine.evaluate import evaluate as engine_evaluate
+
+    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy())
+
+
+def recommend(req: RecommendRequest):
+    from ..engine.search import recommend as engine_recommend
+
+    return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom)
+
+
+def export(req: ExportRequest) -> ExportResponse:
+    from ..engine import export as engine_export
+
+    model, clu, setup, strategy = resolve_model(req), cluster(req), req.setup(), req.strategy()
+    result: Any = engine_export.export(req.format, model, clu, setup, strategy)
+    return _export_response(req.format, result)
+
+
+def _export_response(fmt: str, result: Any) -> ExportResponse:
+    """Accept the exporter's result as text or as an object carrying text and a file name."""
+    if isinstance(result, str):
+        return ExportResponse(format=fmt, filename=default_filename(fmt), text=result)
+    text = getattr(result, "text", None) or getattr(result, "content", None)
+    name = getattr(result, "filename", None) or default_filename(fmt)
+    return ExportResponse(format=fmt, filename=name, text=str(text))
+
+
+def default_filename(fmt: str) -> str:
+    return {"deepspeed": "ds_config.json", "torchtitan": "torchtitan.toml", "fsdp": "fsdp2_snippet.py",
+            "accelerate": "accelerate_config.yaml", "megatron": "megatron_args.sh",
+            "megatron-bridge": "megatron_bridge_overrides.txt", "nanotron": "nanotron.yaml",
+            "launch": "launch.sh"}.get(fmt, f"{fmt}.txt")
+
+
+def list_models() -> list[dict]:
+    from ..engine.model_catalog import list_models as catalog_models
+    from ..engine.params import active_params, total_params
+
+    rows = []
+    for spec in catalog_models():
+        rows.append({"id": getattr(spec, "id", None) or spec.name, "name": spec.name,
+                     "params": total_params(spec), "active_params": active_params(spec),
+                     "moe": spec.is_moe, "source": spec.source})
+    return rows
+
+
+def list_gpus() -> list:
+    from ..engine.hardware_catalog import list_gpus as catalog_gpus
+
+    return list(catalog_gpus())
+
+
+def list_networks() -> list:
+    from ..engine.hardware_catalog import list_networks as catalog_networks
+
+    return list(catalog_networks())

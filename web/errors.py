@@ -1,0 +1,94 @@
+"""Every error leaves as JSON `{"message": "...", "errors": [{"field", "message"}]}` — never a traceback.
+
+400 malformed JSON or input the engine cannot interpret, 413 too large, 422 a field out of bounds
+or unknown, 429 too many requests, 500 a bug (logged here, generic message out there: internals
+and keys stay on the server).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from ..engine.errors import ShardwiseInputError
+
+log = logging.getLogger("shardwise.web")
+
+
+def field_name(loc: tuple) -> str:
+    """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int' or 'str' are dropped."""
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    parts = [p for p in parts if not p.startswith(("function-", "json-or-python")) and p not in {"int", "str", "float", "dict[str,any]"}]
+    return ".".join(parts) or "body"
+
+
+def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, str]]]:
+    """Pydantic's error list -> (status, one-line message, per-field entries)."""
+    if any(e.get("type") == "json_invalid" for e in errors):
+        e = next(e for e in errors if e.get("type") == "json_invalid")
+        reason = (e.get("ctx") or {}).get("error", "invalid JSON")
+        where = e.get("loc", ())
+        pos = f" at character {where[1]}" if len(where) > 1 and isinstance(where[1], int) else ""
+        return 400, f"malformed JSON{pos}: {reason}", [{"field": "body", "message": str(reason)}]
+    entries, seen = [], set()
+    for e in errors:
+        name = field_name(tuple(e.get("loc", ())))
+        if name == "body" and e.get("type") == "missing":
+            msg = "the request body is empty: send a JSON object (see /docs)"
+        elif name == "body" and e.get("type") in {"model_attributes_type", "dict_type", "model_type"}:
+            msg = "the request body must be a JSON object {…}, not " + type(e.get("input")).__name__.replace("NoneType", "null")
+        elif e.get("type") == "extra_forbidden":
+            msg = "unknown field (see /docs for the allowed names)"
+        elif e.get("type") == "missing":
+            msg = "required"
+        else:
+            msg = str(e.get("msg", "invalid"))
+        if (name, msg) in seen:
+            continue
+        seen.add((name, msg))
+        entries.append({"field": name, "message": msg})
+    return 422, "; ".join(f"{x['field']}: {x['message']}" for x in entries) or "invalid request", entries
+
+
+async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    status, message, entries = describe_validation(list(exc.errors()))
+    return JSONResponse({"message": message, "errors": entries}, status_code=status)
+
+
+async def _pydantic(request: Request, exc: ValidationError) -> JSONResponse:
+    # Raised by the engine's specs while building them from a request (e.g. a config.json's shape).
+    status, message, entries = describe_validation(list(exc.errors()))
+    return JSONResponse({"message": message, "errors": entries}, status_code=400 if status == 422 else status)
+
+
+async def _input(request: Request, exc: ShardwiseInputError) -> JSONResponse:
+    return JSONResponse({"message": str(exc), "errors": []}, status_code=400)
+
+
+async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no such endpoint: {request.method} {request.url.path} (see /docs)"
+    if exc.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path} (see /docs)"
+    return JSONResponse({"message": message, "errors": []}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return JSONResponse({"message": "internal error while handling this request; it has been logged", "errors": []},
+                        status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(ValidationError, _pydantic)
+    app.add_exception_handler(ShardwiseInputError, _input)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,162 @@
+"""The page: a form and the chat side by side, the results below, rendered on the server with Jinja.
+
+Without JavaScript the form posts to `/` and the whole page comes back with results. With it, the
+form posts to `/ui/results` and only the results panel is swapped; the chat fills the same form
+when an answer carries a scenario, so both drive one scenario.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+
+from ..engine.errors import ShardwiseInputError
+from . import engine_calls
+from .errors import describe_validation
+from .schemas import RecommendRequest
+from .view import build_view
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=HERE / "templates")
+log = logging.getLogger("shardwise.web")
+router = APIRouter(include_in_schema=False)
+
+# What the form shows before anyone types: a common pre-training question.
+DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "gpus_per_node": "", "network": "",
+                "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
+                "framework": "megatron", "config_json": "", "params": ""}
+# Ranked plans on the page (the table is sortable; more would be noise).
+PAGE_TOP_K = 10
+
+
+def seq_len_value(text: str) -> int:
+    """'8192', '8k', '32K' -> tokens (k = 1024, as context lengths are quoted)."""
+    s = text.strip().lower().replace(",", "").replace("_", "")
+    try:
+        value = int(float(s[:-1]) * 1024) if s.endswith("k") else int(s)
+    except ValueError:
+        raise ShardwiseInputError(f"sequence length expects a number such as 8192 or 8k, got {text!r}") from None
+    return value
+
+
+def form_to_request(form: dict[str, str]) -> RecommendRequest:
+    """The page's form fields -> the same body POST /api/recommend takes."""
+    f = {k: (v or "").strip() for k, v in form.items()}
+    body: dict[str, Any] = {"gpu": f.get("gpu", ""), "mode": f.get("mode") or "full",
+                            "precision": f.get("precision") or "bf16", "framework": f.get("framework") or "megatron",
+                            "top_k": PAGE_TOP_K}
+    choice = f.get("model", "")
+    if choice == "__config__":
+        if not f.get("config_json"):
+            raise ShardwiseInputError("paste the model's config.json, or pick a model from the catalog")
+        body["model"] = f["config_json"]
+    elif choice == "__params__":
+        body["params"] = f.get("params") or None
+        if not body["params"]:
+            raise ShardwiseInputError("give a parameter count such as 70B, or pick a model from the catalog")
+    else:
+        body["model"] = choice
+    body["gpus"] = _whole(f.get("gpus", ""), "number of GPUs")
+    if f.get("gpus_per_node"):
+        body["gpus_per_node"] = _whole(f["gpus_per_node"], "GPUs per node")
+    if f.get("network"):
+        body["network"] = f["network"]
+    if f.get("seq_len"):
+        body["seq_len"] = seq_len_value(f["seq_len"])
+    if f.get("batch"):
+        if f.get("batch_unit") == "tokens":
+            body["global_batch_tokens"] = f["batch"]
+        else:
+            body["global_batch"] = _whole(f["batch"], "global batch")
+    return RecommendRequest(**body)
+
+
+def _whole(text: str, what: str) -> int:
+    try:
+        return int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise ShardwiseInputError(f"{what} must be a whole number, got {text!r}") from None
+
+
+def _catalogs() -> dict[str, list]:
+    out: dict[str, list] = {"models": [], "gpus": [], "networks": []}
+    for key, fn in (("models", engine_calls.list_models), ("gpus", engine_calls.list_gpus),
+                    ("networks", engine_calls.list_networks)):
+        try:
+            out[key] = fn()
+        except Exception:  # noqa: BLE001 - the page still works with free-text inputs
+            log.exception("catalog %s unavailable", key)
+    return out
+
+
+def compute_results(form: dict[str, str]) -> dict[str, Any]:
+    """Template context for the results panel: a view, or an error with the fields to fix."""
+    try:
+        req = form_to_request(form)
+        rec = engine_calls.recommend(req)
+        return {"view": build_view(rec, req), "error": None, "field_errors": {}}
+    except ShardwiseInputError as exc:
+        return {"view": None, "error": str(exc), "field_errors": {}}
+    except ValidationError as exc:
+        _, message, entries = describe_validation(list(exc.errors()))
+        return {"view": None, "error": message, "field_errors": {e["field"]: e["message"] for e in entries}}
+    except Exception:  # noqa: BLE001
+        log.exception("results failed for %r", {k: v for k, v in form.items() if k != "config_json"})
+        return {"view": None, "error": "internal error while computing the plan; it has been logged", "field_errors": {}}
+
+
+def page_context(request: Request, form: dict[str, str], results: dict[str, Any] | None) -> dict[str, Any]:
+    return {"form": {**DEFAULT_FORM, **form}, "results": results, "catalogs": _catalogs(),
+            "chat_mode": request.app.state.chat_mode, "max_message_chars": request.app.state.max_message_chars}
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """URL-encoded form fields (what a browser's form and the page's script send)."""
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return dict(parse_qsl(body, keep_blank_values=True))
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request):
+    form = dict(request.query_params)
+    results = compute_results({**DEFAULT_FORM, **form}) if form.get("gpu") else None
+    return templates.TemplateResponse(request, "index.html", page_context(request, form, results))
+
+
+@router.post("/", response_class=HTMLResponse)
+async def index_post(request: Request):
+    form = await _form(request)
+    results = await run_in_threadpool(compute_results, form)
+    return templates.TemplateResponse(request, "index.html", page_context(request, form, results),
+                                      status_code=200 if results["error"] is None else 400)
+
+
+@router.post("/ui/results", response_class=HTMLResponse)
+async def results_fragment(request: Request):
+    """The results panel alone, for the page's script (same fields as the form)."""
+    form = await _form(request)
+    results = await run_in_threadpool(compute_results, form)
+    return templates.TemplateResponse(request, "_results.html", {"results": results},
+                                      status_code=200 if results["error"] is None else 400)
+
+
+@router.get("/widget.js")
+def widget_script() -> FileResponse:
+    """The embeddable chat: `<script src="https://HOST/widget.js" defer></script>` on any allowed page."""
+    return FileResponse(HERE / "static" / "widget.js", media_type="text/javascript",
+                        headers={"cache-control": "public, max-age=300"})
+
+
+@router.get("/embed", response_class=HTMLResponse)
+def embed_help(request: Request):
+    """How to put the chat widget on another site, with the snippet for this server."""
+    return templates.TemplateResponse(request, "embed.html", {"base_url": str(request.base_url).rstrip("/"),
+                                                              "cors": request.app.state.settings.cors_origins})

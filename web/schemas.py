@@ -1,0 +1,129 @@
+"""REST request bodies: the CLI's flags in snake_case (`--gpus-per-node` -> `gpus_per_node`).
+
+Unknown fields are refused (a typo such as `gpu_count` must not silently fall back to a default),
+and every number has the same bounds the engine's specs enforce, so absurd values fail here
+with the field named. Responses are the engine's own result models (`Evaluation`, …), the
+objects `--json` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.errors import ShardwiseInputError
+from ..engine.strategy import Recompute, Strategy
+from ..engine.training import Framework, Mode, Precision, TrainingSetup
+from .settings import MAX_TOP_K
+
+# A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
+MAX_MODEL_TEXT_CHARS = 200_000
+EXPORT_FORMATS = ("deepspeed", "torchtitan", "fsdp", "accelerate", "megatron", "megatron-bridge", "nanotron", "launch")
+ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatron", "megatron-bridge", "nanotron", "launch"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScenarioRequest(_Body):
+    """What is trained on what: the CLI's model, cluster and training-setup flags."""
+
+    model: str | dict[str, Any] | None = Field(
+        default=None, description="catalog id (GET /api/models), or a Hugging Face config.json as a JSON object or its text",
+        examples=["llama-3.1-70b"])
+    params: float | str | None = Field(default=None, description="bare parameter count instead of a model, e.g. 70e9 or '70B'")
+    gpu: str = Field(min_length=1, max_length=100, description="GPU id or alias (GET /api/gpus)", examples=["h100-sxm"])
+    gpus: int = Field(ge=1, le=1_048_576, description="total GPUs", examples=[64])
+    gpus_per_node: int | None = Field(default=None, ge=1, le=4096, description="GPUs sharing the fast intra-node link")
+    network: str | None = Field(default=None, max_length=100, description="scale-out network id, e.g. ib-ndr")
+    seq_len: int = Field(default=4096, ge=1, le=16_777_216, description="tokens per sequence")
+    global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description="sequences per optimizer step (default 1024)")
+    global_batch_tokens: int | str | None = Field(
+        default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
+    mode: Mode = "full"
+    lora_rank: int = Field(default=16, ge=1, le=65_536)
+    precision: Precision = "bf16"
+    framework: Framework = "megatron"
+
+    def setup(self) -> TrainingSetup:
+        if self.global_batch is not None and self.global_batch_tokens is not None:
+            raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
+        if self.global_batch_tokens is not None:
+            global_batch = max(1, round(batch_tokens(self.global_batch_tokens) / self.seq_len))
+        else:
+            global_batch = self.global_batch or 1024
+        return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
+                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework)
+
+
+def batch_tokens(value: int | str) -> float:
+    """4194304, '4194304', '4M' (= 4·2^20, as `--global-batch-tokens` reads it) or '4e6' -> tokens."""
+    from ..engine.inputs import parse_count  # imports the catalogs: only when needed
+
+    text = str(value).strip()
+    tokens = parse_count(text, "global_batch_tokens")
+    if text.lower().endswith("m"):
+        tokens = tokens / 1e6 * 2**20
+    if tokens > 1 << 40:
+        raise ShardwiseInputError(f"global_batch_tokens {value!r} is beyond any training run (at most 2^40 tokens)")
+    return tokens
+
+
+class PlanFields(_Body):
+    """One parallelism plan: the CLI's --tp … --recompute flags. DP and grad-accum are derived."""
+
+    tp: int = Field(default=1, ge=1, le=1024)
+    pp: int = Field(default=1, ge=1, le=1024)
+    vpp: int = Field(default=1, ge=1, le=128)
+    cp: int = Field(default=1, ge=1, le=1024)
+    ep: int = Field(default=1, ge=1, le=4096)
+    etp: int = Field(default=1, ge=1, le=1024)
+    zero: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage (3 = FSDP full shard)")
+    micro_batch: int = Field(default=1, ge=1, le=65_536)
+    recompute: Recompute = "selective"
+    sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
+
+    def strategy(self) -> Strategy:
+        return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
+                        zero_stage=self.zero, micro_batch=self.micro_batch, recompute=self.recompute,
+                        sequence_parallel=self.sequence_parallel)
+
+
+class EvaluateRequest(PlanFields, ScenarioRequest):
+    """POST /api/evaluate: a scenario and one plan."""
+
+
+class RecommendRequest(ScenarioRequest):
+    """POST /api/recommend: a scenario; the engine searches every valid plan."""
+
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="how many ranked plans to return")
+    headroom: float = Field(default=0.0, ge=0.0, le=0.5, description="share of GPU memory kept free, 0..0.5")
+
+
+class ExportRequest(EvaluateRequest):
+    """POST /api/export: a scenario, one plan and the framework to write its config for."""
+
+    format: ExportFormat = Field(description="which framework's config")
+
+
+class ExportResponse(_Body):
+    format: str
+    filename: str = Field(description="a suggested file name")
+    text: str = Field(description="the config, ready to paste")
+
+
+class ChatRequest(_Body):
+    """POST /api/chat: one user message; `session_id` continues a conversation (null starts one)."""
+
+    message: str = Field(min_length=1, description="what the user asked")
+    session_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                                   description="from the `session` event of an earlier answer")
+    scenario: dict[str, Any] | None = Field(
+        default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+
+
+class ErrorResponse(_Body):
+    message: str = Field(description="what was wrong and what is allowed")
+    errors: list[dict[str, str]] = Field(default_factory=list, description="one entry per bad field: {field, message}")

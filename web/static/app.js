@@ -1,0 +1,147 @@
+/* shardwise page behaviour: the form swaps only the results panel, the chat fills the same form,
+ * sortable alternatives, config tabs, copy buttons. Everything also works (less smoothly) without it. */
+(function () {
+  "use strict";
+  var form = document.getElementById("scenario");
+  var results = document.getElementById("results");
+  var announce = document.getElementById("announce");
+
+  function toggleModelFields() {
+    var choice = form.elements.model.value;
+    form.querySelectorAll("[data-show-for]").forEach(function (f) { f.hidden = f.getAttribute("data-show-for") !== choice; });
+  }
+
+  function formScenario() {
+    var f = form.elements, s = { gpu: f.gpu.value, gpus: +f.gpus.value || null, mode: f.mode.value,
+      precision: f.precision.value, framework: f.framework.value };
+    if (f.model.value === "__params__") s.params = f.params.value; else if (f.model.value !== "__config__") s.model = f.model.value;
+    if (f.gpus_per_node.value) s.gpus_per_node = +f.gpus_per_node.value;
+    if (f.network.value) s.network = f.network.value;
+    var seq = f.seq_len.value.trim().toLowerCase();
+    if (seq) s.seq_len = /k$/.test(seq) ? Math.round(parseFloat(seq) * 1024) : parseInt(seq, 10);
+    if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
+    return s;
+  }
+
+  async function submitForm(ev, quiet) {
+    if (ev) ev.preventDefault();
+    var button = form.querySelector("button[type=submit]");
+    button.setAttribute("aria-busy", "true");
+    try {
+      var res = await fetch("/ui/results", { method: "POST", body: new URLSearchParams(new FormData(form)),
+        headers: { accept: "text/html" } });
+      results.innerHTML = await res.text();
+      enhance(results);
+      var title = results.querySelector("#results-title");
+      announce.textContent = title ? title.textContent : "Results updated";
+      if (!quiet) results.focus({ preventScroll: false });
+      if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) window.ShardwiseChat.instance.setScenario(formScenario());
+    } catch (e) {
+      results.innerHTML = "";
+      var box = document.createElement("div");
+      box.className = "error-box"; box.setAttribute("role", "alert");
+      box.textContent = "Could not reach the server: " + e.message;
+      results.appendChild(box);
+    } finally {
+      button.removeAttribute("aria-busy");
+    }
+  }
+
+  function setSelect(select, value) {
+    if (value === null || value === undefined || value === "") return;
+    value = String(value);
+    var match = Array.prototype.find.call(select.options, function (o) { return o.value.toLowerCase() === value.toLowerCase(); });
+    if (!match) { match = new Option(value, value); select.add(match); }
+    select.value = match.value;
+  }
+
+  /* The chat's scenario (the tools' names: model, params, gpu, gpus, …) -> the form, then refresh results. */
+  function applyScenario(s) {
+    if (!s) return;
+    var f = form.elements;
+    if (s.params && !s.model) { f.model.value = "__params__"; f.params.value = s.params; }
+    else if (s.model) setSelect(f.model, s.model);
+    if (s.gpu) setSelect(f.gpu, s.gpu);
+    if (s.gpus) f.gpus.value = s.gpus;
+    f.gpus_per_node.value = s.gpus_per_node || "";
+    if (s.network) setSelect(f.network, s.network); else f.network.value = "";
+    if (s.seq_len) f.seq_len.value = s.seq_len;
+    if (s.global_batch_tokens) { f.batch.value = s.global_batch_tokens; f.batch_unit.value = "tokens"; }
+    else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
+    ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
+    toggleModelFields();
+    submitForm(null, true);
+  }
+
+  function sortTable(table, col, th) {
+    var asc = th.getAttribute("aria-sort") !== "ascending";
+    var numeric = th.getAttribute("data-type") === "num";
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col].getAttribute("data-value"), y = b.cells[col].getAttribute("data-value");
+      if (numeric) { x = x === "" ? Infinity : +x; y = y === "" ? Infinity : +y; return asc ? x - y : y - x; }
+      return asc ? x.localeCompare(y) : y.localeCompare(x);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+  }
+
+  function copy(button) {
+    var target = document.querySelector(button.getAttribute("data-copy"));
+    var text = target ? target.textContent : "";
+    var reset = function (label) { var old = button.textContent; button.textContent = label; setTimeout(function () { button.textContent = old; }, 1500); };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { reset("Copied"); }, function () { reset("Press Ctrl+C"); });
+    } else {
+      var range = document.createRange(); range.selectNodeContents(target);
+      var sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+      reset(document.execCommand("copy") ? "Copied" : "Press Ctrl+C");
+    }
+  }
+
+  function enhance(scope) {
+    scope.querySelectorAll("table.sortable").forEach(function (table) {
+      table.querySelectorAll("th").forEach(function (th, col) {
+        var b = th.querySelector("button");
+        if (b) b.addEventListener("click", function () { sortTable(table, col, th); });
+      });
+    });
+    scope.querySelectorAll("[data-tabs]").forEach(function (box) {
+      var tabs = Array.prototype.slice.call(box.querySelectorAll("[role=tab]"));
+      function select(k, focus) {
+        tabs.forEach(function (t, i) {
+          t.setAttribute("aria-selected", i === k ? "true" : "false"); t.tabIndex = i === k ? 0 : -1;
+          document.getElementById(t.getAttribute("aria-controls")).hidden = i !== k;
+        });
+        if (focus) tabs[k].focus();
+      }
+      tabs.forEach(function (t, i) {
+        t.addEventListener("click", function () { select(i); });
+        t.addEventListener("keydown", function (ev) {
+          var j = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[ev.key];
+          if (j === undefined) return;
+          ev.preventDefault(); select((j + tabs.length) % tabs.length, true);
+        });
+      });
+    });
+    scope.querySelectorAll("button.copy").forEach(function (b) { b.addEventListener("click", function () { copy(b); }); });
+  }
+
+  if (form) {
+    form.elements.model.addEventListener("change", toggleModelFields);
+    toggleModelFields();
+    form.addEventListener("submit", submitForm);
+    var file = document.getElementById("f-config-file");
+    if (file) file.addEventListener("change", function () {
+      var f = file.files[0];
+      if (!f) return;
+      if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a config.json is a few KB."); file.value = ""; return; }
+      f.text().then(function (t) { form.elements.config_json.value = t; });
+    });
+  }
+  enhance(document);
+  window.ShardwiseChat = window.ShardwiseChat || {};
+  window.ShardwiseChat.onScenario = applyScenario;
+})();
