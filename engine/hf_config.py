@@ -185,6 +185,10 @@ def _gemma3(c: _Config) -> dict[str, Any]:
     spec = {**_gemma(c), "norms_per_layer": 4, "qk_norm": True, "sliding_window": c.opt_int("sliding_window")}
     layers = spec["num_layers"]
     if isinstance(c.raw.get("layer_types"), list):
+        if len(c.raw["layer_types"]) != layers:
+            raise ShardwiseInputError(
+                f"config.json field 'layer_types' (model_type {c.model_type!r}) has {len(c.raw['layer_types'])} "
+                f"entries; it needs one per layer ({layers})")
         local = sum(1 for t in c.raw["layer_types"] if t == "sliding_attention")
     else:  # every `sliding_window_pattern`-th layer is global
         local = layers - layers // c.int("sliding_window_pattern", 6)
