@@ -1,0 +1,67 @@
+"""Result objects of the search: Recommendation, and NothingFits when no plan fits.
+
+Frozen pydantic, like results.py; `shardwise recommend --json` prints a Recommendation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .results import ClusterSummary, Evaluation, ModelSummary, StrategySummary, Violation
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class SetupSummary(_Result):
+    seq_len: int
+    global_batch: int
+    global_batch_tokens: int
+    mode: str
+    precision: str
+    framework: str
+
+
+class FixOption(_Result):
+    """One change that might make a plan fit, and whether it does."""
+
+    rule: Literal["more_gpus", "recompute_full", "zero3", "lora", "qlora", "larger_gpu"]
+    change: dict[str, Any] = Field(description="the input or constraint changed, e.g. {'mode': 'lora'}")
+    applicable: bool = Field(description="False when the search already tried it or it does not apply")
+    fits: bool
+    lowest_memory_gib: float | None = Field(default=None, description="the least memory any valid plan needs")
+    plan: StrategySummary | None = Field(default=None, description="the lowest-memory plan under the change")
+    note: str = ""
+
+
+class NothingFits(_Result):
+    """Why no plan was recommended, and what would make one fit."""
+
+    reason: Literal["no_valid_plan", "out_of_memory"]
+    capacity_gib: float
+    usable_gib: float = Field(description="capacity × (1 − headroom)")
+    lowest_memory_gib: float | None = Field(default=None, description="the least memory any valid plan needs")
+    lowest_memory_plan: StrategySummary | None = None
+    min_gpus: int | None = Field(default=None, description="the fewest GPUs (same GPU type) at which a plan fits")
+    min_gpus_plan: StrategySummary | None = None
+    larger_gpu: str | None = Field(default=None, description="the smallest-memory catalog GPU on which a plan fits")
+    options: list[FixOption] = Field(default_factory=list)
+    blocking: list[Violation] = Field(default_factory=list,
+                                      description="when no plan is valid: an example of each rule that excluded plans")
+
+
+class Recommendation(_Result):
+    model: ModelSummary
+    cluster: ClusterSummary
+    setup: SetupSummary
+    headroom: float
+    constraints: dict[str, Any] = Field(default_factory=dict)
+    plans: list[Evaluation] = Field(description="the best plans that fit, fastest first")
+    searched: int = Field(description="plans enumerated")
+    valid: int = Field(description="plans that break no validity rule and are not duplicates")
+    fitting: int = Field(description="valid plans that fit in capacity × (1 − headroom)")
+    excluded: dict[str, int] = Field(description="plans dropped, by rule name (and 'does_not_fit')")
+    nothing_fits: NothingFits | None = None

@@ -1,0 +1,133 @@
+"""recommend(): every valid plan, the ones that fit, ranked by predicted throughput.
+
+One PlanGrid for the whole space (engine/enumerate.py), memory for every valid plan in
+one vectorised call, step time only for the plans that fit, then the top K re-assembled
+as full Evaluations by `evaluate()` so a recommended plan reads exactly like
+`shardwise evaluate` of the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import memory, performance
+from .cluster import Cluster
+from .constraints import Constraints, parse_constraints
+from .enumerate import Enumeration, enumerate_plans
+from .errors import ShardwiseInputError
+from .evaluate import cluster_summary, evaluate, model_summary
+from .model_spec import ModelSpec
+from .plans import PlanGrid
+from .recommendation import Recommendation, SetupSummary
+from .training import TrainingSetup
+from .validity.rule import Scenario
+
+GIB = 2**30
+RANK_RESOLUTION_S = 1e-9  # step times closer than this are ties, broken by memory then by the plan itself
+
+
+@dataclass(frozen=True)
+class MemoryScan:
+    """Every valid plan with its peak memory per GPU."""
+
+    enumeration: Enumeration
+    total_bytes: np.ndarray  # one per plan of enumeration.grid
+    usable_bytes: float
+
+    @property
+    def grid(self) -> PlanGrid:
+        return self.enumeration.grid
+
+    @property
+    def fits(self) -> np.ndarray:
+        return self.total_bytes <= self.usable_bytes
+
+
+@dataclass(frozen=True)
+class Ranking:
+    scan: MemoryScan
+    fitting: PlanGrid  # the plans that fit, fastest first
+    step_s: np.ndarray  # their step times, same order
+    memory_bytes: np.ndarray  # their peak memory, same order
+
+    @property
+    def excluded(self) -> dict[str, int]:
+        out = dict(self.scan.enumeration.excluded)
+        not_fitting = int((~self.scan.fits).sum())
+        if not_fitting:
+            out["does_not_fit"] = not_fitting
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def check_headroom(headroom: float) -> float:
+    if not isinstance(headroom, (int, float)) or not 0.0 <= headroom < 1.0:
+        raise ShardwiseInputError(f"headroom is the share of GPU memory kept free, between 0 and 1 (e.g. 0.1); "
+                                  f"got {headroom!r}")
+    return float(headroom)
+
+
+def with_framework(setup: TrainingSetup, c: Constraints) -> TrainingSetup:
+    return setup.model_copy(update={"framework": c.framework}) if c.framework else setup
+
+
+def scan_memory(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints,
+                headroom: float) -> MemoryScan:
+    enumeration = enumerate_plans(Scenario(model, cluster, setup), c)
+    usable = cluster.gpu.memory_gib * GIB * (1.0 - headroom)
+    if len(enumeration.grid) == 0:
+        return MemoryScan(enumeration, np.zeros(0), usable)
+    total = np.asarray(memory.memory_per_gpu(model, cluster, setup, enumeration.grid).total, dtype=float)
+    return MemoryScan(enumeration, total, usable)
+
+
+def canonical_keys(grid: PlanGrid) -> list[np.ndarray]:
+    """The plan itself as sort keys, most significant first: simpler plans first on ties."""
+    return [grid.tp, grid.pp, grid.vpp, grid.cp, grid.ep, grid.etp, grid.zero_stage, ~grid.sp,
+            grid.micro_batch, grid.recompute, grid.hsdp_replicas]
+
+
+def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints, headroom: float) -> Ranking:
+    scan = scan_memory(model, cluster, setup, c, headroom)
+    index = np.flatnonzero(scan.fits)
+    fitting = scan.grid.take(index)
+    if len(fitting) == 0:
+        return Ranking(scan, fitting, np.zeros(0), np.zeros(0))
+    step = np.asarray(performance.step_time(model, cluster, setup, fitting).step, dtype=float)
+    mem = scan.total_bytes[index]
+    # Tokens per step are the same for every valid plan (global batch × sequence), so the
+    # fastest step is the highest throughput. np.lexsort: last key is the primary one.
+    ticks = np.round(step / RANK_RESOLUTION_S)
+    order = np.lexsort([*reversed(canonical_keys(fitting)), mem, ticks])
+    return Ranking(scan, fitting.take(order), step[order], mem[order])
+
+
+def setup_summary(setup: TrainingSetup) -> SetupSummary:
+    return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
+                        global_batch_tokens=setup.global_batch_tokens, mode=setup.mode,
+                        precision=setup.precision, framework=setup.framework)
+
+
+def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5, headroom: float = 0.1,
+              **constraints) -> Recommendation:
+    """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise ShardwiseInputError(f"top_k must be a whole number ≥ 1, got {top_k!r}")
+    headroom = check_headroom(headroom)
+    c = parse_constraints(constraints)
+    setup = with_framework(setup, c)
+    ranking = rank(model, cluster, setup, c, headroom)
+    plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom)
+             for i in range(min(top_k, len(ranking.fitting)))]
+    nothing = None
+    if not plans:
+        from .nothing_fits import explain_nothing_fits
+
+        nothing = explain_nothing_fits(model, cluster, setup, c, headroom, ranking.scan)
+    return Recommendation(
+        model=model_summary(model), cluster=cluster_summary(cluster), setup=setup_summary(setup),
+        headroom=headroom, constraints=c.as_dict(), plans=plans, searched=ranking.scan.enumeration.searched,
+        valid=len(ranking.scan.grid), fitting=len(ranking.fitting), excluded=ranking.excluded,
+        nothing_fits=nothing,
+    )
