@@ -1,0 +1,66 @@
+"""`shardwise models`, `shardwise gpus`, `shardwise networks` through the real entry point."""
+
+import json
+
+import pytest
+
+from shardwise.cli.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_models_table_lists_the_catalog(capsys):
+    code, out, _ = run(capsys, "models")
+    assert code == 0
+    assert "llama-3.1-70b" in out and "deepseek-v3" in out and "70.55B" in out
+
+
+def test_models_json_contract(capsys):
+    code, out, _ = run(capsys, "models", "--json")
+    records = json.loads(out)
+    assert code == 0 and len(records) >= 30
+    by_id = {r["id"]: r for r in records}
+    # Published: Llama-3.1-8B 8,030,261,248 (HF safetensors metadata); Mixtral 46.7B total / 12.9B active.
+    assert by_id["llama-3.1-8b"]["params"] == 8_030_261_248
+    assert by_id["mixtral-8x7b"]["params"] == pytest.approx(46.7e9, rel=0.005)
+    assert by_id["mixtral-8x7b"]["active_params"] == pytest.approx(12.9e9, rel=0.005)
+
+
+def test_one_model_by_alias(capsys):
+    code, out, _ = run(capsys, "models", "meta-llama/Llama-3.1-70B", "--json")
+    record = json.loads(out)
+    assert code == 0 and record["id"] == "llama-3.1-70b" and record["num_layers"] == 80
+    code, out, _ = run(capsys, "models", "qwen3-30b-a3b")
+    assert code == 0 and "num_layers" in out and "48" in out and "source" in out
+
+
+def test_gpus_table_and_json(capsys):
+    code, out, _ = run(capsys, "gpus")
+    assert code == 0 and "h100-sxm" in out and "mi300x" in out
+    code, out, _ = run(capsys, "gpus", "--json")
+    records = {r["id"]: r for r in json.loads(out)}
+    assert {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h800", "h200", "b200", "gb200", "mi300x"} <= set(records)
+    assert records["h100-sxm"]["memory_gib"] == 80 and records["h100-sxm"]["intra_node"] == "nvlink4"
+
+
+def test_one_gpu_and_networks(capsys):
+    code, out, _ = run(capsys, "gpus", "H100", "--json")
+    assert code == 0 and json.loads(out)["id"] == "h100-sxm"
+    code, out, _ = run(capsys, "networks", "--json")
+    assert code == 0 and "ib-ndr" in {r["id"] for r in json.loads(out)}
+    code, out, _ = run(capsys, "networks", "ib-ndr")
+    assert code == 0 and "bandwidth_gbs" in out
+
+
+@pytest.mark.parametrize("argv, words", [(["models", "llama-9"], "unknown model 'llama-9'"),
+                                         (["gpus", "h1000"], "unknown gpu 'h1000'"),
+                                         (["networks", "ndx"], "unknown network 'ndx'"),
+                                         (["gpus", '{"name": "x"'], "not valid JSON")])
+def test_bad_names_exit_2_with_one_line(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
