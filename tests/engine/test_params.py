@@ -112,3 +112,12 @@ def test_full_width_qk_norm_and_biasless_layernorm():
     mpt = get_model("mpt-7b")
     with_bias = mpt.model_copy(update={"norm_bias": True})
     assert total_params(with_bias) - total_params(mpt) == (2 * 32 + 1) * 4096
+
+
+@pytest.mark.parametrize("model_id, total, active", [("gpt-oss-120b", 116.83e9, 5.13e9), ("gpt-oss-20b", 20.91e9, 3.61e9)])
+def test_gpt_oss_counts_match_the_model_card(model_id, total, active):
+    # OpenAI gpt-oss model card Table 1: total 116.83B / 20.91B; active per token 5.13B / 3.61B, which excludes
+    # the input embedding (our active count includes it, as for DeepSeek above).
+    model = get_model(model_id)
+    assert total_params(model) == pytest.approx(total, rel=0.0005)
+    assert active_params(model) - embedding_params(model) == pytest.approx(active, rel=0.002)
