@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..engine.errors import ShardwiseInputError
 from ..engine.hardware import GPUSpec, NetworkSpec
 from ..engine.hardware_catalog import get_gpu, get_network, list_gpus, list_networks
 from ..engine.inputs import resolve_model
@@ -57,7 +58,7 @@ def run_models(args: argparse.Namespace) -> int:
         try:
             entry = find_model(args.name)
             model, record = entry.spec, model_record(entry.spec, entry.id, entry.aliases)
-        except Exception:
+        except ShardwiseInputError:
             model = resolve_model(args.name)  # a config.json path or JSON text; re-raises a clear error otherwise
             record = model_record(model)
         if args.json:

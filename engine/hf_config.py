@@ -222,7 +222,7 @@ def _falcon(c: _Config) -> dict[str, Any]:
     heads = c.int("num_attention_heads", None, "n_head")
     new_arch = c.bool("new_decoder_architecture", False)
     if new_arch:
-        kv, norms = c.int("num_kv_heads", heads), c.int("num_ln_in_parallel_attn", 2)
+        kv, norms = c.int("num_kv_heads", heads, "n_head_kv"), c.int("num_ln_in_parallel_attn", 2)
     else:
         kv = 1 if c.bool("multi_query", True) else heads
         norms = 1 if c.bool("parallel_attn", True) else 2
