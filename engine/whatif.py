@@ -1,0 +1,211 @@
+"""What-if: re-run the recommendation with one input changed, and say what changed and why.
+
+Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
+global_batch_tokens, mode, lora_rank, precision, framework. The answer is data: the two
+recommendations, how the best plan's knobs moved, each time/memory term before and after,
+and named reasons with their numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .cluster import Cluster
+from .errors import ShardwiseInputError
+from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diffs
+from .inputs import parse_count
+from .model_spec import ModelSpec
+from .recommendation import Recommendation
+from .search import recommend
+from .training import TrainingSetup
+
+INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
+          "lora_rank", "precision", "framework")
+ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
+           "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class InputChange(_Result):
+    input: str
+    before: Any
+    after: Any
+
+
+class Reason(_Result):
+    """A named cause with its numbers, e.g. rule 'gpu_memory' {'before_gib': 80, 'after_gib': 141}."""
+
+    rule: str
+    numbers: dict[str, Any] = Field(default_factory=dict)
+
+
+class WhatIf(_Result):
+    changes: list[InputChange]
+    before: Recommendation
+    after: Recommendation
+    fits_before: bool
+    fits_after: bool
+    tokens_per_s_before: float | None = None
+    tokens_per_s_after: float | None = None
+    throughput_ratio: float | None = Field(default=None, description="best tokens/s after ÷ before")
+    tokens_per_s_per_gpu_ratio: float | None = None
+    plan_changes: list[KnobChange] = Field(default_factory=list, description="how the best plan's knobs moved")
+    time: list[TermDiff] = Field(default_factory=list, description="best plan's time terms, before → after")
+    memory: list[TermDiff] = Field(default_factory=list, description="best plan's memory terms, before → after")
+    reasons: list[Reason] = Field(default_factory=list)
+
+
+def _parse_seq(value) -> int:
+    text = str(value).strip().lower()
+    try:
+        tokens = float(text[:-1]) * 1024 if text.endswith("k") else float(text)
+    except ValueError:
+        raise ShardwiseInputError(f"seq_len expects a length such as 8192 or 8k, got {value!r}") from None
+    if tokens < 1 or not tokens.is_integer():
+        raise ShardwiseInputError(f"seq_len must be a positive whole number of tokens, got {value!r}")
+    return int(tokens)
+
+
+def _parse_int(name: str, value) -> int:
+    number = parse_count(value, name)
+    if not number.is_integer():
+        raise ShardwiseInputError(f"{name} must be a whole number, got {value!r}")
+    return int(number)
+
+
+def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
+    """'gpu=h200,gpus=128' or {'gpu': 'h200'} -> {'gpu': 'h200', 'num_gpus': 128}."""
+    if isinstance(change, str):
+        pairs = {}
+        for part in filter(None, (p.strip() for p in change.split(","))):
+            if "=" not in part:
+                raise ShardwiseInputError(f"what-if change {part!r} must look like input=value, e.g. gpu=h200")
+            key, value = part.split("=", 1)
+            pairs[key.strip()] = value.strip()
+        change = pairs
+    if not change:
+        raise ShardwiseInputError(f"what-if needs a change such as gpu=h200; inputs: {', '.join(INPUTS)}")
+    out: dict[str, Any] = {}
+    for key, value in change.items():
+        name = ALIASES.get(key.strip().lower().replace("-", "_"), key.strip().lower().replace("-", "_"))
+        if name not in INPUTS:
+            raise ShardwiseInputError(f"what-if cannot change {key!r}; inputs: {', '.join(INPUTS)}")
+        out[name] = value
+    return out
+
+
+def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any]) -> tuple[Cluster, TrainingSetup]:
+    from .hardware_catalog import get_gpu, get_network
+
+    gpu = get_gpu(str(changes["gpu"])) if "gpu" in changes else cluster.gpu
+    num_gpus = _parse_int("num_gpus", changes["num_gpus"]) if "num_gpus" in changes else cluster.num_gpus
+    if "gpus_per_node" in changes:
+        per_node = _parse_int("gpus_per_node", changes["gpus_per_node"])
+    elif "gpu" in changes:
+        per_node = gpu.gpus_per_node  # a different GPU comes in its own kind of node
+    else:
+        per_node = cluster.gpus_per_node if cluster.num_gpus > cluster.gpus_per_node else gpu.gpus_per_node
+    network = get_network(str(changes["network"])) if "network" in changes else cluster.network
+    new_cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(per_node, num_gpus), network=network)
+
+    update: dict[str, Any] = {}
+    if "seq_len" in changes:
+        update["seq_len"] = _parse_seq(changes["seq_len"])
+    seq = update.get("seq_len", setup.seq_len)
+    if "global_batch" in changes:
+        update["global_batch"] = _parse_int("global_batch", changes["global_batch"])
+    elif "global_batch_tokens" in changes:
+        update["global_batch"] = max(1, round(parse_count(changes["global_batch_tokens"], "global_batch_tokens") / seq))
+    elif "seq_len" in changes:
+        # Keep the tokens per step, as a recipe would when it changes the context length.
+        update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
+    for name in ("mode", "precision", "framework"):
+        if name in changes:
+            update[name] = str(changes[name]).lower()
+    if "lora_rank" in changes:
+        update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
+    new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
+    return new_cluster, new_setup
+
+
+def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
+                   new_setup: TrainingSetup) -> list[InputChange]:
+    pairs = [("gpu", cluster.gpu.id, new_cluster.gpu.id), ("num_gpus", cluster.num_gpus, new_cluster.num_gpus),
+             ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
+             ("network", cluster.network.id, new_cluster.network.id)]
+    pairs += [(n, getattr(setup, n), getattr(new_setup, n))
+              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")]
+    return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
+
+
+def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_setup: TrainingSetup,
+             before: Recommendation, after: Recommendation, ratio: float | None,
+             time: list[TermDiff]) -> list[Reason]:
+    out: list[Reason] = []
+    fits_b, fits_a = bool(before.plans), bool(after.plans)
+    if fits_b != fits_a:
+        out.append(Reason(rule="now_fits" if fits_a else "no_longer_fits",
+                          numbers={"fitting_before": before.fitting, "fitting_after": after.fitting}))
+    g0, g1 = cluster.gpu, new_cluster.gpu
+    if g0.memory_gib != g1.memory_gib:
+        out.append(Reason(rule="gpu_memory", numbers={"before_gib": g0.memory_gib, "after_gib": g1.memory_gib,
+                                                      "fitting_before": before.fitting,
+                                                      "fitting_after": after.fitting}))
+    p0, p1 = g0.peak_tflops(setup.precision), g1.peak_tflops(new_setup.precision)
+    if p0 != p1:
+        out.append(Reason(rule="peak_tflops", numbers={"before": p0, "after": p1, "ratio": p1 / p0}))
+    if g0.hbm_bandwidth_gbs != g1.hbm_bandwidth_gbs:
+        out.append(Reason(rule="hbm_bandwidth", numbers={"before_gbs": g0.hbm_bandwidth_gbs,
+                                                         "after_gbs": g1.hbm_bandwidth_gbs}))
+    if cluster.network.bandwidth_gbs != new_cluster.network.bandwidth_gbs:
+        out.append(Reason(rule="network_bandwidth", numbers={"before_gbs": cluster.network.bandwidth_gbs,
+                                                             "after_gbs": new_cluster.network.bandwidth_gbs}))
+    if cluster.num_gpus != new_cluster.num_gpus and ratio is not None:
+        scale = new_cluster.num_gpus / cluster.num_gpus
+        out.append(Reason(rule="gpu_count", numbers={"before": cluster.num_gpus, "after": new_cluster.num_gpus,
+                                                     "gpu_ratio": scale, "throughput_ratio": ratio,
+                                                     "scaling_efficiency": ratio / scale}))
+    if setup.seq_len != new_setup.seq_len:
+        out.append(Reason(rule="sequence_length", numbers={"before": setup.seq_len, "after": new_setup.seq_len}))
+    if setup.global_batch != new_setup.global_batch:
+        out.append(Reason(rule="global_batch", numbers={"before": setup.global_batch,
+                                                        "after": new_setup.global_batch}))
+    if setup.mode != new_setup.mode:
+        out.append(Reason(rule="training_mode", numbers={"before": setup.mode, "after": new_setup.mode}))
+    if before.plans and after.plans:
+        changed = knob_changes(before.plans[0].strategy, after.plans[0].strategy)
+        if changed:
+            out.append(Reason(rule="plan_changed", numbers={c.knob: f"{c.before} -> {c.after}" for c in changed}))
+        moved = [t for t in time if t.term != "step_s" and t.delta != 0]
+        if moved:
+            t = max(moved, key=lambda t: abs(t.delta))
+            out.append(Reason(rule="largest_time_change", numbers={"term": t.term, "before_s": t.a, "after_s": t.b,
+                                                                   "delta_s": t.delta}))
+    return out
+
+
+def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: dict[str, Any] | str,
+            top_k: int = 3, headroom: float = 0.1, **constraints) -> WhatIf:
+    changes = parse_changes(change)
+    new_cluster, new_setup = apply_changes(cluster, setup, changes)
+    before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, **constraints)
+    after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, **constraints)
+    b, a = (before.plans[0] if before.plans else None), (after.plans[0] if after.plans else None)
+    tps_b = b.throughput.tokens_per_s if b else None
+    tps_a = a.throughput.tokens_per_s if a else None
+    ratio = tps_a / tps_b if (tps_a and tps_b) else None
+    per_gpu = (a.throughput.tokens_per_s_per_gpu / b.throughput.tokens_per_s_per_gpu) if (a and b) else None
+    time = time_diffs(b, a) if (a and b) else []
+    return WhatIf(
+        changes=_input_changes(cluster, setup, new_cluster, new_setup), before=before, after=after,
+        fits_before=b is not None, fits_after=a is not None, tokens_per_s_before=tps_b, tokens_per_s_after=tps_a,
+        throughput_ratio=ratio, tokens_per_s_per_gpu_ratio=per_gpu,
+        plan_changes=knob_changes(b.strategy, a.strategy) if (a and b) else [],
+        time=time, memory=memory_diffs(b, a) if (a and b) else [],
+        reasons=_reasons(cluster, new_cluster, setup, new_setup, before, after, ratio, time),
+    )
