@@ -8,10 +8,11 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from ..engine.hardware import GPUSpec, NetworkSpec
+from ..engine.recommendation import Recommendation
 from ..engine.results import Evaluation
 from . import engine_calls
 from .chat import error_payload, wire_events
-from .schemas import (ChatRequest, ErrorResponse, EvaluateRequest, ExportRequest, ExportResponse,
+from .schemas import (CatalogModel, ChatRequest, ErrorResponse, EvaluateRequest, ExportRequest, ExportResponse,
                       RecommendRequest)
 from .sse import EventStreamResponse
 
@@ -25,20 +26,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 router = APIRouter(prefix="/api", responses=ERRORS)
 
 
-def _recommendation_model():
-    try:
-        from ..engine.results import Recommendation
-        return Recommendation
-    except ImportError:  # the search lands separately; until then the schema is open
-        return dict[str, Any]
-
-
 @router.post("/evaluate", response_model=Evaluation, summary="Evaluate one plan (shardwise evaluate --json)")
 def evaluate(body: EvaluateRequest) -> Evaluation:
     return engine_calls.evaluate(body)
 
 
-@router.post("/recommend", response_model=_recommendation_model(),
+@router.post("/recommend", response_model=Recommendation,
              summary="Search every valid plan and rank them (shardwise recommend --json)")
 def recommend(body: RecommendRequest):
     return engine_calls.recommend(body)
@@ -49,7 +42,7 @@ def export(body: ExportRequest) -> ExportResponse:
     return engine_calls.export(body)
 
 
-@router.get("/models", summary="The model catalog (shardwise models --json)")
+@router.get("/models", response_model=list[CatalogModel], summary="The model catalog (shardwise models --json)")
 def models() -> list[dict[str, Any]]:
     return engine_calls.list_models()
 

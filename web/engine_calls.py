@@ -60,7 +60,8 @@ def evaluate(req: EvaluateRequest):
 def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
-    return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom)
+    return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
+                            **(req.constraints or {}))
 
 
 def export(req: ExportRequest) -> ExportResponse:
@@ -88,15 +89,11 @@ def default_filename(fmt: str) -> str:
 
 
 def list_models() -> list[dict]:
-    from ..engine.model_catalog import list_models as catalog_models
-    from ..engine.params import active_params, total_params
+    """Exactly what `shardwise models --json` prints."""
+    from ..cli.catalog import model_record
+    from ..engine.model_catalog import list_catalog
 
-    rows = []
-    for spec in catalog_models():
-        rows.append({"id": getattr(spec, "id", None) or spec.name, "name": spec.name,
-                     "params": total_params(spec), "active_params": active_params(spec),
-                     "moe": spec.is_moe, "source": spec.source})
-    return rows
+    return [model_record(e.spec, e.id, e.aliases) for e in list_catalog()]
 
 
 def list_gpus() -> list:

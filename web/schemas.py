@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.errors import ShardwiseInputError
+from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
 from ..engine.training import Framework, Mode, Precision, TrainingSetup
 from .settings import MAX_TOP_K
@@ -99,13 +100,26 @@ class RecommendRequest(ScenarioRequest):
     """POST /api/recommend: a scenario; the engine searches every valid plan."""
 
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="how many ranked plans to return")
-    headroom: float = Field(default=0.0, ge=0.0, le=0.5, description="share of GPU memory kept free, 0..0.5")
+    headroom: float = Field(default=0.1, ge=0.0, lt=1.0, description="share of GPU memory kept free (the CLI's default 0.1)")
+    constraints: dict[str, int | str | bool | list[int | str | bool]] | None = Field(
+        default=None, description="pin or bound knobs of the search: {'tp': 8}, {'max_pp': 4}, {'recompute': 'full'}, "
+                                  "{'zero': [1, 3]}; unknown names are refused with the allowed list",
+        examples=[{"max_pp": 4}])
 
 
 class ExportRequest(EvaluateRequest):
     """POST /api/export: a scenario, one plan and the framework to write its config for."""
 
     format: ExportFormat = Field(description="which framework's config")
+
+
+class CatalogModel(ModelSpec):
+    """One entry of GET /api/models: what `shardwise models --json` prints."""
+
+    id: str = Field(description="what `model` accepts")
+    params: int
+    active_params: int
+    aliases: list[str] = Field(default_factory=list)
 
 
 class ExportResponse(_Body):

@@ -57,6 +57,6 @@ def time_chart(rows: Sequence[tuple[str, TimeLike]], title: str = "Time per opti
 
 def _ms(seconds: float) -> str:
     ms = seconds * 1e3
-    if ms >= 10_000:
-        return f"{ms / 1e3:,.1f} s"
+    if ms >= 1_000:
+        return f"{seconds:,.2f} s"
     return f"{ms:,.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
