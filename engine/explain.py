@@ -67,7 +67,7 @@ class Counterfactual(_Result):
     knob: str
     before: Any
     after: Any
-    outcome: Literal["invalid", "does_not_fit", "faster", "slower", "same"]
+    outcome: Literal["invalid", "does_not_fit", "fits", "faster", "slower", "same"]  # 'fits': base does not
     violations: list[Violation] = Field(default_factory=list)
     memory_total_gib: float
     memory_delta_gib: float
@@ -211,7 +211,7 @@ def counterfactual(base: Evaluation, knob: str, value, other: Evaluation) -> Cou
     if not other.memory.fits:
         return Counterfactual(outcome="does_not_fit", **timing, **common)
     if base.time is None or not base.memory.fits:
-        return Counterfactual(outcome="faster", **timing, **common)  # runnable beats not runnable
+        return Counterfactual(outcome="fits", **timing, **common)  # the base itself cannot run
     delta = timing["step_delta_s"]
     outcome = "same" if abs(delta) < RANK_RESOLUTION_S else "faster" if delta < 0 else "slower"
     return Counterfactual(outcome=outcome, **timing, **common)
@@ -231,7 +231,7 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
         return BindingConstraint(kind="validity", rule=base.violations[0].rule)
     if not base.memory.fits:
         largest = max(MEMORY_TERMS, key=lambda t: getattr(base.memory, t))
-        fixes = [c for c in options if c.outcome == "faster"]
+        fixes = [c for c in options if c.outcome == "fits"]
         fix = min(fixes, key=lambda c: c.step_s) if fixes else None
         return BindingConstraint(
             kind="memory", rule="memory_capacity", term=largest, knob=fix.knob if fix else None,

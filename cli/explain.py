@@ -1,0 +1,129 @@
+"""`shardwise explain`: two plans term by term, the winner's binding constraint, and what
+one-knob changes would do. Without --a/--b it compares the winner of `recommend` with its runner-up."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..engine.errors import ShardwiseInputError
+from ..engine.explain import Explanation, compare, explain
+from ..engine.plan_text import parse_plan
+from ..engine.search import recommend
+from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .render import TERM_LABELS, plan_label, plan_line, plan_text, seconds, signed
+
+RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("explain", help="compare two plans term by term and explain the winner",
+                              description="Compare two plans term by term (time and memory), name what decides, "
+                                          "the winner's binding constraint and one-knob counterfactuals.")
+    add_scenario_args(p)
+    p.add_argument("--a", metavar="PLAN", help="first plan, e.g. \"tp=4,pp=2,zero=1,mb=1,recompute=selective\"")
+    p.add_argument("--b", metavar="PLAN", help="second plan; without --a and --b: the top two recommended plans")
+    p.add_argument("--headroom", type=float, default=0.1, help="share of GPU memory kept free (default 0.1)")
+    p.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
+    if args.b and not args.a:
+        raise ShardwiseInputError("--b needs --a (the plan to compare it with)")
+    if args.a:
+        a = parse_plan(args.a)
+        b = parse_plan(args.b) if args.b else None
+    else:
+        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom)
+        if not top.plans:
+            raise ShardwiseInputError("no plan fits, so there is nothing to compare; run `shardwise recommend` "
+                                      "to see what would fit, or pass --a PLAN")
+        a = parse_plan(plan_text(top.plans[0].strategy))
+        b = parse_plan(plan_text(runner_up(top.plans).strategy)) if len(top.plans) > 1 else None
+    result = explain(model, cluster, setup, a, b, headroom=args.headroom)
+    if args.json:
+        print_json(result)
+    else:
+        print(render_explanation(result))
+    return 0
+
+
+def runner_up(plans):
+    """The first alternative predicted slower than the winner (a tie explains nothing), else the second."""
+    for other in plans[1:]:
+        if compare(plans[0], other).decided_by != "tie":
+            return other
+    return plans[1]
+
+
+def render_explanation(x: Explanation) -> str:
+    lines: list[str] = []
+    c = x.comparison
+    if c is not None:
+        lines += [f"A  {plan_label(c.a.strategy)}", f"   {plan_line(c.a)}",
+                  f"B  {plan_label(c.b.strategy)}", f"   {plan_line(c.b)}", ""]
+        if c.time:
+            lines.append(f"  {'time per step':<24}{'A':>12}{'B':>12}{'B − A':>13}")
+            lines += [f"  {TERM_LABELS[t.term]:<24}{seconds(t.a):>12}{seconds(t.b):>12}{signed(t.delta, 's'):>13}"
+                      for t in c.time if t.a or t.b]
+        lines.append(f"  {'memory per GPU (GiB)':<24}{'A':>12}{'B':>12}{'B − A':>13}")
+        lines += [f"  {TERM_LABELS[t.term]:<24}{t.a:>12.2f}{t.b:>12.2f}{signed(t.delta, 'GiB'):>13}" for t in c.memory]
+        lines.append("")
+        lines.append(_verdict(c))
+    for v in x.winner.violations:
+        lines.append(f"  [{v.rule}] {v.message}")
+    lines += ["", _binding(x)]
+    if x.counterfactuals:
+        lines += ["", "one-knob changes to the winner:"]
+        for cf in x.counterfactuals:
+            change = f"{cf.knob} {cf.before} → {cf.after}"
+            if cf.outcome == "invalid":
+                detail = "; ".join(f"[{v.rule}]" for v in cf.violations)
+            elif cf.step_delta_s is not None:
+                detail = (f"step {signed(cf.step_delta_s, 's')}, tokens/s x{cf.throughput_ratio:.3f}, "
+                          f"memory {signed(cf.memory_delta_gib, 'GiB')}")
+            else:
+                detail = f"memory {cf.memory_total_gib:.1f} GiB"
+            lines.append(f"  {change:<32}{cf.outcome:<14}{detail}")
+    return "\n".join(lines)
+
+
+def _verdict(c) -> str:
+    if c.winner == "neither":
+        why = "is valid" if c.decided_by == "validity" else "fits in memory"
+        return f"neither plan {why}" + (f" ({', '.join(c.rules)})" if c.decided_by == "validity" else "")
+    if c.decided_by == "validity":
+        return f"winner: {c.winner.upper()} — the other plan is invalid ({', '.join(c.rules)})"
+    if c.decided_by == "memory":
+        return f"winner: {c.winner.upper()} — decided by memory: the other plan does not fit"
+    if c.decided_by == "tie":
+        return "tie: the same predicted step time"
+    who = "A" if c.winner == "a" else "B"
+    top = c.decisive[0]
+    return (f"winner: {who}, {c.speedup:.3f}x the tokens/s; decided by {TERM_LABELS[top.term]} "
+            f"({seconds(top.a)} vs {seconds(top.b)})")
+
+
+def _binding(x: Explanation) -> str:
+    b = x.binding
+    n = b.numbers
+    if b.kind == "memory" and "over_gib" in n:
+        fix = f"; fastest fix: {b.knob} {b.before} → {b.after}" if b.knob else ""
+        return (f"binding constraint: memory — {n['memory_gib']:.1f} GiB needed, {n['usable_gib']:.1f} usable "
+                f"(largest: {TERM_LABELS[b.term]}){fix}")
+    if b.kind == "memory":
+        return (f"binding constraint: memory — {b.knob} {b.before} → {b.after} would be "
+                f"{signed(n['step_delta_s'], 's')} per step but needs {n['memory_gib']:.1f} GiB "
+                f"({n['usable_gib']:.1f} usable; {TERM_LABELS.get(b.term, b.term)} grows)")
+    if b.kind == "improvable":
+        return (f"not optimal: {b.knob} {b.before} → {b.after} fits and is {signed(n['step_delta_s'], 's')} per step "
+                f"(tokens/s x{n['throughput_ratio']:.3f})")
+    if b.kind == "time_term":
+        grows = (f"{TERM_LABELS.get(b.term, b.term)} {seconds(n['a'])} → {seconds(n['b'])}" if "a" in n else b.term)
+        return (f"binding constraint: time — every one-knob change is slower; the closest, {b.knob} {b.before} → "
+                f"{b.after}, adds {seconds(n['step_delta_s'])} per step ({grows}) and changes memory by "
+                f"{signed(n['memory_delta_gib'], 'GiB')}")
+    if b.kind == "validity":
+        return f"binding constraint: validity rule {b.rule}"
+    return "binding constraint: none found"

@@ -1,0 +1,167 @@
+"""`shardwise recommend`: the fastest plans that fit, why the winner wins, what else was close.
+
+Extension hook (used by the export subcommand): if cli/export.py defines
+`add_recommend_args(parser)` and/or `extend_recommend(args, recommendation, payload)`,
+they are called here — the first adds flags such as `--export-dir`, the second may add keys
+to the JSON payload (e.g. `plans[i]["exports"]`) or write files. No edit here is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from ..engine.explain import compare
+from ..engine.recommendation import NothingFits, Recommendation
+from ..engine.search import recommend
+from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed
+
+INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
+             ("micro-batch", "micro_batch"))
+
+
+def _export_hooks():
+    try:
+        return importlib.import_module(f"{__package__}.export")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{__package__}.export":
+            return None
+        raise
+
+
+def add_search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--top", type=int, default=5, metavar="K", help="how many plans to return (default 5)")
+    p.add_argument("--headroom", type=float, default=0.1,
+                   help="share of GPU memory kept free, 0..1 (default 0.1: plans must fit in 90%%)")
+    g = p.add_argument_group("constraints (pin a knob to a value or a comma list; bound it with --max-/--min-)")
+    for flag, _ in INT_KNOBS:
+        g.add_argument(f"--{flag}", metavar="N[,N]", help=f"allowed {flag.upper() if len(flag) < 4 else flag}")
+        g.add_argument(f"--max-{flag}", type=int, metavar="N", help=argparse.SUPPRESS)
+        g.add_argument(f"--min-{flag}", type=int, metavar="N", help=argparse.SUPPRESS)
+    g.add_argument("--zero", metavar="Z[,Z]", help="allowed ZeRO stages, e.g. 1 or 1,3")
+    g.add_argument("--recompute", metavar="MODE[,MODE]", help="allowed recompute modes: none, selective, full")
+    g.add_argument("--sp", choices=["on", "off"], help="force sequence parallelism on or off")
+    g.add_argument("--max", dest="max_any", metavar="KNOB=N[,KNOB=N]",
+                   help="upper bounds, e.g. --max pp=4,tp=8 (also --max-pp 4)")
+
+
+def constraints_from_args(args: argparse.Namespace) -> dict:
+    out: dict = {}
+    for flag, name in INT_KNOBS:
+        attr = flag.replace("-", "_")
+        if getattr(args, attr, None) is not None:
+            out[name] = getattr(args, attr)
+        for bound in ("max", "min"):
+            value = getattr(args, f"{bound}_{attr}", None)
+            if value is not None:
+                out[f"{bound}_{name}"] = value
+    for flag, name in (("zero", "zero_stage"), ("recompute", "recompute"), ("sp", "sequence_parallel")):
+        if getattr(args, flag, None) is not None:
+            out[name] = getattr(args, flag)
+    if getattr(args, "max_any", None):
+        for part in args.max_any.split(","):
+            key, _, value = part.partition("=")
+            out[f"max_{key.strip().replace('-', '_')}"] = value.strip()
+    return out
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("recommend", help="search every valid plan and rank those that fit",
+                              description="Enumerate every valid parallelism plan, drop those that do not fit, "
+                                          "rank the rest by predicted throughput.")
+    add_scenario_args(p)
+    add_search_args(p)
+    p.add_argument("--json", action="store_true",
+                   help="print {plans: [...], searched, excluded, nothing_fits, ...} as JSON")
+    hooks = _export_hooks()
+    if hooks is not None and hasattr(hooks, "add_recommend_args"):
+        hooks.add_recommend_args(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
+                       headroom=args.headroom, **constraints_from_args(args))
+    payload = result.model_dump(mode="json")
+    hooks = _export_hooks()
+    if hooks is not None and hasattr(hooks, "extend_recommend"):
+        hooks.extend_recommend(args, result, payload)
+    if args.json:
+        print_json(payload)
+    else:
+        print(render_recommendation(result))
+    return 0
+
+
+def _header(r: Recommendation) -> list[str]:
+    m, c, s = r.model, r.cluster, r.setup
+    usable = c.gpu_memory_gib * (1 - r.headroom)
+    lines = [
+        f"model    {m.name}: {m.params / 1e9:.2f} B params"
+        + (f" ({m.active_params / 1e9:.2f} B active)" if m.active_params != m.params else "")
+        + (" [approximate shape]" if m.approximate else ""),
+        f"cluster  {c.num_gpus:,} x {c.gpu} ({c.gpu_memory_gib:g} GiB), {c.gpus_per_node} per node, {c.network}",
+        f"setup    seq {s.seq_len:,}, global batch {s.global_batch:,} ({s.global_batch_tokens:,} tokens), "
+        f"{s.mode}, {s.precision}, {s.framework}",
+        f"searched {r.searched:,} plans: {r.valid:,} valid, {r.fitting:,} fit in {usable:.1f} GiB "
+        f"({c.gpu_memory_gib:g} GiB − {r.headroom:.0%} headroom)",
+    ]
+    if r.constraints:
+        lines.append("pinned   " + ", ".join(f"{k}={v}" for k, v in r.constraints.items()))
+    if r.excluded:
+        lines.append("excluded " + " · ".join(f"{k} {v:,}" for k, v in r.excluded.items()))
+    return lines
+
+
+def _why(r: Recommendation) -> list[str]:
+    """Against the first alternative that is predicted slower (ties say nothing about why)."""
+    if len(r.plans) < 2:
+        return []
+    best = r.plans[0]
+    for other in r.plans[1:]:
+        cmp = compare(best, other)
+        if cmp.decided_by != "tie":
+            break
+    else:
+        return ["", f"the next {len(r.plans) - 1} plan(s) predict the same step time; the winner is first by "
+                    f"memory, then the simpler layout"]
+    lines = ["", f"why it beats {plan_label(other.strategy)}, {cmp.speedup:.3f}x the tokens/s:"]
+    for t in cmp.decisive[:3]:
+        lines.append(f"  {TERM_LABELS[t.term]:<20} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
+    for t in cmp.offsetting[:2]:
+        lines.append(f"  but {TERM_LABELS[t.term]:<16} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
+    return lines
+
+
+def render_nothing_fits(n: NothingFits) -> list[str]:
+    if n.reason == "no_valid_plan":
+        lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
+        lines += [f"  [{v.rule}] {v.message}" for v in n.blocking]
+        return lines
+    lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "
+             f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan)})", "what would fit:"]
+    for o in n.options:
+        change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule
+        if not o.applicable:
+            lines.append(f"  {change:<22} n/a — {o.note}")
+            continue
+        verdict = "fits" if o.fits else "does not fit"
+        need = f", needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
+        plan = f" with {plan_label(o.plan)}" if (o.fits and o.plan) else ""
+        lines.append(f"  {change:<22} {verdict}{need}{plan}" + (f" ({o.note})" if o.note else ""))
+    return lines
+
+
+def render_recommendation(r: Recommendation) -> str:
+    lines = _header(r) + [""]
+    if not r.plans:
+        return "\n".join(lines + render_nothing_fits(r.nothing_fits))
+    best = r.plans[0]
+    lines += [f"BEST     {plan_label(best.strategy)}", f"         {plan_line(best)}"]
+    lines += _why(r)
+    if len(r.plans) > 1:
+        lines += ["", "alternatives (fastest first):"] + plans_table(r.plans)
+    if best.warnings:
+        lines += [""] + [f"warning: [{w.rule}] {w.message}" for w in best.warnings]
+    return "\n".join(lines)

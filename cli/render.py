@@ -1,0 +1,63 @@
+"""Plain-text rendering shared by recommend, explain and what-if: short, aligned, no maths
+beyond formatting the engine's numbers."""
+
+from __future__ import annotations
+
+from ..engine.results import Evaluation, StrategySummary
+
+TERM_LABELS = {
+    "compute_s": "compute", "tp_comm_s": "TP communication", "cp_comm_s": "CP communication",
+    "ep_comm_s": "EP communication", "pp_bubble_s": "pipeline bubble", "pp_comm_s": "PP communication",
+    "dp_comm_s": "DP communication", "optimizer_s": "optimizer step", "step_s": "step",
+    "weights_gib": "weights", "gradients_gib": "gradients", "optimizer_gib": "optimizer states",
+    "activations_gib": "activations", "other_gib": "other", "total_gib": "total memory",
+}
+
+
+def plan_label(s: StrategySummary) -> str:
+    parts = [f"TP={s.tp}", f"PP={s.pp}"]
+    if s.vpp > 1:
+        parts.append(f"VPP={s.vpp}")
+    if s.cp > 1:
+        parts.append(f"CP={s.cp}")
+    if s.ep > 1:
+        parts.append(f"EP={s.ep}")
+    if s.etp > 1:
+        parts.append(f"ETP={s.etp}")
+    parts += [f"DP={s.dp}", f"ZeRO-{s.zero_stage}", f"mb={s.micro_batch}", f"recompute={s.recompute}"]
+    if s.tp > 1:
+        parts.append("SP" if s.sequence_parallel else "no-SP")
+    return " ".join(parts)
+
+
+def plan_text(s: StrategySummary) -> str:
+    """The same plan in the form `--a` / `--b` accept."""
+    return (f"tp={s.tp},pp={s.pp},vpp={s.vpp},cp={s.cp},ep={s.ep},etp={s.etp},zero={s.zero_stage},"
+            f"mb={s.micro_batch},recompute={s.recompute},sp={'on' if s.sequence_parallel else 'off'}")
+
+
+def seconds(value: float) -> str:
+    return f"{value * 1e3:,.1f} ms" if abs(value) < 1 else f"{value:,.2f} s"
+
+
+def plan_line(e: Evaluation) -> str:
+    if e.throughput is None or e.time is None:
+        return f"{plan_label(e.strategy)}: memory {e.memory.total_gib:.1f} GiB"
+    t = e.throughput
+    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
+            f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
+
+
+def plans_table(plans: list[Evaluation]) -> list[str]:
+    lines = [f"  {'#':<3}{'plan':<62}{'tok/s/GPU':>10}{'MFU':>7}{'step':>11}{'GiB':>7}"]
+    for i, e in enumerate(plans, 1):
+        t = e.throughput
+        lines.append(f"  {i:<3}{plan_label(e.strategy):<62}{t.tokens_per_s_per_gpu:>10,.0f}{t.mfu:>7.1%}"
+                     f"{seconds(e.time.step_s):>11}{e.memory.total_gib:>7.1f}")
+    return lines
+
+
+def signed(value: float, unit: str) -> str:
+    if unit == "s":
+        return ("+" if value >= 0 else "−") + seconds(abs(value))
+    return f"{'+' if value >= 0 else '−'}{abs(value):.2f} {unit}"
