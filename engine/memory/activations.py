@@ -1,0 +1,239 @@
+"""Activations a transformer layer keeps for its backward pass, tensor by tensor.
+
+Reference: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+sec. 4: a GPT layer keeps sbh·(34 + 5·a·s/h) bytes (no parallelism; 2-byte activations, 1-byte
+dropout masks). We rebuild that sum from the tensors each op saves, so the same code covers GQA,
+SwiGLU, MLA, QK-norm, MoE and flash attention. Departures from the paper, all deliberate:
+- no dropout by default (modern LLM pre-training uses none); `dropout=True` restores the paper's
+  masks so its 34 is reproduced exactly;
+- flash attention by default (Dao et al. 2022): instead of the a·s² scores it keeps the output and an
+  fp32 log-sum-exp per head and token; `attention="materialised"` keeps the softmax output (2 bytes
+  per score; + mask and dropout output with dropout, the paper's 5as/h);
+- norm statistics (fp32 rstd, and mean for LayerNorm) are counted — a few bytes per token;
+- SwiGLU in eager PyTorch (torchtitan, HF models under DeepSpeed) keeps gate, up, silu(gate) and
+  their product: 4 × ffn; Megatron's fused `bias_swiglu` keeps the fc1 output [gate, up] and the
+  fc2 input: 3 × ffn.
+
+Units: bytes per token of the rank's sequence shard (micro_batch · seq_len / CP tokens). Tensors that
+TP replicates (norm inputs and outputs, residuals) are divided by TP only under sequence
+parallelism (Korthikanti sec. 4.2.2); head- and ffn-split tensors always by TP.
+
+Recompute modes:
+- none: everything above;
+- selective: Korthikanti's "core attention" recompute (Megatron's default `recompute_modules=
+  [core_attn]`): drops the scores (materialised) or the log-sum-exp (flash — there is little to
+  save); for the fsdp flavour it is torchtitan's per-op SAC instead (`_op_sac_save_list`: outputs of
+  every other matmul, of SDPA, and the block input);
+- full: only each layer's input is kept (Megatron `--recompute-granularity full
+  --recompute-method uniform --recompute-num-layers 1`, torchtitan `mode = "full"`), and one layer is
+  rebuilt during its backward (see `backward_working_set`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..assumptions.memory import (BF16_BYTES, DROPOUT_MASK_BYTES, FLASH_LSE_BYTES, FP8_BYTES,
+                                  LAYERNORM_STATS_BYTES, MOE_ROUTING_BYTES_PER_PAIR, RMSNORM_STATS_BYTES)
+from ..model_spec import ModelSpec
+from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
+from ..training import TrainingSetup
+
+ACT = BF16_BYTES  # activations are kept in bf16 (also under FP8 training, except where noted)
+
+
+@dataclass(frozen=True)
+class ActivationOptions:
+    """Switches that are not part of a Strategy."""
+
+    attention: str = "flash"  # or "materialised"
+    dropout: bool = False
+
+
+def tokens_per_microbatch(setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
+    """Tokens of one micro-batch on this rank before sequence parallelism: b·s/CP."""
+    return grid.micro_batch * setup.seq_len / grid.cp
+
+
+def sp_divisor(grid: PlanGrid) -> np.ndarray:
+    return np.where(grid.sp, grid.tp, 1).astype(float)
+
+
+def _norm_stats(model: ModelSpec) -> int:
+    return LAYERNORM_STATS_BYTES if model.norm == "layernorm" else RMSNORM_STATS_BYTES
+
+
+def _gated_mlp_widths(setup: TrainingSetup) -> int:
+    """ffn-wide tensors a gated MLP keeps (see module docstring)."""
+    return 3 if setup.framework == "megatron" else 4
+
+
+def mlp_saved_widths(model: ModelSpec, setup: TrainingSetup) -> int:
+    return _gated_mlp_widths(setup) if model.gated_mlp else 2  # GELU: fc1 output and fc2 input
+
+
+@dataclass(frozen=True)
+class AttentionWidths:
+    """Elements per token (not bytes) of one attention block's tensors."""
+
+    q: int
+    k: int
+    v: int
+    out: int
+    heads: int
+    latent: int  # MLA: compressed q/kv tensors kept for backward (TP-replicated)
+
+
+def attention_widths(model: ModelSpec) -> AttentionWidths:
+    heads = model.num_attention_heads
+    if model.mla is None:
+        d = model.head_size
+        return AttentionWidths(q=heads * d, k=model.kv_heads * d, v=model.kv_heads * d, out=heads * d,
+                               heads=heads, latent=0)
+    mla = model.mla
+    qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    # q: down-projection output + its norm output; kv: down output (latent + shared rope key) + norm output.
+    q_latent = 2 * mla.q_lora_rank if mla.q_lora_rank else 0
+    kv_latent = (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank
+    return AttentionWidths(q=heads * qk_head, k=heads * qk_head, v=heads * mla.v_head_dim,
+                           out=heads * mla.v_head_dim, heads=heads, latent=q_latent + kv_latent)
+
+
+def _norms_used(model: ModelSpec) -> int:
+    """Norms whose input (and, before a linear, output) a layer keeps: 2, 1 for parallel blocks, 4 for Gemma."""
+    return 1 if model.parallel_block else max(model.norms_per_layer, 1)
+
+
+def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, seq_kv: np.ndarray,
+                              options: ActivationOptions, selective: bool) -> np.ndarray:
+    """Attention sub-block, with Korthikanti's selective recompute or without."""
+    tp, sp = grid.tp.astype(float), sp_divisor(grid)
+    w = attention_widths(model)
+    qkv_input = model.hidden_size  # the norm output, shared by the q/k/v projections
+    rep = ACT * (qkv_input + w.latent)
+    if setup.precision == "fp8" and setup.framework == "megatron":
+        rep -= (ACT - FP8_BYTES) * qkv_input  # TE keeps the FP8 cast of linear inputs
+    sharded = ACT * (w.q + w.k + w.v + w.out)
+    if model.qk_norm:
+        sharded += ACT * (w.q + w.k)  # pre-norm q and k
+    if options.attention == "flash":
+        core = np.where(selective, 0.0, FLASH_LSE_BYTES * w.heads)
+    else:
+        per_score = ACT + ((DROPOUT_MASK_BYTES + ACT) if options.dropout else 0)  # softmax (+ mask, dropout out)
+        core = np.where(selective, 0.0, per_score * w.heads * seq_kv)
+    return rep / sp + (sharded + core) / tp
+
+
+def norms_and_residuals_bytes_per_token(model: ModelSpec, grid: PlanGrid, options: ActivationOptions) -> np.ndarray:
+    """Norm inputs (the residual stream), the MLP's input and dropout masks: all TP-replicated."""
+    h, norms = model.hidden_size, _norms_used(model)
+    mlp_input = 0 if model.parallel_block else h  # parallel blocks reuse the attention's norm output
+    masks = 2 * DROPOUT_MASK_BYTES * h if options.dropout else 0  # after attention and after the MLP
+    return (ACT * (norms * h + mlp_input) + norms * _norm_stats(model) + masks) / sp_divisor(grid)
+
+
+def mlp_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, ffn: int) -> np.ndarray:
+    saved = ACT * mlp_saved_widths(model, setup) * ffn
+    if setup.precision == "fp8" and setup.framework == "megatron":
+        saved -= (ACT - FP8_BYTES) * ffn  # fc2 input kept in FP8
+    return saved / grid.tp
+
+
+def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
+    """Router, top-k dispatched tokens and expert intermediates, per token of the rank's shard.
+
+    With balanced routing each rank receives as many (token, expert) pairs as it sends: tokens·top_k
+    (all-to-all over EP). Expert TP shares its tokens across the ETP group, each rank computing
+    ffn/ETP of every pair. Per pair: the dispatched input (fc1 input) and the expert output (kept by the
+    weighting with the routing probability), 2·h, plus the ffn-wide tensors of the expert MLP.
+    """
+    moe = model.moe
+    assert moe is not None
+    h, k, sp = model.hidden_size, moe.top_k, sp_divisor(grid)
+    router = ACT * moe.num_experts + k * MOE_ROUTING_BYTES_PER_PAIR
+    experts = k * (ACT * 2 * h * grid.etp + ACT * mlp_saved_widths(model, setup) * moe.expert_ffn_hidden_size)
+    shared = mlp_bytes_per_token(model, setup, grid, moe.num_shared_experts * moe.shared_ffn) if moe.num_shared_experts else 0.0
+    return (router + experts) / sp + shared
+
+
+def torchtitan_sac_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
+    """torchtitan per-op SAC on a Llama block: block input, outputs of mm #1, #3, #5, #7 (wq, wv, w1,
+    w2 — "every second mm" is recomputed) and of SDPA (output + log-sum-exp)."""
+    tp, sp = grid.tp.astype(float), sp_divisor(grid)
+    w = attention_widths(model)
+    h = model.hidden_size
+    block_input = ACT * h / sp
+    # w2's mm output is the full-width partial sum before TP's reduce-scatter; the reduce-scatter
+    # output (also on the save list) is added when TP shards the sequence.
+    w2_out = ACT * h + np.where(grid.sp, ACT * h / tp, 0.0)
+    kept = ACT * (w.q + w.v + w.out + model.ffn_hidden_size) / tp + FLASH_LSE_BYTES * w.heads / tp
+    return block_input + kept + w2_out
+
+
+def layer_input_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
+    """Full recompute keeps only the layer's input (sequence-sharded under SP)."""
+    return ACT * model.hidden_size / sp_divisor(grid)
+
+
+def _uses_torchtitan_sac(model: ModelSpec, setup: TrainingSetup) -> bool:
+    return setup.framework == "fsdp" and model.mla is None and model.gated_mlp
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    """Bytes per token of the rank's sequence shard, for one dense and one MoE layer."""
+
+    dense_saved: np.ndarray  # kept until the layer's backward, under the plan's recompute mode
+    moe_saved: np.ndarray
+    dense_all: np.ndarray  # what the layer would keep without recompute (rebuilt when recomputed)
+    moe_all: np.ndarray
+
+
+def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
+                      options: ActivationOptions) -> LayerActivations:
+    seq_kv = np.full(len(grid), float(setup.seq_len))  # keys a query sees (whole sequence, also under CP)
+    no = np.zeros(len(grid), dtype=bool)
+    selective = grid.recompute == RECOMPUTE_SELECTIVE
+    full = grid.recompute == RECOMPUTE_FULL
+    base = norms_and_residuals_bytes_per_token(model, grid, options)
+    attn_all = attention_bytes_per_token(model, setup, grid, seq_kv, options, no)
+    attn_kept = attention_bytes_per_token(model, setup, grid, seq_kv, options, selective)
+    dense_mlp = mlp_bytes_per_token(model, setup, grid, model.ffn_hidden_size)
+    moe = moe_bytes_per_token(model, setup, grid) if model.moe else np.zeros(len(grid))
+
+    dense_all = base + attn_all + dense_mlp
+    moe_all = base + attn_all + moe
+    dense_kept = base + attn_kept + dense_mlp
+    moe_kept = base + attn_kept + moe
+    if _uses_torchtitan_sac(model, setup):
+        dense_kept = np.where(selective, torchtitan_sac_bytes_per_token(model, grid), dense_kept)
+    layer_input = layer_input_bytes_per_token(model, grid)
+    return LayerActivations(
+        dense_saved=np.where(full, layer_input, dense_kept),
+        moe_saved=np.where(full, layer_input, moe_kept),
+        dense_all=dense_all, moe_all=moe_all,
+    )
+
+
+def backward_gradient_temporaries_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
+    """Activation gradients alive at once inside one layer's backward, bytes per token.
+
+    The largest moment is the MLP's: for SwiGLU the gradient w.r.t. the fc2 input, then those w.r.t.
+    silu(gate) and up, then w.r.t. gate — three ffn-wide tensors at once (two for a GELU MLP); for
+    attention the gradients of q, k, v and the output. Plus the residual-stream gradient coming in and
+    the one being accumulated (2·h, TP-replicated).
+    """
+    tp, sp = grid.tp.astype(float), sp_divisor(grid)
+    w = attention_widths(model)
+    mlp_widths = 3 if model.gated_mlp else 2
+    ffn = model.ffn_hidden_size
+    if model.moe is not None:
+        m = model.moe
+        per_token_moe = m.top_k * (mlp_widths * m.expert_ffn_hidden_size + model.hidden_size * grid.etp) / sp
+        mlp = np.maximum(ACT * mlp_widths * ffn / tp, ACT * per_token_moe)
+    else:
+        mlp = ACT * mlp_widths * ffn / tp
+    attention = ACT * (2 * w.q + w.k + w.v) / tp
+    return np.maximum(mlp, attention) + ACT * 2 * model.hidden_size / sp
