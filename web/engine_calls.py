@@ -8,7 +8,6 @@ catalog like any other name, so a client cannot make the server read its own fil
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
@@ -65,20 +64,11 @@ def recommend(req: RecommendRequest):
 
 
 def export(req: ExportRequest) -> ExportResponse:
-    from ..engine import export as engine_export
+    from ..engine.export import export_plan
 
-    model, clu, setup, strategy = resolve_model(req), cluster(req), req.setup(), req.strategy()
-    result: Any = engine_export.export(req.format, model, clu, setup, strategy)
-    return _export_response(req.format, result)
-
-
-def _export_response(fmt: str, result: Any) -> ExportResponse:
-    """Accept the exporter's result as text or as an object carrying text and a file name."""
-    if isinstance(result, str):
-        return ExportResponse(format=fmt, filename=default_filename(fmt), text=result)
-    text = getattr(result, "text", None) or getattr(result, "content", None)
-    name = getattr(result, "filename", None) or default_filename(fmt)
-    return ExportResponse(format=fmt, filename=name, text=str(text))
+    result = export_plan(req.format, resolve_model(req), cluster(req), req.setup(), req.strategy())
+    return ExportResponse(format=result.format, filename=result.filename, text=result.text,
+                          warnings=list(result.warnings))
 
 
 def default_filename(fmt: str) -> str:

@@ -126,6 +126,7 @@ class ExportResponse(_Body):
     format: str
     filename: str = Field(description="a suggested file name")
     text: str = Field(description="the config, ready to paste")
+    warnings: list[str] = Field(default_factory=list, description="what to do or know for the file to match the plan")
 
 
 class ChatRequest(_Body):

@@ -15,8 +15,8 @@ MEMORY_PARTS: list[tuple[str, str, str]] = [
     ("other_gib", "other (context, NCCL, fragmentation)", "#8C8C8C"),
 ]
 CAPACITY_COLOR = "#D55E00"
-WIDTH, PAD, LABEL_H, BAR_H, ROW_GAP = 720.0, 12.0, 16.0, 20.0, 12.0
-VALUE_W = 150.0  # room right of the bars for "61.2 / 80 GiB"
+WIDTH, PAD, LABEL_H, BAR_H, ROW_GAP = 480.0, 8.0, 18.0, 20.0, 12.0
+VALUE_W = 120.0  # room right of the bars for "61.2 / 80 GiB"
 
 
 class MemoryLike(Protocol):
@@ -42,7 +42,7 @@ def memory_chart(rows: Sequence[tuple[str, MemoryLike]], title: str = "Memory pe
     y = PAD + 14  # room for the capacity label
     top = y
     for label, m in rows:
-        body.append(text(PAD, y + 12, label, size=12.5, fill="currentColor"))
+        body.append(text(PAD, y + 13, label, size=13.5, fill="currentColor"))
         y += LABEL_H + 2
         x = PAD
         for field, name, color in MEMORY_PARTS:
@@ -53,7 +53,8 @@ def memory_chart(rows: Sequence[tuple[str, MemoryLike]], title: str = "Memory pe
             body.append(rect(x, y, w, BAR_H, color, title=f"{name}: {value:.2f} GiB", class_="seg"))
             x += w
         verdict = "fits" if m.fits else "does not fit"
-        body.append(text(x_of(m.total_gib) + 6, y + 14.5, f"{m.total_gib:.1f} / {capacity:g} GiB",
+        # the value sits right of both the bar and the capacity line, so the line never crosses it
+        body.append(text(max(x_of(m.total_gib), x_of(capacity) + 2) + 6, y + 14.5, f"{m.total_gib:.1f} / {capacity:g} GiB",
                          size=12, fill="currentColor", font_weight="600" if not m.fits else None))
         body.append(f"<desc>{verdict}</desc>")
         y += BAR_H + ROW_GAP

@@ -42,9 +42,11 @@ def line(x1: float, y1: float, x2: float, y2: float, stroke: str, **kw: object) 
 
 
 def document(width: float, height: float, title: str, description: str, body: list[str], class_: str) -> str:
-    """A responsive SVG: scales to its container's width, announced to screen readers as one image."""
+    """A responsive SVG: shrinks with its container (never grows past its drawn size, so text keeps its
+    size on a laptop), announced to screen readers as one image."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" {attrs(viewBox=f"0 0 {width:.0f} {height:.0f}", class_=class_, role="img", font_family=FONT)} '
+        f'style="max-width:{width:.0f}px" '
         f'preserveAspectRatio="xMinYMin meet" aria-label="{escape(title)}">'
         f"<title>{escape(title)}</title><desc>{escape(description)}</desc>"
         + "".join(body) + "</svg>"

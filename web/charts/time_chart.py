@@ -16,7 +16,7 @@ TIME_PARTS: list[tuple[str, str, str]] = [
     ("pp_bubble_s", "pipeline bubble", "#BDBDBD"),
     ("optimizer_s", "optimizer step", "#CC79A7"),
 ]
-WIDTH, PAD, LABEL_H, BAR_H, ROW_GAP, VALUE_W = 720.0, 12.0, 16.0, 20.0, 12.0, 110.0
+WIDTH, PAD, LABEL_H, BAR_H, ROW_GAP, VALUE_W = 480.0, 8.0, 18.0, 20.0, 12.0, 80.0
 
 
 class TimeLike(Protocol):
@@ -33,7 +33,7 @@ def time_chart(rows: Sequence[tuple[str, TimeLike]], title: str = "Time per opti
     y = PAD
     present: set[str] = set()
     for label, t in rows:
-        body.append(text(PAD, y + 12, label, size=12.5, fill="currentColor"))
+        body.append(text(PAD, y + 13, label, size=13.5, fill="currentColor"))
         y += LABEL_H + 2
         x = PAD
         for field, name, color in TIME_PARTS:

@@ -140,8 +140,9 @@
     var send = el("button", { type: "submit", className: "sw-send", text: "Send" });
     var form = el("form", { className: "sw-form" }, [el("label", { className: "sw-visually-hidden", for: uid + "-q", text: "Your question" }), input, send]);
     var newChat = el("button", { type: "button", className: "sw-new", text: "New chat", onclick: reset });
+    var title = opts.title === "" ? null : el("span", { className: "sw-title", text: opts.title || "Ask shardwise" });
     var box = el("div", { className: "sw-chat" }, [
-      el("div", { className: "sw-head" }, [el("span", { className: "sw-title", text: opts.title || "Ask shardwise" }), mode, newChat]),
+      el("div", { className: "sw-head" }, [title, mode, newChat]),
       log, form, el("div", { className: "sw-hint", id: uid + "-hint", text: "Enter to send · Shift+Enter for a new line" })]);
     root.appendChild(box);
 
