@@ -59,6 +59,9 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lora-rank", type=positive_int, default=16)
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
     g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron")
+    g.add_argument("--train-tokens", help="token budget for time-to-train and cost, e.g. 15T or 2e12")
+    g.add_argument("--price-per-gpu-hour", type=float,
+                   help="USD per GPU-hour for the cost estimate (default: a listed price per GPU, see docs/performance.md)")
 
 
 def add_plan_args(p: argparse.ArgumentParser) -> None:
@@ -99,6 +102,13 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
         global_batch = args.global_batch or 1024
     return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
                          lora_rank=args.lora_rank, precision=args.precision, framework=args.framework)
+
+
+def cost_args_from(args: argparse.Namespace) -> dict:
+    """train_tokens / price_per_gpu_hour keyword arguments for evaluate()."""
+    tokens = getattr(args, "train_tokens", None)
+    return {"train_tokens": parse_count(tokens, "--train-tokens") if tokens else None,
+            "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
 
 
 def strategy_from_args(args: argparse.Namespace) -> Strategy:

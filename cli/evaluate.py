@@ -6,8 +6,8 @@ import argparse
 
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
-from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
-                     setup_from_args, strategy_from_args)
+from .common import (add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
+                     print_json, setup_from_args, strategy_from_args)
 
 
 def register(subparsers) -> None:
@@ -20,7 +20,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = evaluate(model_from_args(args), cluster_from_args(args), setup_from_args(args), strategy_from_args(args))
+    result = evaluate(model_from_args(args), cluster_from_args(args), setup_from_args(args), strategy_from_args(args),
+                      **cost_args_from(args))
     if args.json:
         print_json(result)
     else:
@@ -67,4 +68,11 @@ def render_evaluation(e: Evaluation) -> str:
         lines.append(f"  {'step':<38}{t.step_s * 1e3:>8.1f}")
         lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU), "
                       f"MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model TFLOP/s per GPU"]
+    if e.cost is not None:
+        c = e.cost
+        lines.append(f"cost        ${c.price_per_gpu_hour:.2f}/GPU-hour ({c.price_source}): "
+                     f"${c.cluster_cost_per_hour:,.0f}/hour, ${c.cost_per_billion_tokens:,.0f} per billion tokens")
+        if c.train_tokens is not None:
+            lines.append(f"            {c.train_tokens:.3g} tokens: {c.time_to_train_days:,.1f} days, "
+                         f"{c.gpu_hours:,.0f} GPU-hours, ${c.total_cost:,.0f}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ import numpy as np
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
 from .cluster import Cluster
+from .cost import cost_report
 from .memory import memory_per_gpu
 from .model_spec import ModelSpec
 from .params import active_params, total_params
@@ -71,7 +72,8 @@ def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSe
 
 
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
-             headroom: float = 0.0) -> Evaluation:
+             headroom: float = 0.0, train_tokens: float | None = None,
+             price_per_gpu_hour: float | None = None) -> Evaluation:
     """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
@@ -88,6 +90,8 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         memory=memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
         time=time_report(times, 0) if times is not None else None,
         throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
+        cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
+                          price_per_gpu_hour) if times is not None else None),
     )
 
 

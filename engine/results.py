@@ -85,6 +85,20 @@ class ThroughputReport(_Result):
     model_tflops_per_gpu: float
 
 
+class CostReport(_Result):
+    """Price of the predicted throughput; time-to-train fields are set when a token budget is given."""
+
+    price_per_gpu_hour: float = Field(description="USD per GPU-hour used")
+    price_source: str = Field(description="'user-supplied' or where the default comes from")
+    cluster_cost_per_hour: float
+    cost_per_billion_tokens: float
+    train_tokens: float | None = None
+    time_to_train_s: float | None = None
+    time_to_train_days: float | None = None
+    gpu_hours: float | None = None
+    total_cost: float | None = None
+
+
 class Evaluation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -95,3 +109,4 @@ class Evaluation(_Result):
     memory: MemoryReport
     time: TimeReport | None = None
     throughput: ThroughputReport | None = None
+    cost: CostReport | None = None
