@@ -26,7 +26,8 @@ MAX_MICRO_BATCH = 64  # sequences; beyond this GEMMs are already large and activ
 MAX_TOKENS_PER_MICRO_BATCH = 65_536  # GEMM efficiency saturates long before M = 64K rows
 MIN_TOKENS_PER_CP_RANK = 1024  # ring attention cannot hide its K/V exchange behind less work
 MAX_VPP = 8  # the interleaved bubble shrinks as 1/VPP; past 8 the extra P2P outweighs it
-TP_WITHIN_NODE = True  # TP's per-layer collectives belong on NVLink (Megatron, torchtitan guidance)
+TP_WITHIN_NODE = True  # TP's per-layer collectives belong on NVLink; the search widens TP past a
+# node only when nothing fits otherwise (search.rank) and in the nothing-fits probes
 ETP_IS_1_OR_TP = True  # expert TP either off or equal to TP (torchtitan's and DeepSpeed's only options)
 
 LAYOUT_KNOBS = ("tp", "cp", "pp", "vpp", "ep", "etp")
@@ -56,14 +57,14 @@ class Enumeration:
     examples: dict[str, Strategy]  # one excluded plan per rule, to explain "no valid plan"
 
 
-def search_space(s: Scenario, c: Constraints) -> SearchSpace:
+def search_space(s: Scenario, c: Constraints, tp_within_node: bool = TP_WITHIN_NODE) -> SearchSpace:
     model, n, setup = s.model, s.cluster.num_gpus, s.setup
     caps = capabilities(setup.framework)
     gpus = divisors(n)
     moe = model.moe
     return SearchSpace(
         tp=c.filter("tp", [d for d in gpus if d <= model.num_attention_heads
-                           and (d <= s.cluster.gpus_per_node or not TP_WITHIN_NODE)]),
+                           and (d <= s.cluster.gpus_per_node or not tp_within_node)]),
         cp=c.filter("cp", [d for d in gpus if d == 1 or setup.seq_len // d >= MIN_TOKENS_PER_CP_RANK]),
         pp=c.filter("pp", [d for d in gpus if d <= model.num_layers]),
         vpp=c.filter("vpp", list(range(1, MAX_VPP + 1)) if caps.interleaved_pp else [1]),
@@ -110,8 +111,8 @@ def _count(excluded: dict[str, int], examples: dict[str, Strategy], grid: PlanGr
         examples.setdefault(name, grid.strategy(int(np.argmax(hits))))
 
 
-def enumerate_plans(s: Scenario, c: Constraints) -> Enumeration:
-    space = search_space(s, c)
+def enumerate_plans(s: Scenario, c: Constraints, tp_within_node: bool = TP_WITHIN_NODE) -> Enumeration:
+    space = search_space(s, c, tp_within_node)
     excluded: dict[str, int] = {}
     examples: dict[str, Strategy] = {}
     options = len(space.zero_stage) * len(space.recompute) * len(space.hsdp_replicas)

@@ -5,6 +5,7 @@ Each answer is a memory-only search ("probe") with one thing changed. A probe lo
 at micro-batch 1 and full recompute (unless the user pinned them): every memory term
 either grows with the micro-batch or shrinks with recompute, so those settings hold the
 least memory a layout can need, and they are the least restrictive for the batch rules.
+Probes also let TP span nodes (allowed, with a warning), since the question is what fits.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def probe(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constrain
     from .search import scan_memory
 
     c = _least_memory_constraints(c)
-    scan = scan_memory(model, cluster, setup, c, headroom)
+    scan = scan_memory(model, cluster, setup, c, headroom, tp_within_node=False)
     if len(scan.grid) and "micro_batch" not in c.pins:
         smallest = scan.grid.micro_batch == scan.grid.micro_batch.min()
         total, grid = scan.total_bytes[smallest], scan.grid.take(np.flatnonzero(smallest))

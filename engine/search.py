@@ -73,8 +73,8 @@ def with_framework(setup: TrainingSetup, c: Constraints) -> TrainingSetup:
 
 
 def scan_memory(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints,
-                headroom: float) -> MemoryScan:
-    enumeration = enumerate_plans(Scenario(model, cluster, setup), c)
+                headroom: float, tp_within_node: bool = True) -> MemoryScan:
+    enumeration = enumerate_plans(Scenario(model, cluster, setup), c, tp_within_node)
     usable = cluster.gpu.memory_gib * GIB * (1.0 - headroom)
     if len(enumeration.grid) == 0:
         return MemoryScan(enumeration, np.zeros(0), usable)
@@ -89,7 +89,12 @@ def canonical_keys(grid: PlanGrid) -> list[np.ndarray]:
 
 
 def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints, headroom: float) -> Ranking:
+    """Plans with TP inside a node first; TP across nodes (allowed, warned) only if none of those fits."""
     scan = scan_memory(model, cluster, setup, c, headroom)
+    if not scan.fits.any() and "tp" not in c.pins and cluster.num_gpus > cluster.gpus_per_node:
+        wider = scan_memory(model, cluster, setup, c, headroom, tp_within_node=False)
+        if wider.fits.any():
+            scan = wider
     index = np.flatnonzero(scan.fits)
     fitting = scan.grid.take(index)
     if len(fitting) == 0:
