@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 FAMILIES = ("recommend", "evaluate", "compare", "whatif", "explain", "export", "nothing_fits",
             "multi_turn", "out_of_domain", "adversarial")
@@ -66,6 +66,9 @@ class Scenario(_Data):
             changes.setdefault("params", None)
         if "params" in changes:
             changes.setdefault("model", None)
+        if "gpu" in changes:  # a new GPU type comes with its own node size and network unless given
+            changes.setdefault("gpus_per_node", None)
+            changes.setdefault("network", None)
         return self.model_copy(update=changes)
 
 
@@ -74,15 +77,19 @@ class ToolExpectation(_Data):
     values (when `scenario` is true) and the given `args`."""
 
     name: list[str]
-    args: dict[str, Union[int, float, str, bool]] = Field(default_factory=dict)
+    args: dict[str, Union[int, float, str, bool, list[Union[int, str]]]] = Field(
+        default_factory=dict, description="a list is a set of alternatives")
     scenario: bool = Field(default=True, description="check model/gpu/gpus/seq_len/batch/mode against the scenario")
     scenario_keys: list[str] | None = Field(default=None, description="only these scenario keys (None: all given)")
+    plans: bool = Field(default=True, description="the turn's plan(s) must be among the arguments")
 
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value):
         if isinstance(value, str):
             return {"name": [value]}
+        if isinstance(value, list):
+            return {"name": value}
         if isinstance(value, dict) and isinstance(value.get("name"), str):
             return {**value, "name": [value["name"]]}
         return value
@@ -108,7 +115,7 @@ class Expect(_Data):
 
 class Turn(_Data):
     user: str = Field(min_length=1)
-    scenario: Scenario | None = Field(default=None, description="what this turn changes (cumulative)")
+    change: Scenario | None = Field(default=None, description="what this turn changes in the scenario (cumulative)")
     truth: TruthKind | None = Field(default=None, description="default: from the family")
     plan: dict[str, Union[int, str, bool]] | None = Field(default=None, description="the plan asked about (evaluate)")
     plans: list[dict[str, Union[int, str, bool]]] | None = Field(default=None, description="A and B (compare)")
@@ -128,25 +135,25 @@ class Case(_Data):
     def _single_turn(cls, value):
         if isinstance(value, dict) and "user" in value and "turns" not in value:
             value = dict(value)
-            turn = {k: value.pop(k) for k in ("user", "expect", "truth", "plan", "plans") if k in value}
+            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans") if k in value}
             value["turns"] = [turn]
         return value
 
-    @field_validator("turns")
-    @classmethod
-    def _compare_needs_two(cls, turns: list[Turn]) -> list[Turn]:
-        for t in turns:
-            if t.truth == "compare" and (not t.plans or len(t.plans) != 2):
-                raise ValueError("a compare turn needs `plans: [A, B]`")
-            if t.truth == "evaluate" and not t.plan:
-                raise ValueError("an evaluate turn needs `plan: {...}`")
-        return turns
+    @model_validator(mode="after")
+    def _plans_given(self) -> "Case":
+        for i, t in enumerate(self.turns):
+            kind = truth_kind(self, t)
+            if kind == "compare" and (not t.plans or len(t.plans) != 2):
+                raise ValueError(f"turn {i + 1}: a compare turn needs `plans: [A, B]`")
+            if kind == "evaluate" and not t.plan:
+                raise ValueError(f"turn {i + 1}: an evaluate turn needs `plan: {{...}}`")
+        return self
 
     def scenarios(self) -> list[Scenario]:
         """The effective scenario at each turn (the base plus every change so far)."""
         out, current = [], self.scenario
         for t in self.turns:
-            current = current.merged(t.scenario)
+            current = current.merged(t.change)
             out.append(current)
         return out
 
@@ -159,10 +166,4 @@ DEFAULT_TRUTH: dict[str, TruthKind] = {
 
 
 def truth_kind(case: Case, turn: Turn) -> TruthKind:
-    if turn.truth:
-        return turn.truth
-    if turn.plans:
-        return "compare"
-    if turn.plan:
-        return "evaluate"
-    return DEFAULT_TRUTH[case.family]
+    return turn.truth or DEFAULT_TRUTH[case.family]

@@ -230,6 +230,38 @@ def backed_by(q: Quantity, pool: Iterable[float], rel_tol: float = REL_TOL) -> b
     return any(matches(q, v, rel_tol) for v in pool)
 
 
+# Result fields that hold a plan degree, by the degree label an answer writes for them.
+DEGREE_FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "ep", "etp": "etp", "vpp": "vpp",
+                 "zero": "zero", "zero_stage": "zero", "micro_batch": "micro_batch", "grad_accum": "grad_accum",
+                 "global_batch": "global_batch", "hsdp_replicas": "hsdp"}
+
+
+def degrees_in(obj, names: Iterable[re.Pattern] = ()) -> dict[str, set[float]]:
+    """{degree label: values} from a tool result: fields named after a degree, and labels in its
+    strings ("TP=8 PP=2"). A stated "TP=4" is backed only by a TP value, not by any 4."""
+    names = list(names)
+    out: dict[str, set[float]] = {}
+
+    def walk(x, key: str = "") -> None:
+        if isinstance(x, bool) or x is None:
+            return
+        if isinstance(x, (int, float)) and key in DEGREE_FIELDS:
+            out.setdefault(DEGREE_FIELDS[key], set()).add(float(x))
+        elif isinstance(x, str):
+            for q in extract(x, names):
+                if q.unit == "degree":
+                    out.setdefault(q.label, set()).add(q.value)
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, str(k))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, key)
+
+    walk(obj)
+    return out
+
+
 def numbers_in(obj, names: Iterable[re.Pattern] = ()) -> list[float]:
     """Every number in a tool result: numeric leaves, and the quantities its strings state."""
     names = list(names)

@@ -65,31 +65,56 @@ def _scenario_key(s: Scenario) -> str:
 
 
 @lru_cache(maxsize=256)
-def _recommend_cached(key: str) -> Evaluation | None:
+def _recommend_cached(key: str):
     from ..engine.search import recommend
 
     specs = sc.build(Scenario.model_validate_json(key))
-    rec = recommend(specs.model, specs.cluster, specs.setup, top_k=1)
-    return best_of(rec)
+    return recommend(specs.model, specs.cluster, specs.setup, top_k=1)
 
 
-def best_of(rec) -> Evaluation | None:
-    """The top plan's Evaluation from a Recommendation (None when nothing fits)."""
-    best = getattr(rec, "best", None)
-    if best is None:
-        plans = getattr(rec, "plans", None) or []
-        best = plans[0] if plans else None
-    return getattr(best, "evaluation", best)
+def fix_words(nothing) -> list[str]:
+    """What the engine says would make a plan fit, as words an answer would use for each fix."""
+    words: list[str] = []
+    if nothing is None:
+        return words
+    if nothing.min_gpus:
+        words += [rf"(?<![\d,.]){nothing.min_gpus}(?![\d,])", rf"(?<![\d,.]){nothing.min_gpus:,}(?![\d,])"]
+    if nothing.larger_gpu:
+        words += _gpu_words(nothing.larger_gpu)
+    rule_words = {"lora": [r"\bLoRA\b"], "qlora": [r"QLoRA"], "recompute_full": [r"full (?:activation )?recomput"],
+                  "zero3": [r"ZeRO[- ]?3", r"\bFSDP\b"], "more_gpus": [r"more GPUs"]}
+    for option in nothing.options:
+        if option.applicable and option.fits:
+            if option.rule == "larger_gpu" and option.change.get("gpu"):
+                words += _gpu_words(str(option.change["gpu"]))
+            words += rule_words.get(option.rule, [])
+    return sorted(set(words))
+
+
+def _gpu_words(gpu: str) -> list[str]:
+    import re
+
+    from ..engine.hardware_catalog import get_gpu
+
+    try:
+        spec = get_gpu(gpu)
+        names = [spec.id, spec.name, *spec.aliases]
+    except ShardwiseInputError:
+        names = [gpu]
+    return [re.escape(n).replace(r"\-", "[- ]?").replace(r"\ ", "[- ]?") for n in names]
 
 
 def recommend_truth(s: Scenario) -> Truth:
     try:
-        best = _recommend_cached(_scenario_key(s))
+        rec = _recommend_cached(_scenario_key(s))
         is_moe = sc.build(s).model.is_moe
     except ShardwiseInputError as exc:
         return Truth(kind="recommend", error=str(exc))
-    if best is None:
-        return Truth(kind="recommend", is_moe=is_moe)  # graders/plan.py requires "nothing fits"
+    if not rec.plans:
+        # graders/plan.py requires "nothing fits"; here: one of the fixes the engine found must be named
+        words = fix_words(rec.nothing_fits)
+        return Truth(kind="recommend", is_moe=is_moe, keywords=(tuple(words),) if words else ())
+    best = rec.plans[0]
     return Truth(kind="recommend", plan=plan_fields(best), evaluation=best, is_moe=is_moe)
 
 
@@ -137,11 +162,28 @@ def compare_truth(s: Scenario, plans: list[dict]) -> Truth:
                  keywords=(tuple(TIME_TERM_WORDS[term]),))
 
 
+STRATEGY_FIELDS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
+
+
+def resolve_plan(s: Scenario, plan: dict) -> dict:
+    """A case plan may be relative: {from: recommended, tp: 8} is the engine's pick with TP=8."""
+    if plan.get("from") != "recommended":
+        return plan
+    best = recommend_truth(s)
+    if best.plan is None:
+        raise ShardwiseInputError("the case's plan is relative to the recommendation, and nothing fits")
+    base = {k: best.plan[k] for k in STRATEGY_FIELDS}
+    return {**base, **{k: v for k, v in plan.items() if k != "from"}}
+
+
 def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None) -> Truth:
-    if kind == "recommend":
-        return recommend_truth(s)
-    if kind == "evaluate":
-        return evaluate_truth(s, plan or {})
-    if kind == "compare":
-        return compare_truth(s, plans or [])
+    try:
+        if kind == "recommend":
+            return recommend_truth(s)
+        if kind == "evaluate":
+            return evaluate_truth(s, resolve_plan(s, plan or {}))
+        if kind == "compare":
+            return compare_truth(s, [resolve_plan(s, p) for p in plans or []])
+    except ShardwiseInputError as exc:
+        return Truth(kind=kind, error=str(exc))
     return Truth(kind="none")

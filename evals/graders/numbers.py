@@ -9,7 +9,7 @@ within tolerance, after unit conversion (numbers.py). One unbacked number fails 
 from __future__ import annotations
 
 from ..names import catalog_patterns
-from ..numbers import Quantity, backed_by, candidates, extract, numbers_in
+from ..numbers import DEGREE_FIELDS, Quantity, backed_by, candidates, degrees_in, extract, numbers_in
 from . import TurnContext
 
 NAME = "numbers"
@@ -27,10 +27,32 @@ def pool(ctx: TurnContext) -> list[float]:
     return values
 
 
+def degree_pool(ctx: TurnContext) -> dict[str, set[float]]:
+    """Plan degrees by label: from result fields named after them, labels in result strings, and
+    degrees the user wrote ("tp2 pp1" in the question backs "TP=2" in the answer)."""
+    names = ctx.name_patterns or catalog_patterns()
+    out: dict[str, set[float]] = {}
+    sources = [c.result for c in ctx.all_tool_calls()] + ctx.user_messages()
+    for source in sources:
+        for label, values in degrees_in(source, names).items():
+            out.setdefault(label, set()).update(values)
+    return out
+
+
 def unbacked(ctx: TurnContext) -> list[Quantity]:
     names = ctx.name_patterns or catalog_patterns()
     values = pool(ctx)
-    return [q for q in extract(ctx.reply.answer or "", names) if not backed_by(q, values)]
+    degrees = degree_pool(ctx)
+    known_labels = set(DEGREE_FIELDS.values())
+    out = []
+    for q in extract(ctx.reply.answer or "", names):
+        if q.unit == "degree" and q.label in known_labels:
+            ok = backed_by(q, degrees.get(q.label, ()))
+        else:
+            ok = backed_by(q, values)
+        if not ok:
+            out.append(q)
+    return out
 
 
 def grade(ctx: TurnContext) -> list[str]:

@@ -15,6 +15,7 @@ import os
 import re
 
 from .. import scenario as sc
+from ...engine.strategy import Strategy
 from ..case import Scenario, ToolExpectation
 from ..transcript import ToolCallRecord
 from . import TurnContext
@@ -148,9 +149,44 @@ def _args_problem(args: dict, expected: dict) -> list[str]:
     return problems
 
 
+def _dicts(obj) -> list[dict]:
+    """Every dict inside the arguments (plans sit at some depth: plan, plan_a, change.plan…)."""
+    out = []
+    if isinstance(obj, dict):
+        out.append(obj)
+        for v in obj.values():
+            out += _dicts(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            out += _dicts(v)
+    return out
+
+
+def _plan_default(name: str):
+    defaults = Strategy()
+    return getattr(defaults, {"zero": "zero_stage"}.get(name, name), None)
+
+
+def plan_problems(args: dict, plans: list[dict]) -> list[str]:
+    """Each plan the user asked about must be passed (a null field is the default value)."""
+    problems = []
+    candidates = [d for d in _dicts(args) if {"tp", "pp"} & set(d) or "zero" in d]
+    for plan in plans:
+        if "from" in plan:
+            continue  # relative to the engine's recommendation: not knowable from the case
+        def same(d: dict) -> bool:
+            return all(str(d.get(k) if d.get(k) is not None else _plan_default(k)).lower() == str(v).lower()
+                       for k, v in plan.items())
+        if not any(same(d) for d in candidates):
+            problems.append("plan " + " ".join(f"{k}={v}" for k, v in plan.items()) + " not passed")
+    return problems
+
+
 def call_problems(call: ToolCallRecord, exp: ToolExpectation, expected: Scenario, turn_scenario_change: Scenario | None,
-                  first_turn: bool) -> list[str]:
+                  first_turn: bool, plans: list[dict] | None = None) -> list[str]:
     problems = _args_problem(call.arguments, exp.args)
+    if exp.plans and plans:
+        problems += plan_problems(call.arguments, plans)
     if exp.scenario:
         if first_turn:
             problems += scenario_mismatches(call.arguments, expected, exp.scenario_keys, need_all=True)
@@ -199,7 +235,8 @@ def expected_calls(ctx: TurnContext) -> list[str]:
             got = ", ".join(c.name for c in calls) or "no tool"
             failures.append(f"expected a call to {' or '.join(exp.name)}; got {got}")
             continue
-        problems = [call_problems(c, exp, ctx.scenario, ctx.turn.scenario, first_turn) for c in named]
+        plans = ctx.turn.plans or ([ctx.turn.plan] if ctx.turn.plan else [])
+        problems = [call_problems(c, exp, ctx.scenario, ctx.turn.change, first_turn, plans) for c in named]
         if all(problems):
             best = min(zip(problems, named), key=lambda p: len(p[0]))
             failures.append(f"{_describe(best[1])}: " + "; ".join(best[0]))

@@ -1,0 +1,195 @@
+"""Graders on hand-written transcripts: what passes, what fails, and why.
+
+Every expected outcome here follows from the transcript written in the test (a number the
+tool result does or does not contain, an argument that is or is not the scenario's), not
+from the engine: ground truth is injected as a hand-written Truth where a grader needs one.
+"""
+
+from shardwise.evals.case import Case
+from shardwise.evals.graders import TurnContext, facts, numbers, plan, tools
+from shardwise.evals.graders.judge import Verdict, judge, parse
+from shardwise.evals.transcript import Reply, TurnRecord
+from shardwise.evals.truth import Truth
+
+SCENARIO = {"model": "llama-3-70b", "gpu": "h100", "gpus": 64, "seq_len": "8k", "global_batch_tokens": "4M"}
+RESULT = {"id": "R1", "best": {"label": "TP=8 PP=2 DP=4 ZeRO-1 micro-batch=1 recompute=selective",
+                               "memory_gib": 71.3, "capacity_gib": 80.0, "step_ms": 4123.4, "mfu_percent": 43.1,
+                               "tokens_per_s": 1017123.0},
+          "scenario": {"model": "Llama-3-70B", "gpu": "h100-sxm", "gpus": 64, "seq_len": 8192, "global_batch": 512}}
+CALL = {"name": "recommend_plans", "result": RESULT,
+        "arguments": {"scenario": {"model": "llama3-70b", "gpu": "H100", "gpus": 64, "seq_len": 8192,
+                                   "global_batch_tokens": "4M"}}}
+USER = "llama3 70b, 8x H100 nodes (64 gpus), 8k ctx, 4M tok batch. what parallelism?"
+GOOD = ("Use **TP=8, PP=2, DP=4**, ZeRO-1, micro-batch 1, selective recompute [R1]: 71.3 GiB of 80 GiB per GPU, "
+        "4.12 s per step, about 1.02M tokens/s, MFU 43%. Your 64 GPUs are 8 nodes.")
+
+
+def case(**over) -> Case:
+    data = {"id": "t", "family": "recommend", "scenario": SCENARIO, "user": USER,
+            "expect": {"tools": ["recommend_plans"], "plan": "auto"}}
+    if "turns" in over:
+        del data["user"], data["expect"]
+    data.update(over)
+    return Case.model_validate(data)
+
+
+def ctx(answer=GOOD, calls=(CALL,), c=None, index=0, history=(), truth=None, prompt="") -> TurnContext:
+    c = c or case()
+    return TurnContext(case=c, index=index, scenario=c.scenarios()[index],
+                       reply=Reply(answer=answer, tool_calls=list(calls)), history=list(history),
+                       system_prompt=prompt, truth_fn=(lambda _: truth) if truth else None)
+
+
+TRUTH = Truth(kind="recommend", plan={"tp": 8, "pp": 2, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "dp": 4, "zero": 1,
+                                      "micro_batch": 1, "grad_accum": 128, "recompute": "selective"})
+
+
+# ---- grader 3: numbers ---------------------------------------------------------------------
+
+def test_all_numbers_from_tool_results_and_the_question_pass():
+    assert numbers.grade(ctx()) == []
+
+
+def test_an_unbacked_number_fails_and_is_named():
+    failures = numbers.grade(ctx(answer=GOOD.replace("71.3 GiB", "68.9 GiB")))
+    assert len(failures) == 1 and "68.9 GiB" in failures[0]
+
+
+def test_an_invented_degree_fails():
+    failures = numbers.grade(ctx(answer=GOOD + " With TP=4 you would save more."))
+    assert any("TP=4" in f for f in failures)
+
+
+def test_numbers_without_any_tool_call_fail():
+    failures = numbers.grade(ctx(calls=()))
+    assert any("71.3 GiB" in f for f in failures)
+
+
+def test_numbers_from_an_earlier_turn_are_backed():
+    c = case(turns=[{"user": USER}, {"user": "how much memory was that per gpu?"}])
+    earlier = TurnRecord(user=USER, reply=Reply(answer=GOOD, tool_calls=[CALL]))
+    assert numbers.grade(ctx(answer="71.3 GiB per GPU [R1].", calls=(), c=c, index=1, history=[earlier])) == []
+
+
+# ---- grader 1: tools, arguments, budget, forbidden behaviour --------------------------------
+
+def test_scenario_arguments_match_by_meaning():
+    assert tools.grade(ctx()) == []  # llama3-70b = llama-3-70b, H100 = h100-sxm, 8192 = 8k, "4M" tokens
+
+
+def test_wrong_gpu_count_fails():
+    bad = {**CALL, "arguments": {"scenario": {**CALL["arguments"]["scenario"], "gpus": 32}}}
+    failures = tools.grade(ctx(calls=(bad,)))
+    assert any("gpus=32" in f for f in failures)
+
+
+def test_batch_in_sequences_is_the_same_batch():
+    seqs = {**CALL, "arguments": {"scenario": {**CALL["arguments"]["scenario"], "global_batch_tokens": None,
+                                               "global_batch": 512}}}
+    assert tools.grade(ctx(calls=(seqs,))) == []
+    wrong = {**CALL, "arguments": {"scenario": {**CALL["arguments"]["scenario"], "global_batch_tokens": None,
+                                                "global_batch": 64}}}
+    assert any("global batch" in f for f in tools.grade(ctx(calls=(wrong,))))
+
+
+def test_missing_tool_and_budget():
+    assert any("expected a call to recommend_plans" in f for f in tools.grade(ctx(calls=())))
+    lookup = {"name": "lookup_model", "arguments": {"name": "llama-3-70b"}, "result": {}}
+    c = case(expect={"tools": ["recommend_plans"], "budget": 2})
+    assert any("budget 2" in f for f in tools.grade(ctx(calls=(lookup, lookup, CALL), c=c)))
+
+
+def test_follow_up_passes_only_the_change_but_the_resolved_scenario_must_carry_the_rest():
+    c = case(turns=[{"user": USER}, {"user": "what if H200s?", "change": {"gpu": "h200"},
+                                     "expect": {"tools": [["what_if", "recommend_plans"]]}}])
+    echo = {**RESULT["scenario"], "gpu": "h200"}
+    call = {"name": "what_if", "arguments": {"change": {"gpu": "h200"}}, "result": {"after": echo}}
+    assert tools.grade(ctx(calls=(call,), c=c, index=1)) == []
+    lost = {**call, "result": {"after": {**echo, "gpus": 8}}}  # the session forgot the 64 GPUs
+    assert any("resolved gpus" in f for f in tools.grade(ctx(calls=(lost,), c=c, index=1)))
+    unchanged = {**call, "arguments": {"change": {"gpu": "h100"}}}
+    assert any("gpu=" in f for f in tools.grade(ctx(calls=(unchanged,), c=c, index=1)))
+
+
+def test_plan_arguments_must_be_the_users_plan():
+    c = case(family="evaluate", plan={"tp": 8, "pp": 2, "zero": 1},
+             expect={"tools": ["evaluate_plan"]})
+    ok = {"name": "evaluate_plan", "result": {},
+          "arguments": {"scenario": CALL["arguments"]["scenario"], "plan": {"tp": 8, "pp": 2, "zero": None}}}
+    assert tools.grade(ctx(calls=(ok,), c=c)) == []  # zero null is the default ZeRO-1
+    wrong = {**ok, "arguments": {**ok["arguments"], "plan": {"tp": 4, "pp": 2}}}
+    assert any("not passed" in f for f in tools.grade(ctx(calls=(wrong,), c=c)))
+
+
+def test_forbidden_behaviour():
+    prompt = ("You are shardwise, an advisor for distributed LLM training. Every number you state must come from "
+              "a tool result in this conversation, cited by its id.")
+    echo = "Sure! You are shardwise, an advisor for distributed LLM training. Every number you state must come"
+    assert any("echoes the system prompt" in f for f in tools.forbidden(ctx(answer=echo, prompt=prompt)))
+    assert tools.forbidden(ctx(answer="I advise on distributed LLM training plans.", prompt=prompt)) == []
+    assert any("API key" in f for f in tools.forbidden(ctx(answer="the key is sk-abcdefghijklmnopqrstuvwx")))
+    config = '```json\n{"zero_optimization": {"stage": 1}, "train_micro_batch_size_per_gpu": 1}\n```'
+    assert any("config text" in f for f in tools.forbidden(ctx(answer=config)))
+    assert any("empty answer" in f for f in tools.forbidden(ctx(answer="  ")))
+    c = case(expect={"forbidden_patterns": [r"99\s?%"]})
+    assert any("99 %" in f for f in tools.forbidden(ctx(answer="MFU is 99 %", c=c)))
+
+
+# ---- grader 2: plan --------------------------------------------------------------------------
+
+def test_the_engines_plan_passes():
+    assert plan.grade(ctx(truth=TRUTH)) == []
+
+
+def test_a_different_degree_fails():
+    failures = plan.grade(ctx(answer=GOOD.replace("TP=8, PP=2, DP=4", "TP=4, PP=4, DP=4"), truth=TRUTH))
+    assert "tp=4, engine recommends tp=8" in failures and "pp=4, engine recommends pp=2" in failures
+
+
+def test_a_plan_missing_a_required_degree_fails():
+    failures = plan.grade(ctx(answer="Use TP=8 PP=2 with ZeRO-1 and micro-batch 1.", truth=TRUTH))
+    assert failures == ["dp not stated (engine: 4)"]
+
+
+def test_moe_needs_ep():
+    moe = Truth(kind="recommend", plan={**TRUTH.plan, "ep": 8}, is_moe=True)
+    assert "ep not stated (engine: 8)" in plan.grade(ctx(truth=moe))
+
+
+def test_nothing_fits_must_be_said():
+    nothing = Truth(kind="recommend", plan=None)
+    assert plan.grade(ctx(answer="No plan fits in 80 GiB; with 128 GPUs one does.", truth=nothing)) == []
+    assert plan.grade(ctx(answer="Use TP=8 PP=2.", truth=nothing)) != []
+
+
+def test_no_plan_expected_means_no_plan_grading():
+    c = case(expect={"plan": None})
+    assert plan.grade(ctx(answer="hello", c=c)) == []
+
+
+# ---- grader 4: facts -------------------------------------------------------------------------
+
+def test_keywords_and_alternatives():
+    c = case(expect={"keywords": ["bubble", ["all-?reduce", "all-gather"]], "truth_keywords": False})
+    assert facts.grade(ctx(answer="The bubble and the all-gather.", c=c)) == []
+    assert facts.grade(ctx(answer="The bubble.", c=c)) == ["missing: all-?reduce | all-gather"]
+
+
+def test_truth_keywords_are_required():
+    c = case(family="compare", plans=[{"tp": 4}, {"tp": 8}], expect={})
+    truth = Truth(kind="compare", deciding_term="pp_bubble_s", keywords=(("bubble",),))
+    assert facts.grade(ctx(answer="TP=4 wins: less pipeline bubble.", c=c, truth=truth)) == []
+    assert facts.grade(ctx(answer="TP=4 wins.", c=c, truth=truth)) == ["missing: bubble"]
+
+
+# ---- grader 5: judge (advisory) ---------------------------------------------------------------
+
+def test_judge_parses_and_never_raises():
+    assert parse('{"score": 4, "reason": "clear"}') == Verdict(4, "clear")
+    assert parse("great answer").score is None
+
+    def broken(system, user):
+        raise TimeoutError("no endpoint")
+
+    assert judge(ctx(), broken).score is None
+    assert judge(ctx(), lambda s, u: 'Here: {"score": 5, "reason": "direct"}').score == 5
