@@ -12,7 +12,7 @@ import inspect
 import logging
 from typing import Any, Iterator, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..engine.errors import ShardwiseInputError
 from .markdown import render_markdown
@@ -76,22 +76,64 @@ def accepts_scenario(service: ChatServiceLike) -> bool:
         return False
 
 
+def seed_scenario(service: Any, session_id: str | None, scenario: dict) -> str | None:
+    """Make the page's form the conversation's scenario before the next question, so "what if H200s?"
+    starts from what the form shows. Uses the agent's session store; a service without one is left alone."""
+    store = getattr(service, "store", None)
+    if store is None:
+        return session_id
+    from ..agent.state import ConversationState
+    from ..tools.scenario import Scenario
+
+    try:
+        new = Scenario.model_validate({k: v for k, v in scenario.items() if v not in (None, "")})
+    except ValidationError as exc:
+        raise ShardwiseInputError("scenario: " + "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    session = store.open(session_id)
+    state = ConversationState.load(session.state)
+    if state.scenario != new:
+        # A new scenario: the plan under discussion belonged to the old one.
+        state = state.model_copy(update={"scenario": new, "plan": None, "plan_result": None, "alternatives": []})
+        store.append_turn(session.id, [], state.dump())  # no messages: only the state changes
+    return session.id
+
+
+def session_scenario(service: Any, session_id: str | None) -> dict | None:
+    """The scenario the conversation ended on (the page fills its form with it)."""
+    store = getattr(service, "store", None)
+    if store is None or not session_id:
+        return None
+    try:
+        scenario = store.load(session_id).state.get("scenario")
+    except (KeyError, ValueError):
+        return None
+    return scenario if isinstance(scenario, dict) and scenario else None
+
+
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
                 scenario: dict | None = None) -> Iterator[tuple[str, dict]]:
-    """The service's events in wire form; `done` gains `html`, the whole answer as safe HTML."""
+    """The service's events in wire form. `done` gains `html` (the whole answer as safe HTML) and
+    `scenario` (where the conversation now stands)."""
     answer: list[str] = []
     if scenario is not None and accepts_scenario(service):
         stream = service.stream(message, session_id, scenario=scenario)
     else:
+        if scenario is not None:
+            session_id = seed_scenario(service, session_id, scenario)
         stream = service.stream(message, session_id)
     try:
         for event in stream:
             name, data = to_wire(event)
+            if name == "session":
+                session_id = data.get("session_id") or session_id
             if name == "delta":
                 answer.append(str(data.get("text", "")))
             if name == "done":
                 text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(answer)
                 data = {**data, "html": render_markdown(text)}
+                if "scenario" not in data:
+                    data["scenario"] = session_scenario(service, data.get("session_id") or session_id)
             yield name, data
     finally:
         close = getattr(stream, "close", None)

@@ -53,7 +53,7 @@ def cluster(req: ScenarioRequest) -> Cluster:
 def evaluate(req: EvaluateRequest):
     from ..engine.evaluate import evaluate as engine_evaluate
 
-    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy())
+    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy(), **req.cost_args())
 
 
 def recommend(req: RecommendRequest):

@@ -95,6 +95,15 @@ class PlanFields(_Body):
 class EvaluateRequest(PlanFields, ScenarioRequest):
     """POST /api/evaluate: a scenario and one plan."""
 
+    train_tokens: float | str | None = Field(default=None, description="token budget for time-to-train and cost: 15e12 or '15T'")
+    price_per_gpu_hour: float | None = Field(default=None, ge=0, le=10_000, description="USD per GPU-hour (default: listed price)")
+
+    def cost_args(self) -> dict:
+        from ..engine.inputs import parse_count
+
+        tokens = parse_count(self.train_tokens, "train_tokens") if self.train_tokens is not None else None
+        return {"train_tokens": tokens, "price_per_gpu_hour": self.price_per_gpu_hour}
+
 
 class RecommendRequest(ScenarioRequest):
     """POST /api/recommend: a scenario; the engine searches every valid plan."""
@@ -107,7 +116,7 @@ class RecommendRequest(ScenarioRequest):
         examples=[{"max_pp": 4}])
 
 
-class ExportRequest(EvaluateRequest):
+class ExportRequest(PlanFields, ScenarioRequest):
     """POST /api/export: a scenario, one plan and the framework to write its config for."""
 
     format: ExportFormat = Field(description="which framework's config")

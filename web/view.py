@@ -29,7 +29,8 @@ def plan_label(s: Any) -> str:
         value = getattr(s, name, 1)
         if value > 1:
             parts.append(f"{name.upper()} {value}")
-    parts += [f"DP {s.dp}", f"ZeRO-{s.zero_stage}", f"mb {s.micro_batch}", f"{s.recompute} recompute"]
+    recompute = "no recompute" if s.recompute == "none" else f"{s.recompute} recompute"
+    parts += [f"DP {s.dp}", f"ZeRO-{s.zero_stage}", f"mb {s.micro_batch}", recompute]
     if getattr(s, "sequence_parallel", False) and s.tp > 1:
         parts.insert(1, "SP")
     return " · ".join(parts)
@@ -55,6 +56,40 @@ class ConfigTab:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class TermLine:
+    label: str
+    winner: str  # formatted value of the recommended plan
+    other: str  # formatted value of the plan it beats
+    delta: str  # winner − other
+
+
+@dataclass(frozen=True)
+class WhyView:
+    """Why #1 beats the first alternative that is predicted slower (engine.explain.compare)."""
+
+    against_rank: int
+    against_label: str
+    speedup: float
+    decisive: list[TermLine]
+    offsetting: list[TermLine]
+    tie_note: str | None = None
+
+
+@dataclass(frozen=True)
+class FixLine:
+    change: str
+    verdict: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class NothingFitsView:
+    headline: str
+    fixes: list[FixLine]
+    blocking: list[str]
+
+
 @dataclass
 class ResultView:
     rows: list[PlanRow]
@@ -66,9 +101,8 @@ class ResultView:
     time_svg: Markup | None = None
     pipeline_svg: Markup | None = None
     configs: list[ConfigTab] = field(default_factory=list)
-    why: list[str] = field(default_factory=list)
-    nothing_fits: str | None = None
-    suggestions: list[str] = field(default_factory=list)
+    why: WhyView | None = None
+    nothing_fits: NothingFitsView | None = None
 
     @property
     def best(self) -> Any:
@@ -84,18 +118,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 def _evaluation(plan: Any) -> Any:
     """A ranked plan is an Evaluation, or wraps one."""
     return plan if _get(plan, "memory") is not None else _get(plan, "evaluation")
-
-
-def _texts(items: Any) -> list[str]:
-    out = []
-    for item in items or []:
-        if isinstance(item, str):
-            out.append(item)
-        else:
-            msg = _get(item, "message") or _get(item, "text") or _get(item, "summary")
-            if msg:
-                out.append(str(msg))
-    return out
 
 
 def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool = True) -> ResultView:
@@ -121,14 +143,54 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                 view.pipeline_svg = Markup(pipeline_chart(s.pp, s.vpp, s.grad_accum, compute, s.recompute))
             except ValueError as exc:  # e.g. an interleaved schedule the engine already flags
                 log.info("no pipeline diagram: %s", exc)
-        view.why = _texts(_get(rec, "why") or _get(_get(rec, "explanation"), "reasons"))
+        view.why = why_it_wins(plans)
         if exports and request is not None:
             view.configs = export_tabs(request, s)
-    else:
-        view.nothing_fits = (_get(rec, "message") or _get(_get(rec, "nothing_fits"), "message")
-                             or "No plan fits in memory on this cluster.")
-        view.suggestions = _texts(_get(rec, "suggestions") or _get(_get(rec, "nothing_fits"), "suggestions"))
+    elif _get(rec, "nothing_fits") is not None:
+        view.nothing_fits = nothing_fits_view(rec.nothing_fits)
     return view
+
+
+def why_it_wins(plans: list[Any]) -> WhyView | None:
+    """Against the first alternative predicted slower, as `shardwise recommend` explains it."""
+    from ..cli.render import TERM_LABELS, seconds, signed
+    from ..engine.explain import compare
+
+    if len(plans) < 2:
+        return None
+    best = plans[0]
+    for rank, other in enumerate(plans[1:], start=2):
+        cmp = compare(best, other)
+        if cmp.decided_by != "tie":
+            break
+    else:
+        return WhyView(2, plan_label(plans[1].strategy), 1.0, [], [],
+                       tie_note=f"the next {len(plans) - 1} plan(s) predict the same step time; the winner is first "
+                                "by memory, then by the simpler layout")
+    line = lambda t: TermLine(TERM_LABELS.get(t.term, t.term), seconds(t.a), seconds(t.b), signed(t.a - t.b, "s"))  # noqa: E731
+    return WhyView(rank, plan_label(other.strategy), cmp.speedup or 1.0,
+                   [line(t) for t in cmp.decisive[:3]], [line(t) for t in cmp.offsetting[:2]])
+
+
+def nothing_fits_view(n: Any) -> NothingFitsView:
+    """The engine's NothingFits: the leanest plan's memory, and each change that would (or would not) fit."""
+    if n.reason == "no_valid_plan":
+        return NothingFitsView("Every combination of TP, PP, CP, EP and DP breaks a rule on this cluster.", [],
+                               [f"{v.message}" for v in n.blocking])
+    lean = f" ({plan_label(n.lowest_memory_plan)})" if n.lowest_memory_plan is not None else ""
+    headline = (f"The leanest valid plan{lean} needs {n.lowest_memory_gib:.1f} GiB per GPU; "
+                f"{n.usable_gib:.1f} GiB are usable ({n.capacity_gib:g} GiB less headroom).")
+    fixes = []
+    for o in n.options:
+        change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule.replace("_", " ")
+        if not o.applicable:
+            fixes.append(FixLine(change, "not applicable", o.note))
+            continue
+        need = f"needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
+        plan = f"with {plan_label(o.plan)}" if (o.fits and o.plan is not None) else ""
+        fixes.append(FixLine(change, "fits" if o.fits else "does not fit",
+                             " · ".join(x for x in (need, plan, o.note) if x)))
+    return NothingFitsView(headline, fixes, [])
 
 
 def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:

@@ -56,8 +56,12 @@
   }
 
   /* The chat's scenario (the tools' names: model, params, gpu, gpus, …) -> the form, then refresh results. */
-  function applyScenario(s) {
-    if (!s) return;
+  var lastApplied = null;
+  function applyScenario(s, plan, force) {
+    if (!s || !(s.model || s.params) || !s.gpu || !s.gpus) return;  // not a whole scenario yet
+    var key = JSON.stringify(s);
+    if (key === lastApplied && !force) return;  // e.g. a concept question: the plan on show is still the right one
+    lastApplied = key;
     var f = form.elements;
     if (s.params && !s.model) { f.model.value = "__params__"; f.params.value = s.params; }
     else if (s.model) setSelect(f.model, s.model);

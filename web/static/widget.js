@@ -60,9 +60,10 @@
   }
 
   /* Tabs with arrow-key navigation (WAI-ARIA tabs pattern). */
-  function configTabs(configs, idPrefix) {
+  function configTabs(configs, idPrefix, planLabel, notes) {
     var names = Object.keys(configs || {});
     if (!names.length) return null;
+    var noteNames = Object.keys(notes || {});
     var list = el("div", { className: "sw-tablist", role: "tablist", "aria-label": "Configs" });
     var panels = [];
     var tabs = names.map(function (name, i) {
@@ -91,7 +92,14 @@
       tabs.forEach(function (t, i) { t.setAttribute("aria-selected", i === k ? "true" : "false"); t.tabIndex = i === k ? 0 : -1; });
       panels.forEach(function (p, i) { p.hidden = i !== k; });
     }
-    return el("div", { className: "sw-configs" }, [el("div", { className: "sw-configs-title", text: "Configs for this plan" }), list].concat(panels));
+    var title = el("div", { className: "sw-configs-title", text: "Configs for " + (planLabel || "this plan") });
+    var box = el("div", { className: "sw-configs" }, [title, list].concat(panels));
+    if (noteNames.length) {
+      var ul = el("ul", { className: "sw-notes" });
+      noteNames.forEach(function (n) { ul.appendChild(el("li", { text: n + ": " + notes[n] })); });
+      box.appendChild(el("details", { className: "sw-tools" }, [el("summary", { text: noteNames.length + " format(s) cannot express this plan" }), ul]));
+    }
+    return box;
   }
 
   async function streamChat(message, sessionId, extra, onEvent, signal) {
@@ -122,6 +130,12 @@
   }
 
   var counter = 0;
+
+  function modeLabel(data) {
+    if (data.mode === "offline") return "offline planner";
+    if (data.mode === "llm") return "LLM" + (data.model ? ": " + data.model : "");
+    return String(data.mode);
+  }
 
   function mount(host, opts) {
     opts = opts || {};
@@ -191,7 +205,7 @@
       streamChat(text, sessionId, extra, function (name, data) {
         if (name === "session") {
           sessionId = data.session_id || sessionId; saveSession(sessionId);
-          if (data.mode) { mode.textContent = data.mode; mode.hidden = false; }
+          if (data.mode) { mode.textContent = modeLabel(data); mode.hidden = false; }
         } else if (name === "delta") {
           answer += data.text || "";
           bodyEl.textContent = answer;
@@ -200,14 +214,13 @@
           toolsCount.textContent = n === 1 ? "1 tool ran" : n + " tools ran";
           var item = el("li", {}, [el("code", { text: String(data.name || "tool") })]);
           if (data.summary) item.appendChild(document.createTextNode(" — " + data.summary));
+          if (data.ok === false && data.errors && data.errors.length) item.appendChild(document.createTextNode(" (" + data.errors.join("; ") + ")"));
           if (data.arguments) item.title = typeof data.arguments === "string" ? data.arguments : JSON.stringify(data.arguments);
           toolsList.appendChild(item);
         } else if (name === "configs") {
-          if (data.scenario) scenario = data.scenario;
-          if (data.plan) plan = data.plan;
           var old = msg.querySelector(".sw-configs");
           if (old) old.remove();
-          var tabs = configTabs(data.configs || {}, uid + "-" + log.children.length);
+          var tabs = configTabs(data.configs || {}, uid + "-" + log.children.length, data.plan, data.notes);
           if (tabs) msg.appendChild(tabs);
         } else if (name === "done") {
           if (data.scenario) scenario = data.scenario;
@@ -229,7 +242,7 @@
         if (scenario && opts.onScenario) {
           opts.onScenario(scenario, plan);
           msg.appendChild(el("button", { type: "button", className: "sw-apply", text: "Show this scenario in the form",
-            onclick: function () { opts.onScenario(scenario, plan); } }));
+            onclick: function () { opts.onScenario(scenario, plan, true); } }));
         }
         log.scrollTop = log.scrollHeight;
       });
