@@ -61,6 +61,14 @@ KERNEL_FIXED_S: float = calibrated.KERNEL_FIXED_S
 NON_GEMM_KERNELS_PER_LAYER_FWD = 18
 BACKWARD_KERNEL_RATIO = 2.0
 
+# Host (CPU) time to dispatch one transformer layer's forward and backward kernels for one
+# micro-batch, by framework (calibrated). The GPU cannot run faster than the host feeds it:
+# a micro-batch takes at least layers × this. Eager PyTorch spends 10-50 µs per operator in
+# Python, autograd and the dispatcher; fused kernels (Transformer Engine) and torch.compile
+# cut the operator count. It binds when sharded GEMMs are small (large TP, micro-batch 1).
+# "nanotron" is the Ultra-Scale Playbook's framework, used by the calibration only.
+HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
+
 # --- Attention core (FlashAttention) -----------------------------------------------------
 # Fraction of the BF16 peak reached by the fused attention kernel (calibrated; FlashAttention-2
 # paper reports 50-73 % on A100 forward, FlashAttention-3 paper 75 % on H100 forward).
@@ -113,6 +121,12 @@ QLORA_DEQUANT_BYTES_PER_WEIGHT = 2.6
 # read the FP32 gradient (4), write the BF16 weight copy (2), zero the gradient buffer (4),
 # plus the gradient-norm pass for clipping (4): 38 bytes, memory-bound.
 OPTIMIZER_BYTES_PER_PARAM = 38
+
+# --- Pipeline ---------------------------------------------------------------------------
+# Frameworks can give the last stage fewer layers so the logit layer and loss do not make it
+# the slowest (Megatron --account-for-loss-in-pipeline-split / --decoder-last-pipeline-num-layers,
+# nanotron's cost-balanced split, torchtitan's manual split points). We assume the plan does.
+PIPELINE_BALANCES_OUTPUT_LAYER = True
 
 # --- MoE -----------------------------------------------------------------------------------
 # Ratio of the busiest expert's tokens to the mean. Megatron-Bridge benchmarks force-balance

@@ -18,6 +18,8 @@ class PerformanceAssumptions:
     fp8_gemm_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.FP8_GEMM_EFFICIENCY))
     attention_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.ATTENTION_EFFICIENCY))
     kernel_fixed_s: float = c.KERNEL_FIXED_S
+    host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
+    balance_output_layer: bool = c.PIPELINE_BALANCES_OUTPUT_LAYER
     hbm_efficiency: float = c.HBM_EFFICIENCY
     bandwidth_fraction: dict[str, float] = field(default_factory=lambda: dict(n.ACHIEVABLE_BANDWIDTH_FRACTION))
     dp_overlap: float = n.DP_OVERLAP_FRACTION
@@ -39,6 +41,9 @@ class PerformanceAssumptions:
 
     def link_fraction(self, network: NetworkSpec) -> float:
         return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])
+
+    def host_time_for(self, framework: str) -> float:
+        return self.host_time_per_layer.get(framework, max(self.host_time_per_layer.values()))
 
     def tp_overlap_for(self, framework: str) -> float:
         return self.tp_overlap.get(framework, 0.0)

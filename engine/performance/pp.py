@@ -25,8 +25,25 @@ def bubble_fraction(pp: np.ndarray, num_microbatches: np.ndarray, vpp: np.ndarra
     return (pp - 1) / (num_microbatches * vpp)
 
 
-def layers_on_busiest_stage(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
-    return np.ceil(model.num_layers / grid.pp)
+def busiest_stage_layers(num_layers: int, pp: np.ndarray, last_stage_extra: np.ndarray, balance: bool) -> np.ndarray:
+    """Work on the busiest stage, in layer-equivalents, when the last stage also carries
+    `last_stage_extra` layer-equivalents (logit layer + loss).
+
+    Even split (Megatron default): ceil(L/p) + extra. Balanced split: the other stages take k
+    layers each and the last one L − (p−1)·k, with k the integer nearest (L + extra)/p that
+    minimises max(k, L − (p−1)·k + extra)."""
+    L = float(num_layers)
+    pp = np.asarray(pp, dtype=np.float64)
+    even = np.ceil(L / pp) + last_stage_extra
+    if not balance:
+        return even
+    k1 = np.floor((L + last_stage_extra) / pp)
+    best = even
+    for k in (k1, k1 + 1):
+        last = np.maximum(L - (pp - 1) * k, 0.0)
+        cand = np.maximum(k, last + last_stage_extra)
+        best = np.minimum(best, np.where(k >= 1, cand, np.inf))
+    return np.where(pp > 1, best, L + last_stage_extra)
 
 
 def pipeline_time(per_mb_avg: np.ndarray, per_mb_busiest: np.ndarray, grid: PlanGrid) -> np.ndarray:

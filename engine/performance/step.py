@@ -25,7 +25,7 @@ from .cp import cp_time_per_layer
 from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
-from .pp import layers_on_busiest_stage, pipeline_time, pp_p2p_time
+from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
 from .tp import tp_time_per_layer
 
 
@@ -53,16 +53,24 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
     ep_layer = ep_time_per_moe_layer(model, cluster, grid, mb.tokens, assume) * (model.num_moe_layers / L)
 
-    # Average stage and busiest stage (ceil(L/p) layers + logits on the last stage).
+    # Average stage and busiest stage (the last one also runs the logit layer and the loss).
     avg_layers = L / grid.pp
-    busiest_layers = layers_on_busiest_stage(model, grid)
     ends = mb.embedding + mb.logits
     compute_avg = avg_layers * layer_compute + ends / grid.pp
-    compute_busiest = busiest_layers * layer_compute + np.where(grid.pp > 1, mb.logits, ends)
     comm_layer = tp_layer + cp_layer + ep_layer
     tp_avg = avg_layers * tp_layer + tp_ends / grid.pp
     per_mb_avg = compute_avg + avg_layers * (cp_layer + ep_layer) + tp_avg
-    per_mb_busiest = compute_busiest + busiest_layers * comm_layer + np.where(grid.pp > 1, tp_ends / 2, tp_ends)
+    per_layer = layer_compute + comm_layer
+    extra = (mb.logits + tp_ends / 2) / per_layer
+    busiest = busiest_stage_layers(L, grid.pp, extra, assume.balance_output_layer)
+    per_mb_busiest = np.where(grid.pp > 1, busiest * per_layer, per_mb_avg)
+
+    # The host must dispatch every layer's kernels: a micro-batch is never faster than that.
+    host = assume.host_time_for(setup.framework) * avg_layers * np.where(grid.recompute == RECOMPUTE_FULL, 1.5, 1.0)
+    host_wait = np.maximum(host - per_mb_avg, 0.0)
+    compute_avg = compute_avg + host_wait
+    per_mb_avg = per_mb_avg + host_wait
+    per_mb_busiest = np.maximum(per_mb_busiest, per_mb_avg)
 
     pipeline = pipeline_time(per_mb_avg, per_mb_busiest, grid)
     bubble = np.maximum(pipeline - m * per_mb_avg, 0.0)
@@ -97,5 +105,6 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
             "recompute_s": m * avg_layers * mb.layer_mix(model, "recompute"),
             "attention_s": m * avg_layers * mb.dense_layer.attention_forward,
             "microbatch_s": per_mb_avg,
+            "host_wait_s": m * host_wait,
         },
     )
