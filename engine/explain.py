@@ -85,7 +85,8 @@ class BindingConstraint(_Result):
       does not fit (then knob/after name the fastest one-knob change that does);
     kind 'validity': the plan breaks a rule;
     kind 'improvable': a one-knob change that fits is faster (knob/after name the best);
-    kind 'time_term': every neighbour that fits is slower, and `term` is what grows most.
+    kind 'time_term': every neighbour that fits is slower (or the same), and `term` is what grows
+      most in the cheapest slower move.
     """
 
     kind: Literal["memory", "validity", "improvable", "time_term", "none"]
@@ -255,9 +256,9 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
                      "capacity_gib": base.memory.capacity_gib, "step_delta_s": c.step_delta_s,
                      "throughput_ratio": c.throughput_ratio,
                      **({"a": grows.a, "b": grows.b, "delta": grows.delta} if grows else {})})
-    fitting = [c for c in options if c.outcome in ("slower", "same")]
-    if fitting:
-        c = min(fitting, key=lambda c: c.step_delta_s)
+    slower = [c for c in options if c.outcome == "slower"]
+    if slower:
+        c = min(slower, key=lambda c: c.step_delta_s)  # the cheapest move, first in neighbour order on ties
         grows = max((t for t in c.terms if t.kind == "time"), key=lambda t: t.delta, default=None)
         return BindingConstraint(
             kind="time_term", term=grows.term if grows else "step_s", knob=c.knob, before=c.before, after=c.after,

@@ -1,0 +1,71 @@
+"""what-if on the real models: directions a hand can vouch for, and the structure of the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.engine.inputs import build_cluster
+from shardwise.engine.model_catalog import get_model
+from shardwise.engine.training import TrainingSetup
+from shardwise.engine.whatif import parse_changes, what_if
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    return get_model("llama-3.1-8b")
+
+
+def test_doubling_gpus_does_not_lower_throughput(llama8b):
+    # Twice the GPUs can always run the old plan twice over (DP ×2), so the best plan can only gain.
+    w = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=256), "gpus=16")
+    assert [c.input for c in w.changes] == ["num_gpus"]
+    assert w.throughput_ratio >= 1.0
+    reason = next(r for r in w.reasons if r.rule == "gpu_count")
+    assert reason.numbers["gpu_ratio"] == 2.0
+    assert reason.numbers["scaling_efficiency"] == pytest.approx(w.throughput_ratio / 2)
+
+
+def test_h200_fits_more_plans_than_h100():
+    # 141 GB instead of 80 GB (datasheets): every plan that fits on an H100 fits on an H200.
+    model = get_model("llama-3.1-70b")
+    w = what_if(model, build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512), {"gpu": "h200"})
+    assert w.after.fitting > w.before.fitting
+    memory = next(r for r in w.reasons if r.rule == "gpu_memory")
+    assert (memory.numbers["before_gib"], memory.numbers["after_gib"]) == (80.0, 141.0)
+    assert w.fits_before and w.fits_after
+    step = next(t for t in w.time if t.term == "step_s")
+    assert step.delta == pytest.approx(w.after.plans[0].time.step_s - w.before.plans[0].time.step_s)
+
+
+def test_longer_sequences_keep_the_tokens_per_step(llama8b):
+    w = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=256), "seq_len=8k")
+    changes = {c.input: (c.before, c.after) for c in w.changes}
+    assert changes == {"seq_len": (4096, 8192), "global_batch": (256, 128)}  # 1,048,576 tokens either way
+
+
+def test_nothing_fits_to_fits():
+    # Llama-3.1-70B on 8 A100-40GB: 16 B/param · 70.6e9 / 8 = 131 GiB per GPU — nothing fits; QLoRA's 4-bit
+    # base is 0.5 B/param · 70.6e9 / 8 ≈ 4.1 GiB per GPU plus small adapters — it fits.
+    model = get_model("llama-3.1-70b")
+    w = what_if(model, build_cluster("a100-40gb", 8), TrainingSetup(seq_len=2048, global_batch=64), "mode=qlora")
+    assert not w.fits_before and w.fits_after
+    assert w.reasons[0].rule == "now_fits"
+    assert w.before.nothing_fits is not None and w.throughput_ratio is None
+
+
+@pytest.mark.parametrize("change,needle", [
+    ("colour=red", "what-if cannot change 'colour'"),
+    ("gpu", "must look like input=value"),
+    ("gpus=abc", "expects a number"),
+    ("seq_len=0", "positive"),
+    ("gpu=h1000", "unknown gpu"),
+    ({}, "needs a change"),
+])
+def test_bad_changes_are_clear_errors(llama8b, change, needle):
+    with pytest.raises(ShardwiseInputError, match=needle):
+        what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(), change)
+
+
+def test_parse_changes_aliases():
+    assert parse_changes("gpus=16, seq=8k,batch=64") == {"num_gpus": "16", "seq_len": "8k", "global_batch": "64"}
