@@ -1,0 +1,89 @@
+"""`shardwise recommend`, `explain` and `what-if` through the real entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shardwise.cli.main import main
+
+SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "4k", "--global-batch", "256"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recommend_json_contract(capsys):
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "3", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {"plans", "searched", "excluded", "nothing_fits"} <= set(data)
+    assert len(data["plans"]) == 3 and data["nothing_fits"] is None
+    best = data["plans"][0]
+    assert {"model", "cluster", "strategy", "valid", "violations", "memory", "time", "throughput"} <= set(best)
+    assert best["valid"] and best["memory"]["fits"]
+    rates = [p["throughput"]["tokens_per_s"] for p in data["plans"]]
+    assert rates == sorted(rates, reverse=True)
+    assert data["searched"] == sum(data["excluded"].values()) + data["fitting"]
+
+
+def test_recommend_table_and_constraints(capsys):
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--tp", "2", "--max-pp", "1", "--top", "2")
+    assert code == 0
+    assert "BEST     TP=2 PP=1" in out and "alternatives" in out and "pinned   tp=2, max_pp=1" in out
+
+
+def test_recommend_nothing_fits_says_what_would(capsys):
+    code, out, _ = run(capsys, "recommend", "--params", "10e12", "--gpu", "rtx-4090", "--gpus", "8", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["plans"] == []
+    assert data["nothing_fits"]["reason"] == "out_of_memory"
+    assert data["nothing_fits"]["min_gpus"] >= 6210  # 16 B/param · 1e13 / 24 GiB
+    code, out, _ = run(capsys, "recommend", "--params", "10e12", "--gpu", "rtx-4090", "--gpus", "8")
+    assert "NOTHING FITS" in out and "num_gpus=" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--top", "0"], "top_k"),
+    (["--headroom", "2"], "headroom"),
+    (["--tp", "x"], "whole numbers"),
+    (["--recompute", "sometimes"], "allowed values are none, selective, full"),
+])
+def test_recommend_bad_input_exits_2_with_one_line(capsys, argv, needle):
+    code, out, err = run(capsys, "recommend", *SCENARIO, *argv)
+    assert code == 2 and needle in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_explain_two_plans(capsys):
+    code, out, _ = run(capsys, "explain", *SCENARIO, "--a", "tp=2", "--b", "tp=8")
+    assert code == 0
+    assert "A  TP=2 PP=1" in out and "B  TP=8 PP=1" in out
+    assert "binding constraint" in out or "not optimal" in out
+    code, out, _ = run(capsys, "explain", *SCENARIO, "--a", "tp=2", "--b", "tp=8", "--json")
+    data = json.loads(out)
+    assert {"comparison", "winner", "binding", "counterfactuals"} <= set(data)
+    assert {t["term"] for t in data["comparison"]["time"]} >= {"tp_comm_s", "step_s"}
+
+
+def test_explain_defaults_to_the_recommendation(capsys):
+    code, out, _ = run(capsys, "explain", *SCENARIO)
+    assert code == 0 and out.startswith("A  ") and "one-knob changes to the winner" in out
+
+
+def test_explain_bad_plan(capsys):
+    code, _, err = run(capsys, "explain", *SCENARIO, "--a", "tp=two")
+    assert code == 2 and "tp='two'" in err
+
+
+def test_what_if(capsys):
+    code, out, _ = run(capsys, "what-if", *SCENARIO, "--change", "gpus=16", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["changes"] == [{"input": "num_gpus", "before": 8, "after": 16}]
+    code, out, _ = run(capsys, "whatif", *SCENARIO, "--change", "gpu=h200")
+    assert code == 0 and "change   gpu: h100-sxm → h200" in out and "why:" in out
+    code, _, err = run(capsys, "what-if", *SCENARIO, "--change", "colour=red")
+    assert code == 2 and "what-if cannot change" in err
