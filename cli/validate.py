@@ -1,0 +1,77 @@
+"""`shardwise validate`: the engine's predictions against the published, measured training runs
+shipped with it — per-row error, MAPE per source, and the ranking agreement of plans."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..engine.calibration.report import ValidationReport, build_report
+from ..engine.calibration.runs import load_runs
+from ..engine.errors import ShardwiseInputError
+from .common import print_json
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "validate", help="compare predictions with measured training runs",
+        description="Predict every shipped calibration run (Megatron-LM/-Bridge, llm-foundry, torchtitan, the "
+                    "Ultra-Scale Playbook sweep, Narayanan 2021, Korthikanti 2022) and report the errors.")
+    p.add_argument("--source", help="only this source (see the summary table for names)")
+    p.add_argument("--summary", action="store_true", help="omit the per-row table")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory comparison (faster)")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sources = sorted({r.source for r in load_runs()})
+    if args.source and args.source not in sources:
+        raise ShardwiseInputError(f"unknown source {args.source!r}; one of: {', '.join(sources)}")
+    report = build_report(args.source, with_memory=not args.no_memory)
+    if args.json:
+        print_json(report)
+    else:
+        print(render(report, rows=not args.summary))
+    return 0
+
+
+def _pct(x: float | None) -> str:
+    return "   -  " if x is None else f"{100 * x:5.1f}%"
+
+
+def render(r: ValidationReport, rows: bool = True) -> str:
+    out = []
+    if rows:
+        out.append(f"{'run':<44}{'model':<26}{'GPUs':<15}{'plan':<38}{'measured':>9}{'predicted':>10}"
+                   f"{'error':>8}{'mem GiB meas/pred':>20}")
+        for x in r.rows:
+            mem = ""
+            if x.measured_memory_gib is not None and x.predicted_memory_gib is not None:
+                mem = f"{x.measured_memory_gib:7.1f}/{x.predicted_memory_gib:5.1f}"
+            out.append(f"{x.key:<44}{x.model[:25]:<26}{f'{x.num_gpus}x{x.gpu}'[:14]:<15}{x.plan[:37]:<38}"
+                       f"{x.measured_tokens_per_gpu:>9,.0f}{x.predicted_tokens_per_gpu:>10,.0f}{100 * x.error:>+7.1f}%"
+                       f"{mem:>20}" + ("  (held out)" if x.holdout else ""))
+        out.append("")
+    out.append(f"{'source':<22}{'rows':>6}{'MAPE':>8}{'median':>8}{'<=15%':>8}{'memory rows':>13}{'mem MAPE':>10}")
+    for s in r.sources:
+        out.append(f"{s.source:<22}{s.rows:>6}{_pct(s.mape):>8}{_pct(s.median_abs_error):>8}{_pct(s.within_15pct):>8}"
+                   f"{s.memory_rows:>13}{_pct(s.memory_mape):>10}")
+    n = len(r.rows)
+    out += ["", f"throughput over {n} runs: MAPE {_pct(r.mape).strip()} (fitted groups {_pct(r.mape_fitted).strip()}, "
+                f"held-out groups {_pct(r.mape_holdout).strip()}), median |error| {_pct(r.median_abs_error).strip()}, "
+                f"90th percentile {_pct(r.p90_abs_error).strip()}"]
+    if r.memory_mape is not None:
+        out.append(f"peak memory: MAPE {_pct(r.memory_mape).strip()} over "
+                   f"{sum(s.memory_rows for s in r.sources)} runs that report it")
+    if r.groups:
+        out.append(f"plan ranking within {len(r.groups)} model/cluster groups of >= 4 plans: "
+                   f"mean Spearman {r.mean_spearman:.2f}, mean Kendall {r.mean_kendall:.2f} "
+                   f"(weighted by plans: {r.weighted_spearman:.2f} / {r.weighted_kendall:.2f})")
+        worst = min(r.groups, key=lambda g: g.spearman)
+        out.append(f"  weakest: {worst.group} ({worst.plans} plans, Spearman {worst.spearman:.2f})")
+    if r.excluded:
+        out.append("not scored: " + "; ".join(f"{v} {k}" for k, v in r.excluded.items()))
+    out.append("expected error for a new run on calibrated hardware: about ±"
+               f"{100 * r.median_abs_error:.0f}% typical, ±{100 * r.p90_abs_error:.0f}% for 9 in 10 runs "
+               "(see docs/performance.md)")
+    return "\n".join(out)

@@ -1,0 +1,89 @@
+"""What the performance model was validated on, and warnings for inputs far outside it.
+
+The ranges come from the calibration runs themselves (engine/calibration/data), so they grow
+when runs are added. `extrapolation_warnings` is cheap after the first call and is meant for
+evaluate/recommend to surface next to their numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..assumptions.compute import gpu_generation
+from ..assumptions.network import link_kind
+from ..cluster import Cluster
+from ..model_spec import ModelSpec
+from ..params import active_params, total_params
+from ..training import TrainingSetup
+from .runs import used_runs
+
+# How far beyond the validated range a number may go before we warn (×).
+RANGE_SLACK = 2.0
+
+
+@dataclass(frozen=True)
+class Coverage:
+    generations: frozenset[str]
+    link_kinds: frozenset[str]
+    precisions: frozenset[str]
+    frameworks: frozenset[str]
+    num_gpus: tuple[int, int]
+    seq_len: tuple[int, int]
+    params: tuple[float, float]
+    active_params: tuple[float, float]
+    max_experts: int
+    has_mla: bool
+
+
+@lru_cache(maxsize=1)
+def coverage() -> Coverage:
+    runs = used_runs()
+    return Coverage(
+        generations=frozenset(gpu_generation(r.cluster.gpu) for r in runs),
+        link_kinds=frozenset(link_kind(r.cluster.network) for r in runs) | {"nvlink"},
+        precisions=frozenset(r.setup.precision for r in runs),
+        frameworks=frozenset(r.setup.framework for r in runs),
+        num_gpus=(min(r.cluster.num_gpus for r in runs), max(r.cluster.num_gpus for r in runs)),
+        seq_len=(min(r.setup.seq_len for r in runs), max(r.setup.seq_len for r in runs)),
+        params=(min(total_params(r.model) for r in runs), max(total_params(r.model) for r in runs)),
+        active_params=(min(active_params(r.model) for r in runs), max(active_params(r.model) for r in runs)),
+        max_experts=max((r.model.moe.num_experts for r in runs if r.model.moe), default=0),
+        has_mla=any(r.model.mla is not None for r in runs),
+    )
+
+
+def extrapolation_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSetup) -> list[str]:
+    """Plain-language warnings for inputs the throughput model was not validated on."""
+    c = coverage()
+    out = []
+    gen = gpu_generation(cluster.gpu)
+    if gen not in c.generations:
+        out.append(f"{cluster.gpu.name}: no measured runs on {gen} GPUs were available for calibration; "
+                   "throughput uses generic efficiency constants (expect larger errors, ±30 % or more)")
+    kind = link_kind(cluster.network)
+    if cluster.num_gpus > cluster.gpus_per_node and kind not in c.link_kinds:
+        out.append(f"network {cluster.network.id}: {kind} links were not in the calibration data; "
+                   "communication times use an assumed achievable bandwidth")
+    lo, hi = c.num_gpus
+    if cluster.num_gpus > hi * RANGE_SLACK:
+        out.append(f"{cluster.num_gpus:,} GPUs is beyond the largest validated run ({hi:,} GPUs)")
+    lo, hi = c.seq_len
+    if setup.seq_len > hi * RANGE_SLACK or setup.seq_len < lo / RANGE_SLACK:
+        out.append(f"sequence length {setup.seq_len:,} is outside the validated {lo:,}-{hi:,}")
+    n = total_params(model)
+    lo, hi = c.params
+    if n > hi * RANGE_SLACK or n < lo / RANGE_SLACK:
+        out.append(f"{n / 1e9:.3g} B parameters is outside the validated {lo / 1e9:.3g}-{hi / 1e9:.4g} B")
+    if model.moe is not None and model.moe.num_experts > c.max_experts * RANGE_SLACK:
+        out.append(f"{model.moe.num_experts} experts is beyond the validated maximum of {c.max_experts}")
+    if setup.mode != "full":
+        out.append(f"{setup.mode.upper()} fine-tuning: no measured runs in the calibration data; the time model "
+                   "drops the frozen weights' gradient GEMMs (and adds QLoRA dequantisation) from first principles")
+    if setup.precision not in c.precisions:
+        out.append(f"{setup.precision} precision was not in the calibration data")
+    if setup.framework not in c.frameworks:
+        out.append(f"framework {setup.framework}: its host overhead and overlap behaviour were not calibrated")
+    if model.approximate:
+        out.append("the model shape was synthesised from a parameter count; FLOPs and sharding use assumed dimensions")
+    return out

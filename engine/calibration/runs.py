@@ -1,0 +1,377 @@
+"""Published, measured training runs (data/*.csv, verbatim copies of the project's calibration
+folder with their sources) turned into specs the engine can predict.
+
+Each CSV row becomes a CalibrationRun: the model (from the catalog, or built from the row's
+own dimensions), the cluster, the training setup, the plan, and the measured tokens/s per GPU
+(as reported, or derived from the source's model TFLOP/s or MFU under that source's FLOP
+formula). Rows the engine cannot represent are kept with the reason they are excluded.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..cluster import Cluster
+from ..flops import matmul_params, megatron_flops_per_token
+from ..hardware import GPUSpec, NetworkSpec
+from ..hardware_catalog import get_gpu, get_network
+from ..model_catalog import get_model
+from ..model_spec import ModelSpec, MoESpec
+from ..strategy import Strategy
+from ..training import TrainingSetup
+
+DATA = Path(__file__).parent / "data"
+RUN_FILES = ("measured_runs.csv", "ultrascale_playbook_sweep_1b_8b.csv")
+
+# The HF cluster of the Ultra-Scale Playbook: AWS p5 instances (8×H100, EFA v2, 3,200 Gb/s per
+# node = 400 Gb/s = 50 GB/s per GPU; AWS p5 documentation). EFA's one-way latency is higher
+# than InfiniBand's (~15 µs vs ~2-5 µs reported by AWS for SRD).
+AWS_EFA = NetworkSpec(id="efa-p5", name="AWS EFA v2 (p5)", bandwidth_gbs=50.0, latency_us=15.0,
+                      source="AWS p5 instance documentation: 3200 Gbps EFA per 8 GPUs")
+
+# Row model name -> catalog name (None: built from the row's dimensions).
+CATALOG_NAMES = {
+    "LLAMA3_8B": "Llama-3-8B", "LLAMA3_70B": "Llama-3-70B", "LLAMA3.1_405B": "Llama-3.1-405B",
+    "Llama 3 8B": "Llama-3-8B", "Llama 3 70B": "Llama-3-70B", "Llama 3 405B": "Llama-3.1-405B",
+    "Llama 3.1 8B": "Llama-3.1-8B", "Llama 3.1 70B": "Llama-3.1-70B", "Llama 3.1 405B": "Llama-3.1-405B",
+    "Qwen3_30B_a3B": "Qwen3-30B-A3B", "Qwen3_235B_a22B": "Qwen3-235B-A22B", "Kimi_K2": "Kimi-K2",
+    "Mixtral 8x7B": "Mixtral-8x7B",
+    "Llama-like 1B (playbook)": "Ultra-Scale Playbook 1B (Llama-like)",
+    "Llama-like 8B (playbook)": "Ultra-Scale Playbook 8B (Llama-like)",
+}
+UNSUPPORTED_MODELS = {
+    "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Nemotron_3_Super": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Nemotron_3_Ultra": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Nemotron_3_5_Lightning": "architecture not given by the source",
+    "DeepSeekV4 Flash": "architecture not given by the source",
+}
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    key: str  # file:line
+    source: str
+    model_label: str  # as the row names it
+    model: ModelSpec | None
+    cluster: Cluster | None
+    setup: TrainingSetup | None
+    strategy: Strategy | None
+    tp_comm_overlap: bool  # False where the framework/paper did not overlap TP communication
+    host_framework: str  # whose host-dispatch overhead applies ("nanotron" for the Playbook)
+    measured_tokens_per_gpu: float | None
+    throughput_basis: str  # "reported" or how it was derived
+    measured_memory_gib: float | None
+    group: str  # model/cluster/problem: plans in one group are ranked against each other
+    config: str  # the plan and precision: rows with equal config repeat one configuration
+    release: str  # framework container/version, to keep the newest of repeated configurations
+    status: str  # "used" or why not
+
+    @property
+    def used(self) -> bool:
+        return self.status == "used"
+
+    @property
+    def holdout(self) -> bool:
+        """Deterministic hold-out: a third of the model/cluster groups, never seen by the fit."""
+        return zlib.crc32(self.group.encode()) % 3 == 0
+
+
+def _num(text: str) -> float | None:
+    m = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)", text or "")
+    return float(m.group(1)) if m else None
+
+
+def _int(text: str, default: int | None = None) -> int | None:
+    v = _num(text)
+    return int(v) if v is not None else default
+
+
+def short_source(source: str) -> str:
+    s = source.lower()
+    for key, name in [("bridge", "megatron-bridge"), ("llm-foundry", "llm-foundry"), ("torchtitan", "torchtitan"),
+                      ("sweep", "playbook-sweep"), ("playbook", "playbook-sweep"), ("narayanan", "megatron-ptdp-2021"),
+                      ("korthikanti", "korthikanti-2022"), ("examples/llama", "megatron-lm-examples"),
+                      ("moe readme", "megatron-lm-moe"), ("megatron-lm readme", "megatron-lm-readme")]:
+        if key in s:
+            return name
+    return s[:30]
+
+
+# --- Models ------------------------------------------------------------------------------------
+def _gpt_from_notes(name: str, notes: str) -> ModelSpec:
+    """Megatron GPT rows: 'GPT: L24 d2048 h16 (MHA) ffn4x vocab131072' (LayerNorm, GeLU, biases)."""
+    L = int(re.search(r"L(\d+)", notes).group(1))
+    d = int(re.search(r"d(\d+)", notes).group(1))
+    h = int(re.search(r"h(\d+)", notes).group(1))
+    vocab = int(re.search(r"vocab(\d+)", notes).group(1))
+    return ModelSpec(name=name, num_layers=L, hidden_size=d, num_attention_heads=h, ffn_hidden_size=4 * d,
+                     gated_mlp=False, activation="gelu", vocab_size=vocab, tied_embeddings=True, norm="layernorm",
+                     qkv_bias=True, mlp_bias=True, attention_out_bias=True, source=f"calibration row: {notes}")
+
+
+GPT_OSS_120B = ModelSpec(
+    name="gpt-oss-120b", num_layers=36, hidden_size=2880, num_attention_heads=64, num_kv_heads=8, head_dim=64,
+    ffn_hidden_size=2880, vocab_size=201088, qkv_bias=True, sliding_window=128, sliding_window_layer_fraction=0.5,
+    moe=MoESpec(num_experts=128, top_k=4, expert_ffn_hidden_size=2880),
+    source="calibration models.csv: NVIDIA/NeMo gpt_oss.py GPTOSSConfig120B (36 layers, d2880, 64 heads, kv 8, "
+           "128 experts top-4, ffn 2880, vocab 201088, alternating 128-token sliding window); head_dim 64 from the HF config")
+
+
+def model_for_row(row: dict) -> tuple[ModelSpec | None, str]:
+    label = row["model"]
+    if label in UNSUPPORTED_MODELS:
+        return None, UNSUPPORTED_MODELS[label]
+    if label.startswith("DeepSeekV3"):
+        return get_model("DeepSeek-V3"), ""
+    if label.startswith("Qwen3_30B"):
+        return get_model("Qwen3-30B-A3B"), ""
+    if label.startswith("Qwen3_235B"):
+        return get_model("Qwen3-235B-A22B"), ""
+    if label.startswith("GPT OSS"):
+        return GPT_OSS_120B, ""
+    if label.startswith("MPT-"):
+        return get_model(label), ""
+    if label in CATALOG_NAMES:
+        return get_model(CATALOG_NAMES[label]), ""
+    if row["arch_notes"].startswith("GPT:"):
+        return _gpt_from_notes(label, row["arch_notes"]), ""
+    return None, f"no architecture for {label!r}"
+
+
+# --- Hardware ----------------------------------------------------------------------------------
+def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
+    """(GPU, GPUs sharing the fast link, reason if unsupported)."""
+    g = row["gpu"].lower()
+    if "gb300" in g:
+        return get_gpu("gb300"), 72, ""
+    if "gb200" in g:
+        return get_gpu("gb200"), 72, ""
+    if "b300" in g:
+        return get_gpu("b300"), 8, ""
+    if "b200" in g:
+        return get_gpu("b200"), 8, ""
+    if "h200" in g:
+        return get_gpu("h200"), 8, ""
+    if "96gb" in g:
+        # torchtitan's Grand Teton H100: 96 GB HBM2e, power-capped at 500 W. Same SM count and
+        # datasheet peak as the SXM part; the cap costs sustained clock (a known error source).
+        base = get_gpu("h100-sxm")
+        return base.model_copy(update={"id": "h100-sxm-96gb", "name": "H100 96GB HBM2e (500 W)",
+                                       "memory_gib": 89.4}), 8, ""
+    if "h100" in g:
+        return get_gpu("h100-sxm"), 8, ""
+    if "a100-40" in g:
+        return get_gpu("a100-40gb"), 8, ""
+    if "a100" in g:
+        return get_gpu("a100-80gb"), 8, ""
+    return None, 0, f"unknown GPU {row['gpu']!r}"
+
+
+def network_for_row(row: dict, gpu: GPUSpec) -> NetworkSpec:
+    text = (row["interconnect"] + " " + row["source"]).lower()
+    if "playbook" in text or "hf cluster" in text:
+        return AWS_EFA
+    if "roce" in text and "1600" in text:
+        return get_network("roce-200g")  # MosaicML: 1,600 Gb/s per 8-GPU node
+    if "hdr" in text:
+        return get_network("ib-hdr")
+    if "400 gb/s per gpu rdma" in text or "400gb/s per gpu rdma" in text:
+        return get_network("roce-400g")  # Meta Grand Teton / WhiteFiber: 400 Gb/s per GPU
+    return get_network(gpu.default_network)
+
+
+# --- Setup and plan ----------------------------------------------------------------------------
+def precision_for_row(row: dict) -> tuple[str | None, str]:
+    p = row["precision"].lower()
+    if "fp4" in p:
+        return None, "NVFP4 precision is not modelled (BF16/FP8 only)"
+    return ("fp8" if "fp8" in p else "bf16"), ""
+
+
+def framework_for_row(row: dict) -> str:
+    f = row["framework"].lower()
+    if "fsdp" in f or "composer" in f or "torchtitan" in f:
+        return "fsdp"
+    return "megatron"
+
+
+def zero_for_row(row: dict) -> int:
+    z = row["zero_stage_or_fsdp"].lower()
+    if "shard_grad_op" in z:
+        return 2
+    if "fsdp" in z and "fsdp=0" not in z:
+        return 3
+    if "zero-0" in z:
+        return 0
+    if "distributed optimizer" in z or "zero-1" in z:
+        return 1
+    if "narayanan" in row["source"].lower():
+        return 0  # PTD-P (2021) predates the distributed optimizer
+    return 1  # Megatron recipes use the distributed optimizer
+
+
+def recompute_for_row(row: dict) -> str:
+    r = row["recompute"].lower()
+    if r.startswith("full"):
+        return "full"
+    if r.startswith("selective"):
+        return "selective"
+    return "none"  # not stated: performance recipes run without recomputation
+
+
+def _ga_from_notes(notes: str) -> int | None:
+    m = re.search(r"(?:GA|GradAcc|GradAccum)=(\d+)", notes)
+    return int(m.group(1)) if m else None
+
+
+def _local_batch(notes: str) -> int | None:
+    m = re.search(r"local batch(?: size)? '?(\d+)", notes)
+    return int(m.group(1)) if m else None
+
+
+# --- Measured throughput -----------------------------------------------------------------------
+def narayanan_flops_per_token(model: ModelSpec, seq_len: int) -> float:
+    """Narayanan et al. 2021, eq. (3): Megatron's count with the layers' forward done twice
+    (full recomputation, 4 passes instead of 3); the logit layer counted 3 times."""
+    logits = 6.0 * matmul_params(model).logits
+    return (megatron_flops_per_token(model, seq_len) - logits) * 4 / 3 + logits
+
+
+# Runs whose reported MFU is below this spent most of the step neither computing nor moving
+# the bytes the plan needs (the Playbook sweep's multi-node TP×PP runs with micro-batch 1 take
+# up to 40× longer than their own compute and traffic, and identical configurations differ 15×):
+# they are kept in the data and listed by `shardwise validate --all`, but not fitted or scored.
+STALLED_MFU_PERCENT = 10.0
+
+PEAK_FOR_REPORTED_MFU = {"a100": 312e12, "h100": 989e12}
+
+
+def measured_throughput(row: dict, model: ModelSpec, seq_len: int) -> tuple[float | None, str]:
+    tokens = _num(row["measured_tokens_per_sec_per_gpu"])
+    if tokens:
+        return tokens, "reported"
+    src = row["source"].lower()
+    flops_per_token = (narayanan_flops_per_token(model, seq_len) if "narayanan" in src
+                       else megatron_flops_per_token(model, seq_len))
+    basis = "Narayanan eq. 3 (incl. recompute)" if "narayanan" in src else "Megatron formula"
+    tflops = _num(row["measured_tflops_per_gpu"])
+    if tflops:
+        return tflops * 1e12 / flops_per_token, f"from model TFLOP/s/GPU ({basis})"
+    mfu = _num(row["measured_mfu"])
+    if mfu:
+        peak = PEAK_FOR_REPORTED_MFU["a100" if "a100" in row["gpu"].lower() else "h100"]
+        return mfu / 100 * peak / flops_per_token, f"from MFU ({basis}, peak {peak / 1e12:g} TFLOP/s)"
+    return None, "no throughput"
+
+
+def _memory_gib(row: dict) -> float | None:
+    v = _num(row["measured_peak_mem_gb"])
+    if v is None:
+        return None
+    # torchtitan reports GiB; the Playbook's "GB" comes from torch.cuda.max_memory_allocated / 1024^3.
+    return v
+
+
+# --- Rows -> runs ------------------------------------------------------------------------------
+def _run(file: str, line: int, row: dict) -> CalibrationRun:
+    key = f"{file}:{line}"
+    label = row["model"]
+    source = short_source(row["source"])
+    host = "nanotron" if "nanotron" in row["framework"].lower() else framework_for_row(row)
+    common = dict(key=key, source=source, model_label=label, tp_comm_overlap=True, release=row["framework"],
+                  host_framework=host)
+
+    def excluded(reason: str, model=None) -> CalibrationRun:
+        return CalibrationRun(model=model, cluster=None, setup=None, strategy=None, measured_tokens_per_gpu=None,
+                              throughput_basis="", measured_memory_gib=None, group="", config="",
+                              status=f"excluded: {reason}", **common)
+
+    if row.get("status", "ok") != "ok":
+        return excluded("crashed or out of memory in the source")
+    if file == "measured_runs.csv" and "playbook" in row["source"].lower():
+        return excluded("same run as in the sweep file")
+    model, why = model_for_row(row)
+    if model is None:
+        return excluded(why)
+    gpu, fast_domain, why = gpu_for_row(row)
+    if gpu is None:
+        return excluded(why)
+    precision, why = precision_for_row(row)
+    if precision is None:
+        return excluded(why, model)
+    tp, pp, cp = _int(row["tp"]), _int(row["pp"]), _int(row["cp"], 1) or 1
+    if tp is None or pp is None:
+        return excluded("parallel layout (TP/PP) not stated", model)
+    seq = _int(row["seq_len"])
+    num_gpus = _int(row["num_gpus"])
+    vpp = _int(row["vpp"], 1) or 1
+    ep = _int(row["ep"], 1) or 1
+    dp = max(num_gpus // (tp * pp * cp), 1)
+    notes = row["notes"]
+    micro = _int(row["micro_batch"]) or 1
+    gbs = _int(row["global_batch_seqs"])
+    if gbs is None:
+        local = _local_batch(notes) or micro * (_ga_from_notes(notes) or 1)
+        gbs = local * dp
+    mfu = _num(row["measured_mfu"])
+    if mfu is not None and mfu < STALLED_MFU_PERCENT:
+        return excluded(f"stalled run: measured MFU below {STALLED_MFU_PERCENT:g} %", model)
+    tokens, basis = measured_throughput(row, model, seq)
+    if tokens is None:
+        return excluded("no measured throughput", model)
+    cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(fast_domain, num_gpus),
+                      network=network_for_row(row, gpu))
+    setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row))
+    strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
+                        recompute=recompute_for_row(row), sequence_parallel=True)
+    src = row["source"].lower()
+    overlap = not any(k in src for k in ("nanotron", "narayanan", "korthikanti")) and "vanilla tp" not in notes.lower()
+    group = f"{source} | {model.name} | {gpu.id} x{num_gpus} | seq {seq} | {precision}"
+    config = f"{strategy.label()} vpp{vpp} gbs{gbs} {row['zero_stage_or_fsdp']} {row['precision']}"
+    return CalibrationRun(
+        model=model, cluster=cluster, setup=setup, strategy=strategy, measured_tokens_per_gpu=tokens,
+        throughput_basis=basis, measured_memory_gib=_memory_gib(row), group=group, config=config,
+        status="used", **{**common, "tp_comm_overlap": overlap})
+
+
+def _dedupe(runs: list[CalibrationRun]) -> list[CalibrationRun]:
+    """Megatron-Bridge repeats one configuration across container releases; keep the newest
+    release's row (the engine predicts today's software) and mark the others."""
+    newest: dict[tuple[str, str], CalibrationRun] = {}
+    for r in runs:
+        if r.used and r.source == "megatron-bridge":
+            k = (r.group, r.config.split(" FP8")[0].split(" MXFP8")[0].split(" BF16")[0])
+            if k not in newest or _release(r) > _release(newest[k]):
+                newest[k] = r
+    keep = {id(r) for r in newest.values()}
+    out = []
+    for r in runs:
+        if r.used and r.source == "megatron-bridge" and id(r) not in keep:
+            r = CalibrationRun(**{**r.__dict__, "status": "excluded: same configuration measured with a newer release"})
+        out.append(r)
+    return out
+
+
+def _release(run: CalibrationRun) -> tuple[int, ...]:
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", run.release)
+    return tuple(int(x or 0) for x in m.groups()) if m else (0,)
+
+
+@lru_cache(maxsize=1)
+def load_runs() -> tuple[CalibrationRun, ...]:
+    runs = []
+    for file in RUN_FILES:
+        with open(DATA / file, newline="") as f:
+            for line, row in enumerate(csv.DictReader(f), start=2):
+                runs.append(_run(file, line, row))
+    return tuple(_dedupe(runs))
+
+
+def used_runs(source: str | None = None) -> list[CalibrationRun]:
+    return [r for r in load_runs() if r.used and (source is None or r.source == source)]
