@@ -121,9 +121,10 @@ def _binding(x: Explanation) -> str:
                 f"(tokens/s x{n['throughput_ratio']:.3f})")
     if b.kind == "time_term":
         grows = (f"{TERM_LABELS.get(b.term, b.term)} {seconds(n['a'])} → {seconds(n['b'])}" if "a" in n else b.term)
+        memory = (f"{TERM_LABELS[b.memory_term]} {n['memory_a']:.1f} → {n['memory_b']:.1f} GiB" if b.memory_term
+                  else f"memory {signed(n['memory_delta_gib'], 'GiB')}")
         return (f"binding constraint: time — every one-knob change is slower; the closest, {b.knob} {b.before} → "
-                f"{b.after}, adds {seconds(n['step_delta_s'])} per step ({grows}) and changes memory by "
-                f"{signed(n['memory_delta_gib'], 'GiB')}")
+                f"{b.after}, would take {memory} but adds {seconds(n['step_delta_s'])} per step ({grows})")
     if b.kind == "validity":
         return f"binding constraint: validity rule {b.rule}"
     return "binding constraint: none found"

@@ -92,6 +92,8 @@ class BindingConstraint(_Result):
     kind: Literal["memory", "validity", "improvable", "time_term", "none"]
     rule: str | None = None
     term: str | None = None
+    memory_term: str | None = Field(default=None, description="time_term: the memory category that moves most "
+                                                              "(numbers memory_a, memory_b, memory_delta)")
     knob: str | None = None
     before: Any = None
     after: Any = None
@@ -260,11 +262,14 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
     if slower:
         c = min(slower, key=lambda c: c.step_delta_s)  # the cheapest move, first in neighbour order on ties
         grows = max((t for t in c.terms if t.kind == "time"), key=lambda t: t.delta, default=None)
+        moves = max((t for t in c.terms if t.kind == "memory"), key=lambda t: abs(t.delta), default=None)
         return BindingConstraint(
             kind="time_term", term=grows.term if grows else "step_s", knob=c.knob, before=c.before, after=c.after,
+            memory_term=moves.term if moves else None,
             numbers={"step_delta_s": c.step_delta_s, "throughput_ratio": c.throughput_ratio,
                      "memory_delta_gib": c.memory_delta_gib,
-                     **({"a": grows.a, "b": grows.b, "delta": grows.delta} if grows else {})})
+                     **({"a": grows.a, "b": grows.b, "delta": grows.delta} if grows else {}),
+                     **({"memory_a": moves.a, "memory_b": moves.b, "memory_delta": moves.delta} if moves else {})})
     invalid = [c for c in options if c.outcome == "invalid"]
     if invalid:
         c = invalid[0]
