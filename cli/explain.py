@@ -101,7 +101,7 @@ def _verdict(c) -> str:
         return "tie: the same predicted step time"
     who = "A" if c.winner == "a" else "B"
     top = c.decisive[0]
-    return (f"winner: {who}, {c.speedup:.3f}x the tokens/s; decided by {TERM_LABELS[top.term]} "
+    return (f"winner: {who}, {c.speedup - 1:+.2%} tokens/s; decided by {TERM_LABELS[top.term]} "
             f"({seconds(top.a)} vs {seconds(top.b)})")
 
 

@@ -126,7 +126,7 @@ def _why(r: Recommendation) -> list[str]:
     else:
         return ["", f"the next {len(r.plans) - 1} plan(s) predict the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
-    lines = ["", f"why it beats {plan_label(other.strategy)}, {cmp.speedup:.3f}x the tokens/s:"]
+    lines = ["", f"why it beats {plan_label(other.strategy)} ({cmp.speedup - 1:+.2%} tokens/s):"]
     for t in cmp.decisive[:3]:
         lines.append(f"  {TERM_LABELS[t.term]:<20} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     for t in cmp.offsetting[:2]:
