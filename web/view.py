@@ -36,6 +36,19 @@ def plan_label(s: Any) -> str:
     return " · ".join(parts)
 
 
+def short_label(s: Any) -> str:
+    """'TP2 PP4 VPP4 CP4 DP2 ZeRO-2 mb1 rc-none': the plan in a chart's row, where space is short."""
+    parts = [f"TP{s.tp}"] + [f"{n.upper()}{getattr(s, n)}" for n in ("pp", "vpp", "cp", "ep", "etp") if getattr(s, n, 1) > 1]
+    return " ".join(parts + [f"DP{s.dp}", f"ZeRO-{s.zero_stage}", f"mb{s.micro_batch}", f"rc-{s.recompute}"])
+
+
+def speed_words(speedup: float) -> str:
+    """1.083 -> '8.3% faster'; 1.0002 -> '0.02% faster' (as many digits as it takes to be non-zero)."""
+    percent = (speedup - 1.0) * 100
+    digits = 1 if percent >= 1 else 2 if percent >= 0.01 else 3
+    return f"{percent:.{digits}f}% faster"
+
+
 @dataclass(frozen=True)
 class PlanRow:
     rank: int
@@ -71,6 +84,7 @@ class WhyView:
     against_rank: int
     against_label: str
     speedup: float
+    speed_words: str
     decisive: list[TermLine]
     offsetting: list[TermLine]
     tie_note: str | None = None
@@ -132,8 +146,9 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster
         charted = rows[:PLANS_IN_CHARTS]
-        view.memory_svg = Markup(memory_chart([(f"#{r.rank} {r.label}", r.evaluation.memory) for r in charted]))
-        timed = [(f"#{r.rank} {r.label}", r.evaluation.time) for r in charted if r.evaluation.time]
+        view.memory_svg = Markup(memory_chart([(f"#{r.rank} {short_label(r.evaluation.strategy)}", r.evaluation.memory)
+                                               for r in charted]))
+        timed = [(f"#{r.rank} {short_label(r.evaluation.strategy)}", r.evaluation.time) for r in charted if r.evaluation.time]
         if timed:
             view.time_svg = Markup(time_chart(timed))
         s = best.strategy
@@ -164,11 +179,11 @@ def why_it_wins(plans: list[Any]) -> WhyView | None:
         if cmp.decided_by != "tie":
             break
     else:
-        return WhyView(2, plan_label(plans[1].strategy), 1.0, [], [],
+        return WhyView(2, plan_label(plans[1].strategy), 1.0, "", [], [],
                        tie_note=f"the next {len(plans) - 1} plan(s) predict the same step time; the winner is first "
                                 "by memory, then by the simpler layout")
     line = lambda t: TermLine(TERM_LABELS.get(t.term, t.term), seconds(t.a), seconds(t.b), signed(t.a - t.b, "s"))  # noqa: E731
-    return WhyView(rank, plan_label(other.strategy), cmp.speedup or 1.0,
+    return WhyView(rank, plan_label(other.strategy), cmp.speedup or 1.0, speed_words(cmp.speedup or 1.0),
                    [line(t) for t in cmp.decisive[:3]], [line(t) for t in cmp.offsetting[:2]])
 
 

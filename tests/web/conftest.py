@@ -86,10 +86,22 @@ def scripted_chat() -> ScriptedChat:
     return ScriptedChat()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def serve():
     """`with serve(app) as base_url: ...` — the app under uvicorn on a free loopback port."""
     return live_server
+
+
+@pytest.fixture(scope="session")
+def pick_port():
+    """A free loopback port (for a second server, e.g. the page that embeds the widget)."""
+    return free_port
+
+
+@pytest.fixture(scope="session")
+def chat_script():
+    """ScriptedChat(events): a chat service that replays the given events."""
+    return ScriptedChat
 
 
 @pytest.fixture

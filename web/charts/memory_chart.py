@@ -52,6 +52,8 @@ def memory_chart(rows: Sequence[tuple[str, MemoryLike]], title: str = "Memory pe
             w = x_of(value) - PAD
             body.append(rect(x, y, w, BAR_H, color, title=f"{name}: {value:.2f} GiB", class_="seg"))
             x += w
+        cap_x = x_of(capacity)  # the capacity line crosses the bar, not the label above it
+        body.append(line(cap_x, y - 3, cap_x, y + BAR_H + 3, CAPACITY_COLOR, stroke_width=2, stroke_dasharray="4 3"))
         verdict = "fits" if m.fits else "does not fit"
         # the value sits right of both the bar and the capacity line, so the line never crosses it
         body.append(text(max(x_of(m.total_gib), x_of(capacity) + 2) + 6, y + 14.5, f"{m.total_gib:.1f} / {capacity:g} GiB",
@@ -59,8 +61,7 @@ def memory_chart(rows: Sequence[tuple[str, MemoryLike]], title: str = "Memory pe
         body.append(f"<desc>{verdict}</desc>")
         y += BAR_H + ROW_GAP
     cap_x = x_of(capacity)
-    body.append(line(cap_x, top - 4, cap_x, y - ROW_GAP + 4, CAPACITY_COLOR, stroke_width=2, stroke_dasharray="5 3"))
-    body.append(text(cap_x, top - 7, f"capacity {capacity:g} GiB", size=11.5, anchor="end" if cap_x > WIDTH / 2 else "start",
+    body.append(text(cap_x, top - 2, f"capacity {capacity:g} GiB", size=11.5, anchor="end" if cap_x > WIDTH / 2 else "start",
                      fill=CAPACITY_COLOR))
     parts, used = legend([(name, color) for _, name, color in MEMORY_PARTS], PAD, y + 2, WIDTH - 2 * PAD)
     body += parts

@@ -1,0 +1,329 @@
+"""The page, the chat and the widget in a real Chromium (Debian's, driven by Playwright).
+
+Screenshots go to test-artifacts/ (laptop 1366×800 and phone 390×844). Skipped only when
+/usr/bin/chromium is absent (`make browser` installs it; CI has it).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# Without the background-networking flags Chromium tries to reach Google and this closed network refuses it.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LAPTOP = {"width": 1366, "height": 800}
+PHONE = {"width": 390, "height": 844}
+WAIT_MS = 30_000  # the slowest step: a search plus exports on a busy 2-core machine
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
+                                                     "(run `make browser` as root, or apt-get install chromium)"),
+]
+
+FIRST_QUESTION = "Llama 3.1 8B on 8 H100s, 4k context, 1M-token batches: what plan?"
+FOLLOW_UP = "what if we had 64 GPUs instead?"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def chat_service(tmp_path_factory):
+    """The real advisor: the agent's ChatService on the offline planner, sessions in a temporary SQLite file."""
+    from shardwise.agent.config import load_config
+    from shardwise.agent.service import ChatService
+
+    db = tmp_path_factory.mktemp("sessions") / "sessions.sqlite3"
+    return ChatService(load_config(env={"SHARDWISE_SESSION_DB": str(db)}))
+
+
+@pytest.fixture(scope="module")
+def site(chat_service, serve):
+    from shardwise.web.app import create_app
+    from shardwise.web.settings import Settings
+
+    settings = Settings(rate_limit_per_minute=10_000, rate_limit_burst=10_000)
+    with serve(create_app(settings, chat_service=chat_service)) as base:
+        yield base
+
+
+def new_page(browser, viewport, errors: list[str] | None = None):
+    page = browser.new_page(viewport=viewport)
+    page.set_default_timeout(WAIT_MS)
+    if errors is not None:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+    return page
+
+
+def shot(page, name: str, full_page: bool = True) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+def api_plan(site: str, **scenario) -> dict:
+    """The engine's answer through the REST API, to compare the page against."""
+    r = httpx.post(f"{site}/api/recommend", json={"top_k": 1, **scenario}, timeout=60)
+    assert r.status_code == 200, r.text
+    return r.json()["plans"][0]["strategy"]
+
+
+def label_of(s: dict) -> str:
+    from shardwise.engine.results import StrategySummary
+    from shardwise.web.view import plan_label
+
+    return plan_label(StrategySummary(**s))
+
+
+def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
+    page.select_option("#f-model", model)
+    page.select_option("#f-gpu", gpu)
+    page.fill("#f-gpus", str(gpus))
+    page.fill("#f-seq", seq_len)
+    page.fill("#f-batch", batch)
+    page.select_option("#f-batch-unit", unit)
+    page.click("button:has-text('Find the best plan')")
+
+
+def ask(page, text: str, answers_before: int) -> None:
+    box = page.locator("#chat textarea")
+    box.fill(text)
+    box.press("Enter")
+    page.wait_for_function(
+        """n => { const root = document.querySelector('#chat').shadowRoot;
+                  const done = root.querySelectorAll('.sw-assistant[aria-busy=false]');
+                  return done.length > n; }""", arg=answers_before)
+
+
+# --- the page ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,viewport", [("laptop", LAPTOP), ("phone", PHONE)])
+def test_page_loads_readably(browser, site, name, viewport):
+    errors: list[str] = []
+    page = new_page(browser, viewport, errors)
+    page.goto(site + "/")
+    assert "shardwise" in page.title()
+    assert page.locator("#scenario").is_visible()
+    assert page.locator("#chat textarea").is_visible()
+    assert page.locator("#chat .sw-mode").inner_text() == "offline planner"
+    assert no_horizontal_scroll(page)
+    shot(page, f"page-{name}")
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.parametrize("name,viewport", [("laptop", LAPTOP), ("phone", PHONE)])
+def test_form_renders_the_plan_charts_table_and_configs(browser, site, name, viewport):
+    errors: list[str] = []
+    page = new_page(browser, viewport, errors)
+    page.goto(site + "/")
+    submit_form(page, "llama-3.1-70b", "h100-sxm", 64, "8192", "4M", "tokens")
+    page.wait_for_selector("#results .plan-label")
+    expected = api_plan(site, model="llama-3.1-70b", gpu="h100-sxm", gpus=64, seq_len=8192, global_batch_tokens="4M")
+    assert page.inner_text("#results .plan-label") == label_of(expected)
+    assert page.locator("#results svg.chart-memory").count() == 1
+    assert page.locator("#results svg.chart-time").count() == 1
+    assert page.locator("#results svg.chart-pipeline").count() == (1 if expected["pp"] > 1 else 0)
+    assert page.locator("table.plans tbody tr").count() >= 2
+    assert no_horizontal_scroll(page)
+    shot(page, f"results-{name}")
+    assert errors == []
+    page.close()
+
+
+def test_alternatives_sort_and_config_tabs_work_from_the_keyboard(browser, site):
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    submit_form(page, "llama-3.1-8b", "h100-sxm", 16, "4096", "512", "sequences")
+    page.wait_for_selector("table.plans tbody tr")
+
+    def memory_column() -> list[float]:
+        return [float(v) for v in page.eval_on_selector_all(
+            "table.plans tbody tr td:nth-child(3)", "cells => cells.map(c => c.dataset.value)")]
+
+    header = page.locator("table.plans th:nth-child(3) button")
+    header.focus()
+    page.keyboard.press("Enter")
+    assert memory_column() == sorted(memory_column())
+    assert page.get_attribute("table.plans th:nth-child(3)", "aria-sort") == "ascending"
+    page.keyboard.press("Enter")
+    assert memory_column() == sorted(memory_column(), reverse=True)
+
+    tabs = page.locator("[role=tab]")
+    if tabs.count() > 1:  # configs are there once the exporters are
+        tabs.first.focus()
+        page.keyboard.press("ArrowRight")
+        second = tabs.nth(1)
+        assert second.get_attribute("aria-selected") == "true"
+        assert page.locator(f"#{second.get_attribute('aria-controls')}").is_visible()
+    page.close()
+
+
+def test_bad_form_input_shows_a_precise_error(browser, site):
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    submit_form(page, "llama-3.1-8b", "h100-sxm", 0, "4096", "512", "sequences")
+    page.wait_for_selector("#results .error-box")
+    assert "gpus" in page.inner_text("#results .error-message")
+    page.close()
+
+
+# --- the chat ---------------------------------------------------------------------------
+
+def test_chat_streams_an_answer_with_tools_and_configs_and_drives_the_form(browser, site):
+    errors: list[str] = []
+    page = new_page(browser, LAPTOP, errors)
+    page.goto(site + "/")
+    ask(page, FIRST_QUESTION, 0)
+    answer = page.locator("#chat .sw-assistant").last
+    assert "recommend" in answer.locator(".sw-tools").inner_text()
+    assert answer.locator(".sw-configs [role=tab]").count() >= 1
+    assert answer.locator(".sw-body").inner_text().strip()
+    # the chat's scenario fills the form and the results below
+    page.wait_for_function("document.querySelector('#f-gpus').value === '8'")
+    page.wait_for_selector("#results .plan-label")
+    expected = api_plan(site, model="llama-3.1-8b", gpu="h100-sxm", gpus=8, seq_len=4096, global_batch_tokens="1M")
+    page.wait_for_function("t => document.querySelector('#results .plan-label').innerText === t", arg=label_of(expected))
+    shot(page, "chat-laptop")
+
+    # a what-if follow-up in the same conversation changes the plan
+    before = page.inner_text("#results .plan-label")
+    ask(page, FOLLOW_UP, 1)
+    page.wait_for_function("document.querySelector('#f-gpus').value === '64'")
+    after = api_plan(site, model="llama-3.1-8b", gpu="h100-sxm", gpus=64, seq_len=4096, global_batch_tokens="1M")
+    assert label_of(after) != before, "the follow-up should lead to a different plan"
+    page.wait_for_function("t => document.querySelector('#results .plan-label').innerText === t", arg=label_of(after))
+    shot(page, "chat-what-if-laptop")
+    assert errors == []
+    page.close()
+
+
+def test_chat_on_a_phone(browser, site):
+    page = new_page(browser, PHONE)
+    page.goto(site + "/")
+    ask(page, FIRST_QUESTION, 0)
+    page.locator("#chat .sw-configs").last.scroll_into_view_if_needed()
+    assert no_horizontal_scroll(page)
+    shot(page, "chat-phone", full_page=False)
+    page.close()
+
+
+def test_a_script_in_a_message_is_shown_as_text(browser, site):
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    attack = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> 70B on 64 H100s?'
+    ask(page, attack, 0)
+    assert page.locator("#chat .sw-user").last.inner_text() == attack
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.evaluate("document.querySelector('#chat').shadowRoot.querySelectorAll('script, img').length") == 0
+    page.close()
+
+
+def test_model_output_cannot_inject_script(browser, serve, chat_script):
+    """A hostile answer (as a compromised LLM might write) renders as text and inert markup."""
+    from shardwise.web.app import create_app
+
+    evil = chat_script([
+        ("session", {"session_id": "s-evil", "mode": "llm", "model": "evil"}),
+        ("delta", {"text": "<script>window.__pwned=1</script> **bold** <img src=x onerror=window.__pwned=2> "
+                           "[click](javascript:window.__pwned=3)"}),
+        ("tool", {"name": "<img src=x onerror=window.__pwned=4>", "arguments": {}, "summary": "<b>x</b>"}),
+        ("configs", {"configs": {"<svg onload=window.__pwned=5>": "</pre><script>window.__pwned=6</script>"},
+                     "plan": "<i>p</i>", "notes": {}}),
+        ("done", {"session_id": "s-evil", "answer": "<script>window.__pwned=1</script> **bold** "
+                                                    "<img src=x onerror=window.__pwned=2> [click](javascript:window.__pwned=3)"}),
+    ])
+    with serve(create_app(chat_service=evil)) as base:
+        page = new_page(browser, LAPTOP)
+        page.goto(base + "/")
+        ask(page, "hello", 0)
+        page.locator("#chat .sw-configs [role=tab]").first.click()
+        assert page.evaluate("window.__pwned === undefined")
+        root = "document.querySelector('#chat').shadowRoot"
+        assert page.evaluate(f"{root}.querySelectorAll('.sw-assistant script, .sw-assistant img, .sw-assistant svg').length") == 0
+        assert page.evaluate(f"{root}.querySelector('.sw-assistant .sw-body strong').innerText") == "bold"
+        assert "<script>" in page.locator("#chat .sw-assistant .sw-body").inner_text()
+        page.close()
+
+
+# --- the widget on another site ---------------------------------------------------------
+
+def test_widget_works_from_a_page_on_another_port(browser, chat_service, tmp_path, serve, pick_port):
+    from shardwise.web.app import create_app
+    from shardwise.web.settings import Settings
+
+    static_port = pick_port()
+    static_origin = f"http://127.0.0.1:{static_port}"
+    app = create_app(Settings(cors_origins=(static_origin,)), chat_service=chat_service)
+    with serve(app) as base:
+        (tmp_path / "index.html").write_text(
+            "<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
+            "<title>Team wiki</title></head><body><h1>Our training cluster</h1><p>Questions? Ask the advisor.</p>"
+            f"<script src='{base}/widget.js' defer></script></body></html>")
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+        static = http.server.ThreadingHTTPServer(("127.0.0.1", static_port), handler)
+        threading.Thread(target=static.serve_forever, daemon=True).start()
+        try:
+            errors: list[str] = []
+            page = new_page(browser, LAPTOP, errors)
+            page.goto(static_origin + "/index.html")
+            page.click("[data-shardwise-widget] >> .sw-launcher")
+            textarea = page.locator("[data-shardwise-widget] >> textarea")
+            textarea.fill(FIRST_QUESTION)
+            textarea.press("Enter")
+            page.wait_for_selector("[data-shardwise-widget] >> .sw-assistant[aria-busy=false]")
+            answer = page.locator("[data-shardwise-widget] >> .sw-assistant").last
+            assert answer.locator(".sw-body").inner_text().strip()
+            assert answer.locator(".sw-configs").count() == 1
+            shot(page, "widget-laptop", full_page=False)
+            page.keyboard.press("Escape")
+            assert page.locator("[data-shardwise-widget] >> .sw-popup").is_hidden()
+            assert errors == []
+            page.close()
+        finally:
+            static.shutdown()
+            static.server_close()
+
+
+def test_widget_is_refused_by_a_server_that_does_not_allow_the_origin(browser, chat_service, tmp_path, serve, pick_port):
+    from shardwise.web.app import create_app
+
+    static_port = pick_port()
+    with serve(create_app(chat_service=chat_service)) as base:  # no CORS origins allowed
+        (tmp_path / "index.html").write_text(f"<!doctype html><body><script src='{base}/widget.js' defer></script></body>")
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+        static = http.server.ThreadingHTTPServer(("127.0.0.1", static_port), handler)
+        threading.Thread(target=static.serve_forever, daemon=True).start()
+        try:
+            page = new_page(browser, LAPTOP)
+            page.goto(f"http://127.0.0.1:{static_port}/index.html")
+            page.click("[data-shardwise-widget] >> .sw-launcher")
+            textarea = page.locator("[data-shardwise-widget] >> textarea")
+            textarea.fill("hello")
+            textarea.press("Enter")
+            page.wait_for_selector("[data-shardwise-widget] >> .sw-error")
+            page.close()
+        finally:
+            static.shutdown()
+            static.server_close()
