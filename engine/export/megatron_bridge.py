@@ -1,0 +1,119 @@
+"""Megatron-Bridge recipe overrides (scripts/training/run_recipe.py KEY=VALUE, Bridge 0.6).
+
+A recipe sets its own parallelism (llama3_70b's recipes carry context_parallel_size = 2 on
+some variants, pipeline_dtype = None, sequence_parallel = False...), and an override that
+is left out keeps the recipe's value. So every dimension is pinned — TP, PP, VPP (null when
+1), CP, EP, ETP, SP, micro and global batch, sequence length, ZeRO-equivalent DP sharding,
+recompute and precision — whatever the recipe says. Precision goes through a mixed-precision
+recipe (bf16_mixed / bf16_with_fp8_current_scaling_mixed), which also sets
+model.pipeline_dtype = torch.bfloat16: megatron-core rejects PP > 1 without pipeline_dtype, and
+a string override of model.pipeline_dtype would stay a string when the recipe's value is None
+(Bridge converts strings back to dtypes only over an existing dtype, omegaconf_utils.py).
+
+Keys are checked against megatron-core 0.16's TransformerConfig / DistributedDataParallelConfig
+/ OptimizerConfig fields and Bridge's own config dataclasses (tests/engine/export).
+"""
+
+from __future__ import annotations
+
+from . import launch, megatron
+from .common import result
+from .plan import ExportPlan
+from .result import ExportRefused, ExportResult
+from .torchtitan import model_key
+
+FORMAT = "megatron-bridge"
+FAMILY = "megatron"
+
+# Recipe functions exported by megatron.bridge.recipes (v0.6.0 aliases).
+RECIPE_STEMS: dict[str, str] = {
+    "llama-3-8b": "llama3_8b", "llama-3-70b": "llama3_70b", "llama-3.1-8b": "llama31_8b",
+    "llama-3.1-70b": "llama31_70b", "llama-3.1-405b": "llama31_405b", "llama-3.2-1b": "llama32_1b",
+    "llama-3.2-3b": "llama32_3b", "qwen3-0.6b": "qwen3_600m", "qwen3-1.7b": "qwen3_1p7b", "qwen3-4b": "qwen3_4b",
+    "qwen3-8b": "qwen3_8b", "qwen3-14b": "qwen3_14b", "qwen3-32b": "qwen3_32b", "qwen3-30b-a3b": "qwen3_30b_a3b",
+    "qwen3-235b-a22b": "qwen3_235b_a22b", "deepseek-v2-lite": "deepseek_v2_lite", "deepseek-v2": "deepseek_v2",
+    "deepseek-v3": "deepseek_v3",
+}
+
+MIXED_PRECISION = {"bf16": "bf16_mixed", "fp8": "bf16_with_fp8_current_scaling_mixed"}
+
+
+def recipe(plan: ExportPlan) -> tuple[str, list[str]]:
+    stem = RECIPE_STEMS.get(model_key(plan.model.name))
+    kind = "peft" if plan.setup.mode == "lora" else "pretrain"
+    if stem is None:
+        return f"<your_model>_{kind}_config", [f"Megatron-Bridge ships no recipe for {plan.model.name}: start from "
+                                               f"the recipe of the closest architecture"]
+    if kind == "peft" and stem == "deepseek_v3":
+        return f"{stem}_pretrain_config", ["DeepSeek-V3 has no PEFT recipe in Megatron-Bridge 0.6"]
+    return f"{stem}_{kind}_config", []
+
+
+def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
+    """(key, value) pairs, Hydra syntax: null, true/false, [a,b]."""
+    s = plan.strategy
+    if plan.setup.mode == "qlora":
+        raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", "use --mode lora or full")
+    megatron.pipeline_layout(plan)  # refuses VPP that does not split the layers evenly
+    if s.pp > 1 and s.vpp == 1 and plan.model.num_layers % s.pp:
+        raise ExportRefused(FORMAT, f"{plan.model.num_layers} layers do not split evenly over PP={s.pp}, and an "
+                                    f"uneven split needs a custom pipeline layout in the recipe",
+                            "choose PP dividing the layers, or export --format megatron")
+
+    def b(x: bool) -> str:
+        return "true" if x else "false"
+
+    pairs = [
+        ("model.tensor_model_parallel_size", str(s.tp)),
+        ("model.pipeline_model_parallel_size", str(s.pp)),
+        ("model.virtual_pipeline_model_parallel_size", str(s.vpp) if s.vpp > 1 else "null"),
+        ("model.context_parallel_size", str(s.cp)),
+        ("model.expert_model_parallel_size", str(s.ep)),
+        ("model.expert_tensor_parallel_size", str(s.etp)),
+        ("model.sequence_parallel", b(plan.sp)),
+        ("model.seq_length", str(plan.setup.seq_len)),
+        ("dataset.seq_length", str(plan.setup.seq_len)),
+        ("train.micro_batch_size", str(s.micro_batch)),
+        ("train.global_batch_size", str(plan.global_batch)),
+    ]
+    if s.recompute == "full":
+        pairs += [("model.recompute_granularity", "full"), ("model.recompute_method", "uniform"),
+                  ("model.recompute_num_layers", "1")]
+    elif s.recompute == "selective":
+        pairs += [("model.recompute_granularity", "selective"), ("model.recompute_method", "null"),
+                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[core_attn]")]
+    else:
+        pairs += [("model.recompute_granularity", "null"), ("model.recompute_method", "null"),
+                  ("model.recompute_num_layers", "null")]
+    fsdp = s.zero_stage >= 2
+    pairs += [
+        ("ddp.use_distributed_optimizer", b(s.zero_stage >= 1)),
+        ("optimizer.use_distributed_optimizer", b(s.zero_stage >= 1)),
+        ("ddp.use_megatron_fsdp", b(fsdp)),
+        ("ddp.data_parallel_sharding_strategy",
+         {0: "no_shard", 1: "no_shard", 2: "optim_grads", 3: "optim_grads_params"}[s.zero_stage]),
+        ("ddp.num_distributed_optimizer_instances", str(s.hsdp_replicas)),
+    ]
+    if fsdp:
+        pairs.append(("checkpoint.ckpt_format", "fsdp_dtensor"))
+    pairs.append(("mixed_precision", MIXED_PRECISION[plan.setup.precision]))
+    if plan.setup.mode == "lora":
+        pairs += [("peft.dim", str(plan.setup.lora_rank))]
+    return pairs
+
+
+def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
+    pairs = overrides(plan)
+    name, own = recipe(plan)
+    hosts, per_host, host_notes = launch.counts(plan)
+    lines = ["set -euo pipefail", megatron.connections_env(plan).rstrip("\n"),
+             "# from a Megatron-Bridge checkout, on each host (NODE_RANK 0.." + str(hosts - 1) + "):",
+             f"torchrun --nnodes {hosts} --nproc-per-node {per_host} --node-rank \"${{NODE_RANK:-0}}\" "
+             f"--master-addr \"${{MASTER_ADDR:-localhost}}\" --master-port \"${{MASTER_PORT:-29500}}\" \\",
+             f"    scripts/training/run_recipe.py --recipe {name} \\"]
+    lines += [f"    {k}={v} \\" for k, v in pairs[:-1]] + [f"    {pairs[-1][0]}={pairs[-1][1]}"]
+    body = "\n".join(line for line in lines if line) + "\n"
+    own += host_notes
+    own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
+    return result(FORMAT, "megatron_bridge.sh", plan, "Megatron-Bridge run_recipe.py overrides", body, notes + own,
+                  preamble="#!/usr/bin/env bash\n")

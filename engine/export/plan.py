@@ -1,0 +1,83 @@
+"""ExportPlan: one plan with every number an exporter writes, derived once.
+
+DP = num_gpus // (TP·CP·PP) and grad_accum = global_batch // (DP·micro_batch), as in
+engine/plans.py; the exported global batch is micro_batch·grad_accum·DP exactly, and the
+plan must be valid for the framework family it is exported to (engine.validity), so the two
+agree or the export is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..cluster import Cluster
+from ..model_spec import ModelSpec
+from ..strategy import Strategy
+from ..training import Framework, TrainingSetup
+from ..validity import violations
+from .result import ExportRefused
+
+
+@dataclass(frozen=True)
+class ExportPlan:
+    model: ModelSpec
+    cluster: Cluster
+    setup: TrainingSetup
+    strategy: Strategy
+
+    @property
+    def s(self) -> Strategy:
+        return self.strategy
+
+    @property
+    def dp(self) -> int:
+        return self.strategy.dp(self.cluster.num_gpus)
+
+    @property
+    def grad_accum(self) -> int:
+        return max(self.setup.global_batch // (self.dp * self.strategy.micro_batch), 1)
+
+    @property
+    def global_batch(self) -> int:
+        """Sequences per optimizer step as the framework will count them: mb · GA · DP."""
+        return self.strategy.micro_batch * self.grad_accum * self.dp
+
+    @property
+    def sp(self) -> bool:
+        return self.strategy.sp
+
+    @property
+    def dp_shard(self) -> int:
+        """Ranks one parameter is sharded over within a replica (HSDP) — all of DP without HSDP."""
+        return self.dp // self.strategy.hsdp_replicas
+
+    @property
+    def nodes(self) -> int:
+        return self.cluster.num_nodes
+
+    def layers_per_stage(self) -> tuple[int, ...]:
+        """Transformer layers on each pipeline rank, the first ranks taking the remainder."""
+        base, extra = divmod(self.model.num_layers, self.strategy.pp)
+        return tuple(base + (1 if rank < extra else 0) for rank in range(self.strategy.pp))
+
+
+def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: Cluster,
+                 setup: TrainingSetup, strategy: Strategy) -> tuple[ExportPlan, list[str]]:
+    """The plan, refused if the engine finds it invalid for `family`; plus the engine's warnings.
+
+    `family` is the framework whose capabilities the target shares (torchtitan and the FSDP
+    snippet are "fsdp", Megatron-Bridge is "megatron"); None checks against the setup's own.
+    """
+    checked_setup = setup if family is None else setup.model_copy(update={"framework": family})
+    errors, warnings = violations(model, cluster, checked_setup, strategy)
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ExportRefused(fmt, f"the plan is invalid for {checked_setup.framework}: [{first.rule}] "
+                                 f"{first.message}{more}",
+                            "fix the plan (see `shardwise evaluate`) before exporting it")
+    notes = [f"[{w.rule}] {w.message}" for w in warnings]
+    if family is not None and setup.framework != family:
+        notes.append(f"the plan was evaluated for framework {setup.framework!r}; {fmt} runs on {family!r}-style "
+                     f"parallelism, so re-run `shardwise evaluate --framework {family}` for its memory and time")
+    return ExportPlan(model, cluster, setup, strategy), notes
