@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from .api import router as api_router
 from .errors import install_error_handlers
-from .limits import BodySizeLimit, RateLimit
+from .limits import BodySizeLimit, RateLimit, SecurityHeaders
 from .pages import router as page_router
 from .settings import Settings
 from .sse import ActiveStreams
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, chat_service: Any = None) -> Fa
     app.include_router(api_router)
     app.include_router(page_router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimit, per_minute=settings.rate_limit_per_minute, burst=settings.rate_limit_burst,
                        trust_forwarded_for=settings.trust_forwarded_for)

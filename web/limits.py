@@ -99,8 +99,17 @@ class TokenBucket:
         return len(self._buckets)
 
 
+def costs_work(scope) -> bool:
+    """Requests that run the engine or the agent: the API, the page's results, a form post, a page with a query."""
+    path, method = scope.get("path", ""), scope.get("method", "GET")
+    if method == "OPTIONS":
+        return False
+    return (path.startswith(("/api/", "/ui/")) or method == "POST"
+            or (path == "/" and bool(scope.get("query_string"))))
+
+
 class RateLimit:
-    """Per-client limit on /api/ requests (the page and static files are not counted).
+    """Per-client limit on requests that do work (the page itself, static files and docs are free).
 
     Each worker process keeps its own buckets, so with N workers a client may reach up to N times
     the rate; a reverse proxy in front is the place for a global limit.
@@ -118,7 +127,7 @@ class RateLimit:
         return client[0] if client else "unknown"
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or not scope.get("path", "").startswith("/api/") or scope.get("method") == "OPTIONS":
+        if scope["type"] != "http" or not costs_work(scope):
             return await self.app(scope, receive, send)
         wait = self.bucket.take(self.client_key(scope))
         if wait > 0:
@@ -127,3 +136,34 @@ class RateLimit:
                                                f"(limit {self.bucket.rate * 60:.0f} per minute)"},
                                    [(b"retry-after", str(retry).encode())])
         await self.app(scope, receive, send)
+
+
+# The page runs only its own scripts and talks only to its own server: anything injected despite the
+# sanitiser could not load code or send data elsewhere. Inline styles stay allowed (SVG charts use them).
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'")
+
+
+class SecurityHeaders:
+    """nosniff everywhere; a Content-Security-Policy on HTML pages (not on /docs, which loads its own assets)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        docs = scope.get("path", "").startswith(("/docs", "/redoc"))
+
+        async def with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                headers.append((b"x-content-type-options", b"nosniff"))
+                content_type = dict(headers).get(b"content-type", b"")
+                if content_type.startswith(b"text/html") and not docs:
+                    headers.append((b"content-security-policy", PAGE_CSP.encode()))
+                    headers.append((b"referrer-policy", b"same-origin"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

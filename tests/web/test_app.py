@@ -1,0 +1,95 @@
+"""The application around the endpoints: settings, the page, headers, secrets, `shardwise serve`."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from shardwise.cli.main import build_parser
+from shardwise.cli.serve import settings_env
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.web.app import create_app
+from shardwise.web.settings import Settings
+
+
+def test_settings_from_the_environment():
+    s = Settings.from_env({"SHARDWISE_CORS_ORIGINS": "https://a.example/, https://b.example",
+                           "SHARDWISE_RATE_LIMIT_PER_MINUTE": "30", "SHARDWISE_MAX_BODY_BYTES": "2048",
+                           "SHARDWISE_CHAT_DEADLINE_S": "5.5", "SHARDWISE_SESSION_DB": "/tmp/x.sqlite3"})
+    assert s.cors_origins == ("https://a.example", "https://b.example")
+    assert (s.rate_limit_per_minute, s.max_body_bytes, s.chat_deadline_s) == (30, 2048, 5.5)
+    assert str(s.session_db) == "/tmp/x.sqlite3"
+    assert Settings.from_env({}) == Settings(session_db=Settings().session_db)
+
+
+@pytest.mark.parametrize("env,words", [({"SHARDWISE_RATE_LIMIT_PER_MINUTE": "lots"}, "must be a int"),
+                                       ({"SHARDWISE_MAX_BODY_BYTES": "-1"}, "must be positive")])
+def test_bad_settings_are_named(env, words):
+    with pytest.raises(ShardwiseInputError, match=words):
+        Settings.from_env(env)
+
+
+def test_serve_flags_become_settings_for_every_worker():
+    args = build_parser().parse_args(["serve", "--port", "9000", "--workers", "3", "--cors-origin", "https://a.example",
+                                      "--cors-origin", "https://b.example", "--rate-limit", "60", "--llm-timeout", "20",
+                                      "--session-db", "/tmp/s.sqlite3", "--max-body-bytes", "4096"])
+    assert (args.port, args.workers, args.host) == (9000, 3, "127.0.0.1")
+    env = settings_env(args)
+    s = Settings.from_env(env)
+    assert s.cors_origins == ("https://a.example", "https://b.example")
+    assert (s.rate_limit_per_minute, s.llm_timeout_s, s.max_body_bytes) == (60, 20.0, 4096)
+
+
+def test_serve_refuses_a_bad_port(capsys):
+    from shardwise.cli.main import main
+
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "--port must be at most 65535" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["serve", "--workers", "0"])
+
+
+def test_page_has_the_form_the_chat_and_a_content_security_policy(scripted_chat):
+    r = TestClient(create_app(Settings(), chat_service=scripted_chat)).get("/")
+    assert r.status_code == 200
+    for fragment in ('id="scenario"', 'name="gpus_per_node"', 'id="chat"', "/widget.js", 'value="llama-3.1-70b"'):
+        assert fragment in r.text
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "connect-src 'self'" in csp
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_form_post_renders_results_without_javascript(scripted_chat):
+    client = TestClient(create_app(Settings(), chat_service=scripted_chat))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "seq_len": "4k", "batch": "256",
+            "batch_unit": "sequences", "mode": "full", "precision": "bf16", "framework": "megatron"}
+    r = client.post("/", data=form)
+    assert r.status_code == 200
+    assert "Recommended plan" in r.text and "chart-memory" in r.text and "Alternatives" in r.text
+    bad = client.post("/", data={**form, "seq_len": "long"})
+    assert bad.status_code == 400 and "sequence length expects a number such as 8192 or 8k" in bad.text
+    pasted = client.post("/ui/results", data={**form, "model": "__config__", "config_json": "{not json"})
+    assert pasted.status_code == 400 and "not valid JSON" in pasted.text
+
+
+def test_results_that_do_work_are_rate_limited_but_the_page_is_not(scripted_chat):
+    client = TestClient(create_app(Settings(rate_limit_per_minute=60, rate_limit_burst=1), chat_service=scripted_chat))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "8"}
+    assert client.post("/ui/results", data=form).status_code == 200
+    assert client.post("/ui/results", data=form).status_code == 429
+    assert client.get("/").status_code == 200
+    assert client.get("/static/app.css").status_code == 200
+
+
+def test_the_api_key_never_reaches_the_browser(monkeypatch, tmp_path):
+    key = "sk-test-do-not-leak-4242"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("SHARDWISE_MODEL", "gpt-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SHARDWISE_SESSION_DB", str(tmp_path / "s.sqlite3"))
+    client = TestClient(create_app())
+    page = client.get("/")
+    assert "LLM: gpt-test" in page.text  # the page says which model answers...
+    for path in ("/", "/api/health", "/widget.js", "/static/app.js", "/openapi.json", "/embed"):
+        body = client.get(path).text
+        assert key not in body and "127.0.0.1:9" not in body, path  # ...never its key or endpoint
