@@ -48,7 +48,10 @@ class Constraints:
                            self.without(knob).maximum, self.framework)
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: (list(v) if len(v) > 1 else v[0]) for k, v in self.pins.items()}
+        def shown(knob: str, values: tuple) -> tuple:
+            return tuple(RECOMPUTE_MODES[v] for v in values) if knob == "recompute" else values
+
+        out: dict[str, Any] = {k: (list(shown(k, v)) if len(v) > 1 else shown(k, v)[0]) for k, v in self.pins.items()}
         out.update({f"min_{k}": v for k, v in self.minimum.items()})
         out.update({f"max_{k}": v for k, v in self.maximum.items()})
         if self.framework:
