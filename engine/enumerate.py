@@ -72,7 +72,7 @@ def search_space(s: Scenario, c: Constraints, tp_within_node: bool = TP_WITHIN_N
         etp=c.filter("etp", [d for d in gpus if d <= s.cluster.gpus_per_node] if moe else [1]),
         micro_batch=c.filter("micro_batch", [d for d in divisors(setup.global_batch) if d == 1 or (
             d <= MAX_MICRO_BATCH and d * setup.seq_len <= MAX_TOKENS_PER_MICRO_BATCH)]),
-        zero_stage=c.filter("zero_stage", list(caps.zero_stages)),
+        zero_stage=c.filter("zero_stage", list(caps.distinct_zero_stages)),
         sequence_parallel=c.filter("sequence_parallel", [True, False]),
         recompute=c.filter("recompute", list(range(len(RECOMPUTE_MODES)))),
         hsdp_replicas=c.filter("hsdp_replicas", [1]),

@@ -184,7 +184,7 @@ def neighbours(strategy: Strategy, setup: TrainingSetup, is_moe: bool) -> list[t
                 add("vpp", value, vpp=value)
     for mode in RECOMPUTE_MODES:
         add("recompute", mode, recompute=mode)
-    for stage in capabilities(setup.framework).zero_stages:
+    for stage in capabilities(setup.framework).distinct_zero_stages:
         add("zero_stage", stage, zero_stage=stage)
     if s.tp > 1:
         add("sequence_parallel", not s.sequence_parallel, sequence_parallel=not s.sequence_parallel)

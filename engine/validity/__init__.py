@@ -52,6 +52,7 @@ RULES: tuple[Rule, ...] = (
     frameworks.HSDP_DIVIDES_DP,
     frameworks.HSDP_REQUIRES_SHARDING,
     frameworks.ZERO_WITHOUT_DP,
+    frameworks.ZERO_STAGE_ALIAS,
     experts.MOE_TP_EP_WITHOUT_SP,
     frameworks.FP8_UNSUPPORTED,
 )

@@ -9,14 +9,15 @@ Sources (read in the installed packages):
   (deepspeed/runtime/pipe/engine.py); its pipeline has no interleaved schedule; its CP is
   Ulysses, an all-to-all over attention heads; expert tensor slicing uses the TP group.
 - PyTorch FSDP2 / torchtitan 0.2.2: fully_shard (ZeRO-3), reshard_after_forward=False
-  (ZeRO-2), replicate/DDP (ZeRO-0), no optimizer-only sharding; "Currently we only support
+  (ZeRO-2), replicate/DDP (ZeRO-0), no optimizer-only sharding, so ZeRO-1 runs as ZeRO-2
+  (engine/memory/layouts.py models it so); "Currently we only support
   ETP=TP or ETP=1" (torchtitan/distributed/parallel_dims.py); interleaved schedules from
   torch.distributed.pipelining.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +35,12 @@ class FrameworkCapabilities:
     cp_is_ulysses: bool  # all-to-all over heads instead of a K/V ring
     replicates_kv_heads: bool  # TP may exceed the KV heads
     zero_names: dict[int, str]
+    zero_aliases: dict[int, int] = field(default_factory=dict)  # accepted stage -> the stage it runs as
+
+    @property
+    def distinct_zero_stages(self) -> tuple[int, ...]:
+        """The stages worth searching: aliases run as another stage."""
+        return tuple(z for z in self.zero_stages if z not in self.zero_aliases)
 
 
 CAPABILITIES: dict[str, FrameworkCapabilities] = {
@@ -51,11 +58,12 @@ CAPABILITIES: dict[str, FrameworkCapabilities] = {
         zero_names={0: "ZeRO-0", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3"},
     ),
     "fsdp": FrameworkCapabilities(
-        zero_stages=(0, 2, 3), zero_stages_with_pp=(0, 2, 3), interleaved_pp=True,
+        zero_stages=(0, 1, 2, 3), zero_stages_with_pp=(0, 1, 2, 3), interleaved_pp=True,
         interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=False,
         replicates_kv_heads=False,
-        zero_names={0: "replicate (DDP)", 2: "fully_shard, reshard_after_forward=False",
+        zero_names={0: "replicate (DDP)", 1: "runs as 2", 2: "fully_shard, reshard_after_forward=False",
                     3: "fully_shard (FULL_SHARD)"},
+        zero_aliases={1: 2},
     ),
 }
 
@@ -86,6 +94,19 @@ def _zero_message(s: Scenario, p: Plan) -> str:
 
 
 FRAMEWORK_SUPPORTS_ZERO = Rule("framework_supports_zero", "error", "options", _zero_broken, _zero_message)
+
+
+def _alias_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    aliases = list(_caps(s).zero_aliases)
+    return np.isin(g.zero_stage, aliases) if aliases else _none(g)
+
+
+ZERO_STAGE_ALIAS = Rule(
+    "zero_stage_alias", "warning", "options", _alias_broken,
+    lambda s, p: (f"{s.setup.framework} has no ZeRO-{p.zero_stage} of its own: it runs as ZeRO-"
+                  f"{_caps(s).zero_aliases[p.zero_stage]} ({_caps(s).zero_names[_caps(s).zero_aliases[p.zero_stage]]}), "
+                  f"and is predicted as such"),
+)
 
 
 def _pp_zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:

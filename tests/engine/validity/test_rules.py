@@ -183,9 +183,21 @@ def test_few_micro_batches_for_the_stages_is_warned():
     assert "fewer_microbatches_than_stages" in warnings and "64%" in warnings["fewer_microbatches_than_stages"]
 
 
-def test_framework_zero_stages():
-    assert "framework_supports_zero" in check(framework="fsdp", zero_stage=1)[0]  # FSDP2: no ZeRO-1
-    assert "framework_supports_zero" not in check(framework="fsdp", zero_stage=2)[0]
+def test_framework_zero_stages(monkeypatch):
+    # FSDP2 has no optimizer-only sharding: ZeRO-1 is accepted and runs as ZeRO-2, with a warning.
+    errors, warnings = check(framework="fsdp", zero_stage=1)
+    assert "framework_supports_zero" not in errors and "zero_stage_alias" in warnings
+    assert "runs as ZeRO-2" in warnings["zero_stage_alias"]
+    assert "zero_stage_alias" not in check(framework="fsdp", zero_stage=2)[1]
+    # A framework without a stage refuses it (data-driven: a flavour offering only 0 and 3).
+    from shardwise.engine.validity import frameworks
+
+    only_0_3 = frameworks.CAPABILITIES["deepspeed"].__class__(**{
+        **frameworks.CAPABILITIES["deepspeed"].__dict__, "zero_stages": (0, 3), "zero_stages_with_pp": (0,)})
+    monkeypatch.setitem(frameworks.CAPABILITIES, "deepspeed", only_0_3)
+    errors, _ = check(framework="deepspeed", zero_stage=2)
+    assert "framework_supports_zero" in errors and "valid ZeRO: 0, 3" in errors["framework_supports_zero"]
+    monkeypatch.undo()
     assert "pipeline_zero_stage" in check(framework="deepspeed", pp=2, zero_stage=3)[0]
     assert "pipeline_zero_stage" not in check(framework="deepspeed", pp=1, zero_stage=3)[0]
     assert "pipeline_zero_stage" not in check(framework="megatron", pp=2, zero_stage=3)[0]
