@@ -44,6 +44,7 @@ class ConfigsEvent:
     configs: dict[str, str]  # format -> text, ready to paste
     plan: str  # the plan they configure, e.g. "TP=8 PP=2 DP=4 ZeRO-1 …"
     notes: dict[str, str] = field(default_factory=dict)  # format -> why it could not be exported
+    filenames: dict[str, str] = field(default_factory=dict)  # format -> suggested file name
 
 
 @dataclass(frozen=True)

@@ -29,3 +29,32 @@ class ConversationState(BaseModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def advance_state(state: ConversationState, outcomes) -> ConversationState:
+    """The state after a turn's tool calls: the last scenario used, the last plan produced."""
+    from ..tools import registry
+
+    tools = registry()
+    for outcome in outcomes:
+        if not outcome.ok or not isinstance(outcome.arguments, dict):
+            continue
+        tool = tools.get(outcome.name)
+        if tool is None:
+            continue
+        update: dict = {}
+        if tool.scenario_of is not None:
+            scenario = tool.scenario_of(tool.args.model_validate(outcome.arguments))
+            if scenario is not None:
+                update["scenario"] = scenario
+        evaluation = outcome.result.plan_evaluation()
+        if evaluation is not None:
+            update["plan"] = Plan.from_strategy(evaluation.strategy)
+            update["plan_result"] = outcome.id
+        alternatives = getattr(outcome.result, "alternatives", None)
+        if outcome.name == "recommend_plans":
+            update["alternatives"] = [Plan.from_strategy(p.strategy) for p in alternatives or []]
+        if outcome.name == "export_config":
+            update["export_format"] = outcome.result.format
+        state = state.model_copy(update=update)
+    return state

@@ -43,7 +43,7 @@ def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
 
 class EstimateMemoryArgs(Args):
     scenario: Scenario
-    plan: Plan | None = Field(None, description="null = no parallelism beyond data parallel with ZeRO-1")
+    plan: Plan | None = Field(None, description="null = the recommended plan (or, when nothing fits, the leanest)")
 
 
 class EstimateMemoryResult(Result):
@@ -70,9 +70,20 @@ class EstimateMemoryResult(Result):
         return f"{self.plan_label}: {self.memory_gib:.1f} of {self.capacity_gib:g} GiB per GPU [{self.id}]"
 
 
+def _default_plan(scenario: Scenario) -> Plan:
+    from .recommend import run_recommend
+
+    rec = run_recommend(scenario, top_k=1).recommendation
+    if rec.plans:
+        return Plan.from_strategy(rec.plans[0].strategy)
+    if rec.nothing_fits is not None and rec.nothing_fits.lowest_memory_plan is not None:
+        return Plan.from_strategy(rec.nothing_fits.lowest_memory_plan)
+    return Plan()
+
+
 def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
     resolved = args.scenario.resolve()
-    plan = args.plan or Plan()
+    plan = args.plan or _default_plan(args.scenario)
     e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
     f = plan_figures(e)
     return EstimateMemoryResult(

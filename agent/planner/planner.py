@@ -1,0 +1,166 @@
+"""The offline planner: chat without an LLM. Deterministic: the same message in the same state
+gives the same answer.
+
+It reads the message (entities.py), decides the question family (intents.py), merges what
+the user said into the session's scenario, calls the same tools the LLM would, through the
+same dispatcher, and answers from the templates in prompts/offline/. Every number it
+writes is a field of a tool result, cited by the result's id.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Iterator
+
+from ...prompts.render import render
+from ...tools.dispatch import ToolOutcome, dispatch
+from ...tools.scenario import Plan, Scenario
+from ..events import DeltaEvent, ToolEvent
+from ..loop import TurnRecord
+from ..state import ConversationState, advance_state
+from .entities import Entities, extract
+from .intents import Intent, classify
+
+DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
+CAPABILITIES = "offline/_capabilities.md.j2"
+
+
+class _Turn:
+    """Collects one turn's tool calls as the same messages an LLM turn would store."""
+
+    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord):
+        self.reserve, self.record = reserve, record
+        self.events: list[ToolEvent] = []
+
+    def call(self, name: str, arguments: dict) -> ToolOutcome:
+        rid = self.reserve(1)[0]
+        outcome = dispatch(name, arguments, result_id=rid)
+        self.record.outcomes.append(outcome)
+        call_id = f"call_{rid}"
+        self.record.messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})
+        self.record.messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.content()})
+        self.events.append(ToolEvent(id=rid, name=name, arguments=outcome.arguments, ok=outcome.ok,
+                                     summary=outcome.summary(), errors=outcome.errors,
+                                     result=outcome.result.model_dump(mode="json") if outcome.ok else None))
+        return outcome
+
+
+def _scenario_args(s: Scenario) -> dict:
+    return s.model_dump(mode="json")
+
+
+def _plan_with(base: Plan | None, knobs: dict) -> Plan:
+    return Plan(**{**(base.model_dump() if base else {}), **knobs})
+
+
+def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
+                     record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+    record.messages.append({"role": "user", "content": message})
+    e = extract(message)
+    intent = classify(message, e, state)
+    turn = _Turn(reserve, record)
+    base_gpu = state.scenario.gpu if state.scenario else None
+    patch = e.scenario_patch(default_gpu=base_gpu)
+    scenario = patch.merged_over(state.scenario)
+    text = answer(intent, e, state, scenario, patch, turn)
+    yield from turn.events
+    new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
+    if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:
+        new_state = new_state.model_copy(update={"export_format": record.outcomes[-1].result.format})
+    record.state = new_state
+    record.answer += text
+    record.messages.append({"role": "assistant", "content": text})
+    yield DeltaEvent(text)
+
+
+def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
+           turn: _Turn) -> str:
+    family = intent.family
+    if family in ("injection", "greeting", "help", "out_of_domain", "not_understood"):
+        return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None)
+    if family == "list_models":
+        return _result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
+    if family == "list_hardware":
+        return _result_or_error(turn.call("list_hardware", {"kind": None, "name": None}), "offline/list_hardware.md.j2")
+    if family == "lookup_model":
+        if not e.model:
+            return render("offline/not_understood.md.j2", scenario=None)
+        return _result_or_error(turn.call("lookup_model", {"name": e.model}), "offline/lookup_model.md.j2")
+    if family == "explain":
+        args = {"concept": intent.detail, "scenario": None, "plan": None}
+        if not scenario.missing():
+            args.update(scenario=_scenario_args(scenario),
+                        plan=state.plan.model_dump() if state.plan is not None else None)
+        return _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+
+    missing = scenario.missing()
+    if missing:
+        return render("offline/need_more.md.j2", missing=missing, family=family,
+                      known=scenario.model_dump(exclude_none=True))
+
+    if family == "what_if" and state.scenario is not None and not state.scenario.missing():
+        change = patch.model_dump(mode="json")
+        out = turn.call("what_if", {"scenario": _scenario_args(state.scenario), "change": change})
+        return _result_or_error(out, "offline/what_if.md.j2")
+
+    if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
+        base = state.plan
+        if family == "compare" and len(e.plans) == 2:
+            if not e.plans[0] and base is None:
+                return render("offline/need_plan.md.j2")
+            a = base if base is not None and _matches(base, e.plans[0]) else _best_with(turn, scenario, base, e.plans[0])
+            b = _best_with(turn, scenario, base, e.plans[1])
+            out = turn.call("compare_plans", {"scenario": _scenario_args(scenario), "plan_a": a.model_dump(),
+                                              "plan_b": b.model_dump()})
+            return _result_or_error(out, "offline/compare.md.j2")
+        knobs = e.plans[0] if e.plans else {}
+        # Two or more knobs describe a plan of their own; one knob modifies the plan under discussion.
+        plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
+        tool = "estimate_memory" if family == "memory" else "evaluate_plan"
+        out = turn.call(tool, {"scenario": _scenario_args(scenario), "plan": plan.model_dump()})
+        return _result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
+
+    if family == "export":
+        fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]
+        knobs = e.plans[0] if len(e.plans) == 1 and e.plans[0] != {"zero": 3} else {}  # "FSDP config" names a format
+        plan = _plan_with(state.plan, knobs) if knobs or state.plan is not None else None
+        out = turn.call("export_config", {"scenario": _scenario_args(scenario), "format": fmt,
+                                          "plan": plan.model_dump() if plan is not None else None})
+        return _result_or_error(out, "offline/export.md.j2")
+
+    constraints = e.plans[0] if e.plans and len(e.plans) == 1 else None
+    out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 3, "headroom": None,
+                                        "constraints": constraints})
+    if not out.ok:
+        return render("offline/tool_error.md.j2", outcome=out)
+    if family == "memory" and out.result.best is not None:
+        best = Plan.from_strategy(out.result.best.strategy)
+        memory = turn.call("estimate_memory", {"scenario": _scenario_args(scenario), "plan": best.model_dump()})
+        return _result_or_error(memory, "offline/memory.md.j2")
+    template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
+    return render(template, r=out.result)
+
+
+def _matches(plan: Plan, knobs: dict) -> bool:
+    return all(getattr(plan, k) == v for k, v in knobs.items())
+
+
+def _best_with(turn: _Turn, scenario: Scenario, base: Plan | None, knobs: dict) -> Plan:
+    """The fastest plan with these knobs ("TP=8" means the best TP=8 plan, not ours with TP=8),
+    or, when none fits, ours with the knobs set."""
+    from ...tools.recommend import Constraints
+
+    pins = {k: v for k, v in knobs.items() if k in Constraints.model_fields}
+    if pins:
+        out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 1, "headroom": None,
+                                            "constraints": pins})
+        if out.ok and out.result.best is not None:
+            return _plan_with(Plan.from_strategy(out.result.best.strategy), knobs)
+    return _plan_with(base, knobs)
+
+
+def _result_or_error(outcome: ToolOutcome, template: str) -> str:
+    if not outcome.ok:
+        return render("offline/tool_error.md.j2", outcome=outcome)
+    return render(template, r=outcome.result)

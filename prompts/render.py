@@ -1,0 +1,68 @@
+"""Jinja templates for everything shardwise says in words: the LLM's system prompt, the
+offline planner's answers and the concept explanations (shared by the chat and the CLI).
+
+StrictUndefined: a template that names a value the caller did not pass fails loudly in
+tests instead of printing an empty string into an answer.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+TEMPLATE_DIR = Path(__file__).parent
+
+
+def _num(value, digits: int = 1) -> str:
+    """1234.5 -> '1,234.5'; None -> 'n/a'. Numbers are rounded for reading, never recomputed."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1000:
+        return f"{int(round(value)):,}"
+    return f"{value:,.{digits}f}"
+
+
+def _signed(value, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:+,.{digits}f}"
+
+
+def _duration(milliseconds) -> str:
+    """A step time given in ms, as people say it: '412.3 ms', or '59.9 s' from ten seconds up."""
+    if milliseconds is None:
+        return "n/a"
+    if abs(milliseconds) >= 10_000:
+        return f"{milliseconds / 1000:,.1f} s"
+    return f"{milliseconds:,.1f} ms"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # markdown for terminals and the web's sanitising renderer, not HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["num"] = _num
+    env.filters["signed"] = _signed
+    env.filters["duration"] = _duration
+    return env
+
+
+def render(name: str, **context) -> str:
+    text = environment().get_template(name).render(**context)
+    # Templates are written for reading; collapse the blank lines their logic leaves behind.
+    lines, blank = [], 0
+    for line in text.splitlines():
+        blank = blank + 1 if not line.strip() else 0
+        if blank <= 1:
+            lines.append(line.rstrip())
+    return "\n".join(lines).strip() + "\n"
+
+
+def template_names(folder: str) -> list[str]:
+    return sorted(p.stem.removesuffix(".md") for p in (TEMPLATE_DIR / folder).glob("*.md.j2"))

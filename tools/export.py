@@ -1,0 +1,82 @@
+"""export_config: a plan as a framework's config file. The text is attached to the answer by the
+server; the model sees only what the file says about the plan, so it never types config JSON."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..engine.export import FORMATS, ExportRefused, export_plan
+from .base import Result, Tool
+from .scenario import Args, Plan, Scenario, plan_label
+
+Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, megatron-bridge, nanotron, launch
+
+
+class ExportArgs(Args):
+    scenario: Scenario
+    format: Format = Field(description="deepspeed (JSON), torchtitan (TOML), fsdp (FSDP2 snippet), accelerate (YAML), "
+                                       "megatron (CLI args), megatron-bridge (recipe overrides), nanotron (YAML), "
+                                       "launch (torchrun/srun line)")
+    plan: Plan | None = Field(None, description="null = the recommended plan for the scenario")
+
+
+class ExportConfigResult(Result):
+    format: str
+    plan: str
+    exported: bool
+    filename: str | None = None
+    lines: int | None = None
+    header: str | None = Field(None, description="what the file configures: plan, model, cluster, version")
+    warnings: list[str] = Field(default_factory=list, description="what the user must know for the file to match the plan")
+    refused_reason: str | None = Field(None, description="why this framework cannot express the plan")
+    hint: str | None = None
+    text: str | None = Field(None, description="the file; attached to the answer, never shown to the model")
+
+    def hidden_from_model(self) -> set[str]:
+        return {"text"}
+
+    def for_model(self) -> dict:
+        body = super().for_model()
+        if self.exported:
+            body["attached"] = f"the {self.format} file ({self.filename}, {self.lines} lines) is attached to your answer"
+        return body
+
+    def attachments(self) -> dict[str, str]:
+        return {self.format: self.text} if self.exported and self.text else {}
+
+    def summary(self) -> str:
+        if self.exported:
+            return f"{self.format} config for {self.plan} ({self.lines} lines) [{self.id}]"
+        return f"{self.format} cannot express {self.plan}: {self.refused_reason} [{self.id}]"
+
+
+def export_config(args: ExportArgs) -> ExportConfigResult:
+    resolved = args.scenario.resolve()
+    plan = args.plan
+    if plan is None:
+        from .recommend import run_recommend
+
+        best = run_recommend(args.scenario, top_k=1).best
+        if best is None:
+            return ExportConfigResult(format=args.format, plan="(none)", exported=False,
+                                refused_reason="no plan fits this scenario, so there is nothing to export",
+                                hint="call recommend_plans to see what would fit")
+        plan = Plan.from_strategy(best.strategy)
+    strategy = plan.strategy()
+    label = plan_label(strategy)
+    try:
+        out = export_plan(args.format, resolved.model, resolved.cluster, resolved.setup, strategy)
+    except ExportRefused as refused:
+        return ExportConfigResult(format=args.format, plan=label, exported=False, refused_reason=refused.reason,
+                            hint=refused.hint or None)
+    return ExportConfigResult(format=args.format, plan=label, exported=True, filename=out.filename,
+                        lines=len(out.text.splitlines()), header=out.header, warnings=list(out.warnings), text=out.text)
+
+
+EXPORT_CONFIG = Tool(
+    "export_config", "Export a plan as a config file for DeepSpeed, torchtitan/FSDP2, Accelerate, Megatron-LM, "
+    "Megatron-Bridge or Nanotron, or a launch line. The file is attached to the answer automatically; the result "
+    "says what it configures, or why the framework cannot express the plan.",
+    ExportArgs, ExportConfigResult, export_config, scenario_of=lambda a: a.scenario)

@@ -1,0 +1,173 @@
+"""recommend_plans: search every valid plan, keep those that fit, rank by predicted throughput."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..engine.recommendation import NothingFits, Recommendation
+from ..engine.results import Evaluation
+from ..engine.explain import explain
+from ..engine.search import recommend
+from .base import Result, Tool
+from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
+from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
+from .scenario import Args, Plan, Scenario, plan_label
+
+DEFAULT_TOP_K = 3
+MAX_TOP_K = 10
+# The runner-up "why it wins" compares against: the fastest plan that differs in a knob that
+# changes the parallel layout, searched among this many (plans differing only in VPP or SP
+# are near-duplicates, not alternatives worth explaining).
+RUNNER_UP_POOL = 25
+LAYOUT_KNOBS = ("tp", "pp", "cp", "ep", "zero_stage", "micro_batch", "recompute")
+
+
+class Constraints(Args):
+    """Pin or bound parts of the plan the user has decided; null = the search chooses."""
+
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    micro_batch: int | None = None
+    recompute: Literal["none", "selective", "full"] | None = None
+    max_tp: int | None = None
+    max_pp: int | None = None
+
+    def as_engine(self) -> dict:
+        return self.model_dump(exclude_none=True)
+
+
+class RecommendArgs(Args):
+    scenario: Scenario
+    top_k: int | None = Field(None, description=f"how many plans to return, 1-{MAX_TOP_K}; null = {DEFAULT_TOP_K}")
+    headroom: float | None = Field(None, description="fraction of GPU memory to keep free, 0-0.5; null = 0.1")
+    constraints: Constraints | None = None
+
+
+class WhyItWins(BaseModel):
+    """The best plan against the runner-up, precomputed."""
+
+    runner_up: str
+    speedup_percent: float = Field(description="best tokens/s over the runner-up's, minus 100 %")
+    step_ms_saved: float
+    deciding_term: Difference = Field(description="the exposed-time term that differs most in the best plan's favour")
+    time_differences: list[Difference] = Field(description="runner-up minus best, per term (a = best, b = runner-up)")
+    memory_differences: list[Difference]
+
+
+class FixFacts(BaseModel):
+    change: str
+    fits: bool
+    lowest_memory_gib: float | None
+    plan: str | None
+
+
+class NothingFitsFacts(BaseModel):
+    reason: str
+    capacity_gib: float
+    usable_gib: float
+    lowest_memory_gib: float | None = Field(None, description="the least memory any valid plan needs")
+    over_capacity_gib: float | None = Field(None, description="lowest_memory_gib minus usable_gib")
+    lowest_memory_plan: str | None
+    min_gpus: int | None = Field(None, description="the fewest GPUs of this type at which a plan fits")
+    larger_gpu: str | None = Field(None, description="the smallest catalog GPU on which a plan fits")
+    fixes: list[FixFacts]
+    blocking: list[str]
+
+
+class RecommendResult(Result):
+    scenario: ScenarioFacts
+    headroom_percent: float = Field(description="GPU memory kept free when deciding what fits")
+    usable_gib: float = Field(description="GPU memory a plan may use: capacity minus headroom")
+    searched: int
+    valid: int
+    fitting: int
+    excluded: dict[str, int]
+    best: PlanFigures | None
+    alternatives: list[PlanFigures] = Field(description="the next best plans, fastest first")
+    why_best: WhyItWins | None = None
+    binding: BindingFacts | None = Field(None, description="what stops the best plan from being faster")
+    counterfactuals: list[CounterfactualFacts] = Field(default_factory=list,
+                                                       description="the best plan with one knob changed")
+    nothing_fits: NothingFitsFacts | None = None
+    recommendation: Recommendation
+
+    def hidden_from_model(self) -> set[str]:
+        return {"recommendation"}
+
+    def plan_evaluation(self) -> Evaluation | None:
+        return self.recommendation.plans[0] if self.recommendation.plans else None
+
+    def summary(self) -> str:
+        if self.best is None:
+            return f"nothing fits among {self.searched:,} plans [{self.id}]"
+        return (f"best of {self.fitting:,} fitting plans: {self.best.label}, "
+                f"{self.best.tokens_per_s:,.0f} tokens/s [{self.id}]")
+
+
+def why_it_wins(best: PlanFigures, runner: PlanFigures) -> WhyItWins:
+    time_diff, memory_diff = differences(best, runner, "time"), differences(best, runner, "memory")
+    return WhyItWins(runner_up=runner.label, speedup_percent=r(100 * (best.tokens_per_s / runner.tokens_per_s - 1), 1),
+                     step_ms_saved=r(runner.step_ms - best.step_ms),
+                     deciding_term=max(time_diff, key=lambda d: d.b_minus_a),
+                     time_differences=time_diff, memory_differences=memory_diff)
+
+
+def nothing_fits_facts(n: NothingFits) -> NothingFitsFacts:
+    over = r(n.lowest_memory_gib - n.usable_gib) if n.lowest_memory_gib is not None else None
+    fixes = [FixFacts(change=", ".join(f"{k}={v}" for k, v in o.change.items()), fits=o.fits,
+                      lowest_memory_gib=r(o.lowest_memory_gib), plan=plan_label(o.plan) if o.plan else None)
+             for o in n.options if o.applicable]
+    return NothingFitsFacts(reason=n.reason, capacity_gib=r(n.capacity_gib), usable_gib=r(n.usable_gib),
+                            lowest_memory_gib=r(n.lowest_memory_gib), over_capacity_gib=over,
+                            lowest_memory_plan=plan_label(n.lowest_memory_plan) if n.lowest_memory_plan else None,
+                            min_gpus=n.min_gpus, larger_gpu=n.larger_gpu, fixes=fixes,
+                            blocking=[f"[{v.rule}] {v.message}" for v in n.blocking])
+
+
+def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float | None = None,
+                  constraints: Constraints | None = None, explain_best: bool = True,
+                  rec: Recommendation | None = None) -> RecommendResult:
+    """The recommendation as a tool result; `rec` when the engine already made it (what-if)."""
+    resolved = scenario.resolve()
+    k = max(1, min(top_k or DEFAULT_TOP_K, MAX_TOP_K))
+    kwargs = constraints.as_engine() if constraints else {}
+    if headroom is not None:
+        kwargs["headroom"] = headroom
+    if rec is None:
+        rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL), **kwargs)
+    figures = [plan_figures(e) for e in rec.plans]
+    best = figures[0] if figures else None
+    runner = next((f for f in figures[1:] if any(getattr(f.strategy, knob) != getattr(best.strategy, knob)
+                                                  for knob in LAYOUT_KNOBS)), figures[1] if len(figures) > 1 else None)
+    why = why_it_wins(best, runner) if runner is not None and runner.tokens_per_s else None
+    binding, options = None, []
+    if explain_best and rec.plans:
+        ex = explain(resolved.model, resolved.cluster, resolved.setup,
+                     Plan.from_strategy(rec.plans[0].strategy).strategy(), headroom=rec.headroom)
+        binding, options = binding_facts(ex.binding), [counterfactual_facts(c) for c in ex.counterfactuals]
+    return RecommendResult(
+        scenario=scenario_facts(scenario, resolved), headroom_percent=r(100 * rec.headroom, 1),
+        usable_gib=r(rec.cluster.gpu_memory_gib * (1 - rec.headroom), 1), searched=rec.searched, valid=rec.valid,
+        fitting=rec.fitting, excluded=rec.excluded, best=best, alternatives=figures[1:k], why_best=why,
+        binding=binding, counterfactuals=options,
+        nothing_fits=nothing_fits_facts(rec.nothing_fits) if rec.nothing_fits else None,
+        recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))
+
+
+def recommend_plans(args: RecommendArgs) -> RecommendResult:
+    if args.headroom is not None and not 0 <= args.headroom <= 0.5:
+        from ..engine.errors import ShardwiseInputError
+        raise ShardwiseInputError(f"headroom is a fraction between 0 and 0.5, got {args.headroom}")
+    return run_recommend(args.scenario, args.top_k, args.headroom, args.constraints)
+
+
+RECOMMEND_PLANS = Tool(
+    "recommend_plans", "Search every valid parallelism plan (TP, PP, VPP, CP, EP, ZeRO, micro-batch, recompute) "
+    "for a scenario and return the fastest that fit in memory, why the best beats the runner-up, or, when nothing "
+    "fits, what would (more GPUs, recompute, ZeRO-3, LoRA/QLoRA, a larger GPU).",
+    RecommendArgs, RecommendResult, recommend_plans, scenario_of=lambda a: a.scenario)
