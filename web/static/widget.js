@@ -97,7 +97,7 @@
     if (noteNames.length) {
       var ul = el("ul", { className: "sw-notes" });
       noteNames.forEach(function (n) { ul.appendChild(el("li", { text: n + ": " + notes[n] })); });
-      box.appendChild(el("details", { className: "sw-tools" }, [el("summary", { text: noteNames.length + " format(s) cannot express this plan" }), ul]));
+      box.appendChild(el("details", { className: "sw-refused" }, [el("summary", { text: noteNames.length + " format(s) cannot express this plan" }), ul]));
     }
     return box;
   }
