@@ -1,10 +1,11 @@
 """Grader 2: the plan the answer recommends is the engine's.
 
 The engine's recommendation for the turn's scenario is computed now (truth.py). The answer's
-plan is the first one it states (plan_text.py). It must give TP, PP, DP, the ZeRO stage and
-the micro-batch (plus EP for an MoE model, and CP/VPP when the engine uses them), and every
-degree it states — required or not — must equal the engine's. When the engine finds no plan
-that fits, the answer must say so instead.
+plan is the one it presents as the recommendation (plan_text.py). It must give TP, DP, the
+ZeRO stage and the micro-batch, and every other degree the engine sets above 1 (PP, VPP, CP,
+EP, ETP); a degree left unsaid is 1, as people and the engine's own labels write plans.
+Every degree it states — required or not — must equal the engine's. When the engine finds
+no plan that fits, the answer must say so instead.
 """
 
 from __future__ import annotations
@@ -17,19 +18,14 @@ from . import TurnContext
 
 NAME = "plan"
 
-BASE_FIELDS = ("tp", "pp", "dp", "zero", "micro_batch")
+BASE_FIELDS = ("tp", "dp", "zero", "micro_batch")
+IMPLICIT_ONE = ("pp", "vpp", "cp", "ep", "etp")  # unsaid = 1
 
 
-def required_fields(truth_plan: dict, is_moe: bool, override: list[str] | None) -> list[str]:
+def required_fields(truth_plan: dict, override: list[str] | None) -> list[str]:
     if override is not None:
         return list(override)
-    fields = list(BASE_FIELDS)
-    if is_moe:
-        fields.append("ep")
-    for name in ("cp", "vpp", "etp"):
-        if truth_plan.get(name, 1) > 1:
-            fields.append(name)
-    return fields
+    return list(BASE_FIELDS) + [name for name in IMPLICIT_ONE if truth_plan.get(name, 1) > 1]
 
 
 def says_nothing_fits(answer: str) -> bool:
@@ -51,7 +47,7 @@ def grade(ctx: TurnContext) -> list[str]:
     if got is None:
         return [f"no plan stated; the engine recommends {label}"]
     failures = []
-    for name in required_fields(want, truth.is_moe, ctx.turn.expect.plan_fields):
+    for name in required_fields(want, ctx.turn.expect.plan_fields):
         if name not in got:
             failures.append(f"{name} not stated (engine: {want[name]})")
     for name, value in got.items():

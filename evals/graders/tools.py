@@ -68,6 +68,10 @@ def _close(a: float, b: float, tol: float) -> bool:
 def _tokens_loose(value) -> list[float]:
     """A token count as written, under both readings of k/M (binary and decimal)."""
     text = str(value).strip().lower().replace(",", "").replace("_", "")
+    try:
+        return [float(text)]  # 8192, 4194304, 13e9
+    except ValueError:
+        pass
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmb]?)", text)
     if not m:
         return []
@@ -199,25 +203,28 @@ def call_problems(call: ToolCallRecord, exp: ToolExpectation, expected: Scenario
             problems += scenario_mismatches(call.arguments, expected, [k for k in keys if k in changed], need_all=True)
             problems += scenario_mismatches(call.arguments, expected, [k for k in keys if k not in changed],
                                             need_all=False)
-            # ... and the scenario the tool says it resolved must be the whole carried one.
-            echoed = resolved_scenario(call.result)
-            if echoed is not None:
-                problems += [f"resolved {p}" for p in scenario_mismatches(echoed, expected, exp.scenario_keys,
-                                                                          need_all=False)]
+            # ... and a scenario the tool says it resolved must be the whole carried one
+            # (a what-if result echoes the scenario before and after; the after one must match).
+            echoed = [scenario_mismatches(e, expected, exp.scenario_keys, need_all=False)
+                      for e in resolved_scenarios(call.result)]
+            if echoed and all(echoed):
+                problems += [f"resolved {p}" for p in min(echoed, key=len)]
     return problems
 
 
-def resolved_scenario(result) -> dict | None:
-    """The scenario a tool result says it used (tools echo it as model/gpu/gpus/seq_len/global_batch)."""
+def resolved_scenarios(result) -> list[dict]:
+    """Every scenario a tool result says it used (tools echo model/gpu/gpus/seq_len/global_batch)."""
+    found = []
     if isinstance(result, dict):
         if {"model", "gpu", "gpus", "seq_len", "global_batch"} <= set(result):
-            return {k: result[k] for k in ("model", "gpu", "gpus", "seq_len", "global_batch", "mode")
-                    if k in result}
+            found.append({k: result[k] for k in ("model", "gpu", "gpus", "seq_len", "global_batch", "mode")
+                          if k in result})
         for value in result.values():
-            found = resolved_scenario(value)
-            if found is not None:
-                return found
-    return None
+            found += resolved_scenarios(value)
+    elif isinstance(result, list):
+        for value in result:
+            found += resolved_scenarios(value)
+    return found
 
 
 def _describe(call: ToolCallRecord) -> str:

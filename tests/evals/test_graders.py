@@ -105,6 +105,8 @@ def test_follow_up_passes_only_the_change_but_the_resolved_scenario_must_carry_t
     echo = {**RESULT["scenario"], "gpu": "h200"}
     call = {"name": "what_if", "arguments": {"change": {"gpu": "h200"}}, "result": {"after": echo}}
     assert tools.grade(ctx(calls=(call,), c=c, index=1)) == []
+    both = {**call, "result": {"before": RESULT["scenario"], "after": echo}}
+    assert tools.grade(ctx(calls=(both,), c=c, index=1)) == []  # before H100, after H200: fine
     lost = {**call, "result": {"after": {**echo, "gpus": 8}}}  # the session forgot the 64 GPUs
     assert any("resolved gpus" in f for f in tools.grade(ctx(calls=(lost,), c=c, index=1)))
     unchanged = {**call, "arguments": {"change": {"gpu": "h100"}}}
@@ -149,6 +151,13 @@ def test_a_different_degree_fails():
 def test_a_plan_missing_a_required_degree_fails():
     failures = plan.grade(ctx(answer="Use TP=8 PP=2 with ZeRO-1 and micro-batch 1.", truth=TRUTH))
     assert failures == ["dp not stated (engine: 4)"]
+    failures = plan.grade(ctx(answer="Use TP=8 DP=4 with ZeRO-1 and micro-batch 1.", truth=TRUTH))
+    assert failures == ["pp not stated (engine: 2)"]  # unsaid means 1; the engine uses 2
+
+
+def test_degrees_of_one_may_go_unsaid():
+    flat = Truth(kind="recommend", plan={**TRUTH.plan, "pp": 1, "dp": 8})
+    assert plan.grade(ctx(answer="Use `TP=8 DP=8 ZeRO-1 micro-batch=1`.", truth=flat)) == []
 
 
 def test_moe_needs_ep():

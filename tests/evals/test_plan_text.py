@@ -23,3 +23,19 @@ def test_markdown_table():
 def test_fsdp_means_zero_3_and_no_plan_is_none():
     assert stated_plan("FSDP over 8 GPUs, TP 1, PP 1")["zero"] == 3
     assert stated_plan("Nothing fits on 8 GPUs; try 16.") is None
+
+
+def test_the_target_of_a_change_is_the_recommendation():
+    text = "The best plan changes from `TP=8 DP=8 ZeRO-3 micro-batch=2` to **`TP=2 DP=32 ZeRO-3 micro-batch=1`**."
+    assert stated_plan(text) == {"tp": 2, "dp": 32, "zero": 3, "micro_batch": 1}
+
+
+def test_a_rejected_plan_before_the_recommendation_is_skipped():
+    text = "TP=16 is not possible on 8 GPUs. The recommended plan is TP=1 DP=8 ZeRO-3 micro-batch=2."
+    assert stated_plan(text)["tp"] == 1
+    assert stated_plan("Why not TP=8? Because TP=4 PP=2 DP=8 is faster.")["tp"] == 4
+
+
+def test_degrees_spread_over_a_paragraph_are_joined():
+    assert stated_plan("Use TP=8 and PP=2. Keep ZeRO-1 and micro-batch 1.") == {
+        "tp": 8, "pp": 2, "zero": 1, "micro_batch": 1}
