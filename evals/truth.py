@@ -8,14 +8,17 @@ verdict on a given plan is whatever `engine.evaluate.evaluate` says, and the ter
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..engine.errors import ShardwiseInputError
-from ..engine.evaluate import evaluate
-from ..engine.results import Evaluation
 from . import scenario as sc
 from .case import Scenario
+
+if TYPE_CHECKING:
+    from ..engine.results import Evaluation
 
 # Words an answer uses for each exposed-time term of TimeReport (one alternative suffices).
 TIME_TERM_WORDS: dict[str, list[str]] = {
@@ -44,8 +47,8 @@ FITS_WORDS = [r"\bfits?\b", r"within (?:the )?(?:memory|capacity|\d)", r"headroo
 class Truth:
     kind: str
     plan: dict | None = None  # the engine's recommended plan ({tp, pp, dp, ...}), None when nothing fits
-    evaluation: Evaluation | None = None  # of that plan, or of the plan asked about
-    evaluations: tuple[Evaluation, ...] = ()  # compare: A and B
+    evaluation: "Evaluation | None" = None  # of that plan, or of the plan asked about
+    evaluations: "tuple[Evaluation, ...]" = ()  # compare: A and B
     winner: int | None = None  # compare: 0 for A, 1 for B, None for neither/tie
     deciding_term: str | None = None  # compare: TimeReport field, "memory" or "validity"
     keywords: tuple[tuple[str, ...], ...] = field(default_factory=tuple)  # facts the answer must state
@@ -53,7 +56,13 @@ class Truth:
     error: str | None = None  # the engine rejected the scenario (bad input is the point of some cases)
 
 
-def plan_fields(e: Evaluation) -> dict:
+def evaluate(*args):
+    from ..engine.evaluate import evaluate as engine_evaluate  # imported when first needed
+
+    return engine_evaluate(*args)
+
+
+def plan_fields(e: "Evaluation") -> dict:
     s = e.strategy
     return {"tp": s.tp, "pp": s.pp, "vpp": s.vpp, "cp": s.cp, "ep": s.ep, "etp": s.etp, "dp": s.dp,
             "zero": s.zero_stage, "micro_batch": s.micro_batch, "grad_accum": s.grad_accum,
@@ -92,8 +101,6 @@ def fix_words(nothing) -> list[str]:
 
 
 def _gpu_words(gpu: str) -> list[str]:
-    import re
-
     from ..engine.hardware_catalog import get_gpu
 
     try:
@@ -134,7 +141,7 @@ def evaluate_truth(s: Scenario, plan: dict) -> Truth:
                  is_moe=specs.model.is_moe)
 
 
-def _feasible(e: Evaluation) -> bool:
+def _feasible(e: "Evaluation") -> bool:
     return e.valid and e.memory.fits and e.time is not None
 
 
