@@ -67,7 +67,7 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "cp": r"\bcp\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "ep": r"\bep\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
-    "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b|\bfsdp\b()",
+    "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
     "micro_batch": r"\b(?:mbs?|micro[\s\-]?batch(?:[\s\-]?size)?)\s*(?:of|=|:|-|\s)?\s*(\d+)\b",
     "recompute": r"\b(none|no|selective|full)\s+(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
                  r"|\b(?:recompute|recomputation|checkpointing)\s*(?:=|:)?\s*(none|off|selective|full)\b",
@@ -244,7 +244,7 @@ def find_seq_len(text: str) -> int | None:
         return int(float(number) * K_TOKENS) if k else int(number.replace(",", ""))
 
     patterns = [
-        r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?(?:ctx|context|seq(?:uence)?(?:\s*len(?:gth)?)?|sequences?)\b",
+        r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!s)(?:\s*len(?:gth)?)?)\b",
         r"(?:ctx|context|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)\s*(?:of|=|:|is)?\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\b",
     ]
     for pattern in patterns:
@@ -288,7 +288,7 @@ def find_plans(text: str) -> list[dict]:
         for m in re.finditer(pattern, text):
             value = next((g for g in m.groups() if g is not None), None)
             if knob == "zero":
-                value = 3 if value == "" else int(value)
+                value = int(value)
             elif knob == "recompute":
                 value = {"no": "none", "off": "none"}.get(value, value)
             else:

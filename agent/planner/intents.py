@@ -65,7 +65,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")
-    if e.export_format and EXPORT.search(text) or EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want)\b", text):
+    if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want)\b", text):
         return Intent("export", e.export_format)
     if len(e.plans) == 2 and (WHY.search(text) or "compare" in text):
         return Intent("compare")

@@ -123,7 +123,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
     if family == "export":
         fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]
-        knobs = e.plans[0] if len(e.plans) == 1 and e.plans[0] != {"zero": 3} else {}  # "FSDP config" names a format
+        knobs = e.plans[0] if len(e.plans) == 1 else {}
         plan = _plan_with(state.plan, knobs) if knobs or state.plan is not None else None
         out = turn.call("export_config", {"scenario": _scenario_args(scenario), "format": fmt,
                                           "plan": plan.model_dump() if plan is not None else None})

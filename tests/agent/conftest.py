@@ -63,3 +63,55 @@ def isolated_dirs(tmp_path, monkeypatch):
     for var in ("SHARDWISE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "SHARDWISE_CONFIG",
                 "SHARDWISE_SESSION_DB", "SHARDWISE_LLM_FALLBACK"):
         monkeypatch.delenv(var, raising=False)
+
+
+class FakeModel:
+    """A scripted ChatModel: each step is a reply {"text": ..., "calls": [(name, arguments), ...]},
+    an exception to raise, or a function of the messages returning such a reply. Every request
+    (messages and tools) is recorded for the test to inspect."""
+
+    name = "fake-model"
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+        self.requests: list[dict] = []
+
+    def stream(self, messages, tools, *, deadline):
+        import copy
+        import json
+
+        from shardwise.agent.model import ModelReply, TextDelta, ToolCall
+
+        self.requests.append({"messages": copy.deepcopy(messages), "tools": tools, "deadline": deadline})
+        if not self.steps:
+            raise AssertionError("the fake model ran out of scripted replies")
+        step = self.steps.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        if callable(step):
+            step = step(messages)
+        text = step.get("text", "")
+        for i in range(0, len(text), 7):  # stream in small pieces, as a server would
+            yield TextDelta(text[i:i + 7])
+        calls = [ToolCall(id=f"call_{len(self.requests)}_{i}", name=name,
+                          arguments=args if isinstance(args, str) else json.dumps(args))
+                 for i, (name, args) in enumerate(step.get("calls", []))]
+        yield ModelReply(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else "stop")
+
+
+@pytest.fixture
+def fake_model():
+    return FakeModel
+
+
+@pytest.fixture
+def make_service(tmp_path):
+    """ChatService(config, model) on a private session file."""
+    from shardwise.agent.config import AgentConfig
+    from shardwise.agent.service import ChatService
+
+    def make(model=None, **config):
+        config.setdefault("session_db", tmp_path / "sessions.sqlite3")
+        return ChatService(AgentConfig(**config), model=model)
+
+    return make
