@@ -131,7 +131,8 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
 def script(plan: ExportPlan) -> str:
     refuse_unexpressible(plan)
     s = plan.strategy
-    return SCRIPT.format(model_id=hf_model_id(plan), dp=plan.dp, replicas=s.hsdp_replicas, zero=s.zero_stage,
+    zero = 2 if s.zero_stage == 1 else s.zero_stage  # FSDP2 has no optimizer-only sharding: ZeRO-1 runs as 2
+    return SCRIPT.format(model_id=hf_model_id(plan), dp=plan.dp, replicas=s.hsdp_replicas, zero=zero,
                          micro_batch=s.micro_batch, grad_accum=plan.grad_accum, seq_len=plan.setup.seq_len,
                          global_batch=plan.global_batch, recompute=s.recompute,
                          steps=defaults.PLACEHOLDER_TRAIN_STEPS, lr=defaults.PLACEHOLDER_LEARNING_RATE,
