@@ -30,7 +30,7 @@ log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)
 
 # What the form shows before anyone types: a common pre-training question.
-DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "gpus_per_node": "", "network": "",
+DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
                 "framework": "megatron", "config_json": "", "params": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
@@ -64,9 +64,9 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             raise ShardwiseInputError("give a parameter count such as 70B, or pick a model from the catalog")
     else:
         body["model"] = choice
-    body["gpus"] = _whole(f.get("gpus", ""), "number of GPUs")
     if f.get("gpus_per_node"):
         body["gpus_per_node"] = _whole(f["gpus_per_node"], "GPUs per node")
+    body["gpus"] = gpu_count(f, body.get("gpus_per_node"))
     if f.get("network"):
         body["network"] = f["network"]
     if f.get("seq_len"):
@@ -77,6 +77,26 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
         else:
             body["global_batch"] = _whole(f["batch"], "global batch")
     return RecommendRequest(**body)
+
+
+def gpu_count(f: dict[str, str], per_node: int | None) -> int:
+    """GPUs, or nodes × GPUs per node (the GPU's usual node size when not given); both must agree."""
+    gpus = _whole(f["gpus"], "number of GPUs") if f.get("gpus") else None
+    if not f.get("nodes"):
+        if gpus is None:
+            raise ShardwiseInputError("give the number of GPUs (or of nodes)")
+        return gpus
+    nodes = _whole(f["nodes"], "number of nodes")
+    if nodes <= 0:
+        raise ShardwiseInputError(f"number of nodes must be positive, got {nodes}")
+    if per_node is None:
+        from ..engine.hardware_catalog import get_gpu
+
+        per_node = get_gpu(f.get("gpu", "")).gpus_per_node
+    if gpus is not None and gpus != nodes * per_node:
+        raise ShardwiseInputError(f"{gpus} GPUs is not {nodes} nodes × {per_node} GPUs per node = {nodes * per_node}; "
+                                  "change one of them or leave GPUs empty")
+    return nodes * per_node
 
 
 def _whole(text: str, what: str) -> int:

@@ -93,3 +93,22 @@ def test_the_api_key_never_reaches_the_browser(monkeypatch, tmp_path):
     for path in ("/", "/api/health", "/widget.js", "/static/app.js", "/openapi.json", "/embed"):
         body = client.get(path).text
         assert key not in body and "127.0.0.1:9" not in body, path  # ...never its key or endpoint
+
+
+@pytest.mark.parametrize("fields,gpus_or_error", [
+    ({"gpus": "", "nodes": "4"}, 32),  # an HGX H100 node holds 8 GPUs (the catalog's gpus_per_node)
+    ({"gpus": "", "nodes": "4", "gpus_per_node": "4"}, 16),
+    ({"gpus": "32", "nodes": "4"}, 32),
+    ({"gpus": "64", "nodes": "4"}, "64 GPUs is not 4 nodes × 8 GPUs per node = 32"),
+    ({"gpus": "", "nodes": ""}, "give the number of GPUs"),
+    ({"gpus": "", "nodes": "two"}, "number of nodes must be a whole number"),
+])
+def test_nodes_give_the_gpu_count(fields, gpus_or_error):
+    from shardwise.web.pages import form_to_request
+
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", **fields}
+    if isinstance(gpus_or_error, int):
+        assert form_to_request(form).gpus == gpus_or_error
+    else:
+        with pytest.raises(ShardwiseInputError, match=gpus_or_error):
+            form_to_request(form)

@@ -170,6 +170,9 @@ def test_alternatives_sort_and_config_tabs_work_from_the_keyboard(browser, site)
     page.keyboard.press("Enter")
     assert memory_column() == sorted(memory_column(), reverse=True)
 
+    page.locator("#f-nodes").press_sequentially("4")  # nodes × the GPU's 8 per node fills the GPU count
+    assert page.input_value("#f-gpus") == "32"
+
     tabs = page.locator("[role=tab]")
     if tabs.count() > 1:  # configs are there once the exporters are
         tabs.first.focus()

@@ -86,3 +86,8 @@ def test_pipeline_chart_draws_every_pass_of_the_microbatches_it_shows(pp, vpp, m
 def test_pipeline_chart_reports_the_1f1b_bubble():
     # p = 4, m = 8: (p − 1)/(m + p − 1) = 3/11 = 27 % (Narayanan et al. 2021)
     assert "bubble) 27%" in pipeline_chart(4, 1, 8)
+
+
+def test_no_interleaved_diagram_for_fewer_microbatches_than_stages():
+    with pytest.raises(ValueError, match="at least pp=4"):
+        pipeline_chart(4, 2, 2)

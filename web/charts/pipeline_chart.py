@@ -20,6 +20,8 @@ def shown_microbatches(pp: int, vpp: int, microbatches: int) -> int:
     """How many micro-batches the diagram draws: all of them when few, else about two per stage."""
     n = min(microbatches, max(2 * pp, 4), MAX_MICROBATCHES_SHOWN)
     if vpp > 1:  # the interleaved schedule works in groups of pp micro-batches
+        if microbatches < pp:
+            raise ValueError(f"the interleaved schedule needs at least pp={pp} micro-batches, the step has {microbatches}")
         n = max(pp, n - n % pp)
     return n
 

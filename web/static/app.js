@@ -66,7 +66,7 @@
     if (s.params && !s.model) { f.model.value = "__params__"; f.params.value = s.params; }
     else if (s.model) setSelect(f.model, s.model);
     if (s.gpu) setSelect(f.gpu, s.gpu);
-    if (s.gpus) f.gpus.value = s.gpus;
+    if (s.gpus) { f.gpus.value = s.gpus; f.nodes.value = ""; }
     f.gpus_per_node.value = s.gpus_per_node || "";
     if (s.network) setSelect(f.network, s.network); else f.network.value = "";
     if (s.seq_len) f.seq_len.value = s.seq_len;
@@ -133,7 +133,21 @@
     scope.querySelectorAll("button.copy").forEach(function (b) { b.addEventListener("click", function () { copy(b); }); });
   }
 
+  /* Nodes × GPUs per node fills the GPU count; typing a GPU count clears the nodes. */
+  function perNode() {
+    var f = form.elements, opt = f.gpu.options[f.gpu.selectedIndex];
+    return +f.gpus_per_node.value || +(opt && opt.getAttribute("data-per-node")) || 0;
+  }
+  function syncGpus() {
+    var f = form.elements;
+    if (+f.nodes.value > 0 && perNode()) f.gpus.value = +f.nodes.value * perNode();
+  }
+
   if (form) {
+    form.elements.nodes.addEventListener("input", syncGpus);
+    form.elements.gpus_per_node.addEventListener("input", syncGpus);
+    form.elements.gpu.addEventListener("change", syncGpus);
+    form.elements.gpus.addEventListener("input", function () { form.elements.nodes.value = ""; });
     form.elements.model.addEventListener("change", toggleModelFields);
     toggleModelFields();
     form.addEventListener("submit", submitForm);
