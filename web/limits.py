@@ -18,13 +18,21 @@ CLIENT_IDLE_FORGET_S = 600.0
 CLIENT_TABLE_SWEEP_AT = 10_000
 
 
+def size_words(n: int) -> str:
+    """1048576 -> '1 MiB', 2048 -> '2 KiB', 700 -> '700 bytes'."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
 class BodyTooLarge(HTTPException):
     """Raised from inside the body stream; FastAPI re-raises HTTPExceptions, so it becomes a 413."""
 
     def __init__(self, limit: int, seen: int | None = None):
         size = f"{seen / 1e6:.1f} MB" if seen else "more than that"
         super().__init__(status_code=413, detail=(
-            f"request body is {size}; the limit is {limit / 1024:.0f} KiB "
+            f"request body is {size}; the limit is {size_words(limit)} "
             "(a Hugging Face config.json is a few KB — send the model's config, not its weights or tokenizer)"))
 
 

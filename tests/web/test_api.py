@@ -143,7 +143,7 @@ def test_a_10_MB_config_json_is_refused_before_it_is_read(client):
     config = {"model_type": "llama", "padding": "x" * (10 * 1024 * 1024)}
     r = client.post("/api/evaluate", json={**SCENARIO, "model": config})
     assert r.status_code == 413
-    assert "10.5 MB" in r.json()["message"] and "limit is 1024 KiB" in r.json()["message"]
+    assert "10.5 MB" in r.json()["message"] and "limit is 1 MiB" in r.json()["message"]
     assert client.get("/api/health").status_code == 200
 
 

@@ -189,6 +189,14 @@ def test_bad_form_input_shows_a_precise_error(browser, site):
     submit_form(page, "llama-3.1-8b", "h100-sxm", 0, "4096", "512", "sequences")
     page.wait_for_selector("#results .error-box")
     assert "gpus" in page.inner_text("#results .error-message")
+    # a pasted multi-megabyte "config.json" is refused by the size limit, and said so
+    page.select_option("#f-model", "__config__")
+    page.eval_on_selector("#f-config", "el => el.value = JSON.stringify({model_type: 'llama', pad: 'x'.repeat(3 << 20)})")
+    page.fill("#f-gpus", "8")
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_function("document.querySelector('#results .error-message')?.innerText.includes('limit')")
+    assert "request body is" in page.inner_text("#results .error-message")
+    shot(page, "bad-input-laptop", full_page=False)
     page.close()
 
 

@@ -30,6 +30,10 @@
     try {
       var res = await fetch("/ui/results", { method: "POST", body: new URLSearchParams(new FormData(form)),
         headers: { accept: "text/html" } });
+      if ((res.headers.get("content-type") || "").indexOf("application/json") === 0) {
+        showError((await res.json()).message || ("the server answered " + res.status));  /* 413, 429, … */
+        return;
+      }
       results.innerHTML = await res.text();
       enhance(results);
       var title = results.querySelector("#results-title");
@@ -37,14 +41,20 @@
       if (!quiet) results.focus({ preventScroll: false });
       if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) window.ShardwiseChat.instance.setScenario(formScenario());
     } catch (e) {
-      results.innerHTML = "";
-      var box = document.createElement("div");
-      box.className = "error-box"; box.setAttribute("role", "alert");
-      box.textContent = "Could not reach the server: " + e.message;
-      results.appendChild(box);
+      showError("Could not reach the server: " + e.message);
     } finally {
       button.removeAttribute("aria-busy");
     }
+  }
+
+  function showError(message) {
+    results.innerHTML = "";
+    var box = document.createElement("div");
+    box.className = "error-box"; box.setAttribute("role", "alert");
+    var title = document.createElement("h2"); title.id = "results-title"; title.textContent = "That setup cannot be evaluated";
+    var text = document.createElement("p"); text.className = "error-message"; text.textContent = message;
+    box.appendChild(title); box.appendChild(text); results.appendChild(box);
+    announce.textContent = message;
   }
 
   function setSelect(select, value) {

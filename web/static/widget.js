@@ -35,9 +35,6 @@
     return node;
   }
 
-  function storageKey() { return "shardwise.session:" + (BASE || location.origin); }
-  function loadSession() { try { return localStorage.getItem(storageKey()); } catch (e) { return null; } }
-  function saveSession(id) { try { if (id) localStorage.setItem(storageKey(), id); else localStorage.removeItem(storageKey()); } catch (e) { /* storage blocked */ } }
 
   function copyText(text, button) {
     function done(ok) {
@@ -142,7 +139,9 @@
     var root = host.attachShadow ? host.attachShadow({ mode: "open" }) : host;
     root.appendChild(el("link", { rel: "stylesheet", href: BASE + "/static/chat.css" }));
     var uid = "sw" + (++counter);
-    var sessionId = loadSession();
+    /* The conversation lives as long as the page: a reload starts afresh, so no follow-up ever
+       builds on a scenario the reader can no longer see. */
+    var sessionId = null;
     var pendingContext = null;
     var busy = false, controller = null;
 
@@ -169,7 +168,7 @@
     }
     function reset() {
       if (controller) controller.abort();
-      sessionId = null; saveSession(null); log.textContent = ""; showEmpty(); input.focus();
+      sessionId = null; log.textContent = ""; showEmpty(); input.focus();
     }
     showEmpty();
 
@@ -204,7 +203,7 @@
       pendingContext = null;
       streamChat(text, sessionId, extra, function (name, data) {
         if (name === "session") {
-          sessionId = data.session_id || sessionId; saveSession(sessionId);
+          sessionId = data.session_id || sessionId;
           if (data.mode) { mode.textContent = modeLabel(data); mode.hidden = false; }
         } else if (name === "delta") {
           answer += data.text || "";
