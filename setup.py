@@ -10,9 +10,13 @@ DATA_SUFFIXES = ["*.json", "*.yaml", "*.yml", "*.toml", "*.csv", "*.j2", "*.jinj
 subpackages = [p for p in find_packages(".") if p.split(".")[0] in LAYERS]
 packages = ["shardwise"] + [f"shardwise.{p}" for p in subpackages]
 
+package_data = {p: DATA_SUFFIXES + ["**/*.json", "**/*.yaml", "**/*.j2", "**/*.csv"] for p in packages}
+# The web page's templates and assets live in plain folders (not packages) under web/.
+package_data["shardwise.web"] += ["templates/*.html", "static/*.css", "static/*.js"]
+
 setup(
     packages=packages,
     package_dir={"shardwise": "."},
-    package_data={p: DATA_SUFFIXES + ["**/*.json", "**/*.yaml", "**/*.j2", "**/*.csv"] for p in packages},
+    package_data=package_data,
     include_package_data=False,
 )
