@@ -3,13 +3,15 @@
     from shardwise.tools import registry, tool_schemas, dispatch
     dispatch("recommend_plans", '{"scenario": {...}, "top_k": 3}', result_id="R1")
 
-Importing this package is cheap; the tool modules (and the engine) load on first use.
+The tool modules (and the engine's search, explain and export) load on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import lru_cache
+
+from .dispatch import ToolOutcome, dispatch  # noqa: F401  (the package's API: dispatch(name, arguments_json))
 
 # In the order the model sees them.
 TOOL_MODULES = [
@@ -38,12 +40,6 @@ def tool_schemas() -> list[dict]:
     from .schema import tool_schema
 
     return [tool_schema(t.name, t.description, t.args) for t in registry().values()]
-
-
-def dispatch(name, arguments_json, *, result_id: str = "R0", registry_override=None):
-    from .dispatch import dispatch as _dispatch
-
-    return _dispatch(name, arguments_json, result_id=result_id, registry=registry_override or registry())
 
 
 def __getattr__(name):

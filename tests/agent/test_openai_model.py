@@ -211,3 +211,42 @@ def test_openai_package_sends_through_httpx_which_respx_sees():
     """The pin openai<3: 3.x moved to httpx2, which respx does not intercept."""
     assert int(openai.__version__.split(".")[0]) < 3
     assert isinstance(openai.OpenAI(api_key="x", base_url=BASE)._client, httpx.Client)
+
+
+def test_full_turn_through_the_openai_client_with_malformed_then_parallel_calls(tmp_path):
+    """ChatService over the real openai client: a streamed malformed call is answered with the
+    validation errors; the model then makes two parallel calls; the third reply streams text."""
+    from shardwise.agent.events import DeltaEvent, DoneEvent, ToolEvent
+    from shardwise.agent.service import ChatService
+
+    config = AgentConfig(model="test-model", base_url=BASE, api_key=SECRET, stream=True,
+                         session_db=tmp_path / "s.db")
+    scenario = {"model": "llama-3.1-8b", "gpu": "h100", "gpus": 8}
+    replies = [
+        sse(chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                   "function": {"name": "estimate_memory", "arguments": '{"scenario": {"gpus": -8}'}}]}),
+            chunk({}, finish="tool_calls")),
+        sse(chunk({"tool_calls": [
+            {"index": 0, "id": "c2", "type": "function",
+             "function": {"name": "estimate_memory", "arguments": json.dumps({"scenario": scenario, "plan": {"tp": 8}})}},
+            {"index": 1, "id": "c3", "type": "function",
+             "function": {"name": "lookup_model", "arguments": '{"name": "llama-3.1-8b"}'}}]}),
+            chunk({}, finish="tool_calls")),
+        sse(chunk({"content": "TP=8 needs "}), chunk({"content": "little memory [R2]."}), chunk({}, finish="stop")),
+    ]
+    with respx.mock(base_url=BASE, assert_all_mocked=True) as router:
+        route = router.post("/chat/completions").mock(side_effect=replies)
+        events = list(ChatService(config).stream("memory of llama 8b on 8 h100 with tp 8?", None))
+    bodies = [json.loads(call.request.content) for call in route.calls]
+    assert len(bodies) == 3 and all(b["stream"] and b["tools"] for b in bodies)
+    fix = json.loads(bodies[1]["messages"][-1]["content"])
+    assert bodies[1]["messages"][-1]["tool_call_id"] == "c1"
+    assert any("scenario.gpus" in line or "not valid JSON" in line for line in fix["fix"])
+    answered = [m for m in bodies[2]["messages"] if m["role"] == "tool"][-2:]
+    assert [m["tool_call_id"] for m in answered] == ["c2", "c3"]
+    tools = [e for e in events if isinstance(e, ToolEvent)]
+    assert [(t.id, t.ok) for t in tools] == [("R1", False), ("R2", True), ("R3", True)]
+    done = next(e for e in events if isinstance(e, DoneEvent))
+    assert done.answer == "TP=8 needs little memory [R2]." and done.mode == "llm"
+    assert "".join(e.text for e in events if isinstance(e, DeltaEvent)) == done.answer
+    assert SECRET not in json.dumps([e.__dict__ for e in events], default=str)

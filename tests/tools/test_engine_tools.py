@@ -1,0 +1,217 @@
+"""Each engine tool against the engine called directly (the tools' ground truth), and the
+textbook numbers explain_concept adds against hand calculations with their sources."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shardwise.engine.evaluate import evaluate
+from shardwise.engine.explain import compare
+from shardwise.engine.export import export_plan
+from shardwise.engine.hardware_catalog import get_gpu
+from shardwise.engine.inputs import build_cluster
+from shardwise.engine.model_catalog import get_model
+from shardwise.engine.search import recommend
+from shardwise.engine.strategy import Strategy
+from shardwise.engine.training import TrainingSetup
+from shardwise.tools import dispatch
+
+SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100", "gpus": 16, "seq_len": 4096, "global_batch": 256}
+
+
+def engine(gpu="h100", gpus=16, mode="full", seq=4096, batch=256, model="llama-3.1-8b"):
+    return get_model(model), build_cluster(gpu, gpus), TrainingSetup(seq_len=seq, global_batch=batch, mode=mode)
+
+
+def call(name, arguments, rid="R1"):
+    out = dispatch(name, json.dumps(arguments), result_id=rid)
+    assert out.ok, out.errors
+    return out.result
+
+
+def test_recommend_matches_the_engine_and_derives_why_it_wins():
+    result = call("recommend_plans", {"scenario": SCENARIO, "top_k": 3})
+    rec = recommend(*engine(), top_k=25)
+    best = rec.plans[0]
+    assert result.best.strategy == best.strategy
+    assert result.best.memory_gib == round(best.memory.total_gib, 3)
+    assert result.best.step_ms == round(1e3 * best.time.step_s, 3)
+    assert result.best.mfu_percent == round(100 * best.throughput.mfu, 1)
+    assert (result.searched, result.valid, result.fitting) == (rec.searched, rec.valid, rec.fitting)
+    assert [p.strategy for p in result.alternatives] == [p.strategy for p in rec.plans[1:3]]
+    why = result.why_best
+    runner = next(p for p in rec.plans[1:] if any(getattr(p.strategy, k) != getattr(best.strategy, k)
+                                                  for k in ("tp", "pp", "cp", "ep", "zero_stage", "micro_batch",
+                                                            "recompute")))
+    assert why.runner_up.startswith(f"TP={runner.strategy.tp}")
+    # speedup = best tokens/s ÷ runner-up's − 1; step saved = difference of step times
+    assert why.speedup_percent == pytest.approx(
+        100 * (best.throughput.tokens_per_s / runner.throughput.tokens_per_s - 1), abs=0.06)
+    assert why.step_ms_saved == pytest.approx(1e3 * (runner.time.step_s - best.time.step_s), abs=0.002)
+    # the deciding term is the time term where the runner-up spends the most extra time
+    terms = {"compute": "compute_s", "TP communication": "tp_comm_s", "CP communication": "cp_comm_s",
+             "EP communication": "ep_comm_s", "pipeline bubble": "pp_bubble_s", "PP communication": "pp_comm_s",
+             "DP communication": "dp_comm_s", "optimizer step": "optimizer_s"}
+    extra = {name: getattr(runner.time, attr) - getattr(best.time, attr) for name, attr in terms.items()}
+    assert why.deciding_term.term == max(extra, key=extra.get)
+    assert result.binding is not None and result.counterfactuals
+    assert result.headroom_percent == 100 * rec.headroom
+
+
+def test_recommend_with_constraints_and_bad_headroom():
+    pinned = call("recommend_plans", {"scenario": SCENARIO, "constraints": {"tp": 4}})
+    assert pinned.best.strategy.tp == 4
+    assert pinned.best.strategy == recommend(*engine(), top_k=1, tp=4).plans[0].strategy
+    out = dispatch("recommend_plans", json.dumps({"scenario": SCENARIO, "headroom": 0.9}))
+    assert not out.ok and "headroom is a fraction between 0 and 0.5" in out.errors[0]
+
+
+def test_nothing_fits_is_a_result_with_the_engines_remedies():
+    result = call("recommend_plans", {"scenario": {"model": "llama-3.1-405b", "gpu": "rtx-4090", "gpus": 8}})
+    n = recommend(*engine(gpu="rtx-4090", gpus=8, model="llama-3.1-405b", seq=4096, batch=1024), top_k=1).nothing_fits
+    assert result.best is None and result.nothing_fits.min_gpus == n.min_gpus
+    assert result.nothing_fits.lowest_memory_gib == round(n.lowest_memory_gib, 3)
+    assert result.nothing_fits.over_capacity_gib == round(n.lowest_memory_gib - n.usable_gib, 3)
+
+
+def test_evaluate_plan_figures_and_an_invalid_plan_is_a_normal_result():
+    result = call("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 2, "pp": 2}})
+    e = evaluate(*engine(), Strategy(tp=2, pp=2))
+    assert result.evaluation == e
+    m = e.memory
+    assert result.plan.memory_free_gib == round(m.capacity_gib - m.total_gib, 3)
+    shares = {t.name: t.percent for t in result.plan.memory_terms}
+    assert shares["weights"] == round(100 * m.weights_gib / m.total_gib, 1)
+    assert result.plan.time_terms[0].value == max(t.value for t in result.plan.time_terms)
+    bad = call("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 3}})
+    assert bad.plan.valid is False and bad.plan.violations and bad.plan.step_ms is None
+
+
+def test_incomplete_scenario_is_a_fix_list():
+    out = dispatch("evaluate_plan", json.dumps({"scenario": {"model": "llama-3.1-8b"}, "plan": {}}))
+    assert out.errors == ["the scenario is incomplete: give gpu (e.g. 'h100-sxm'), gpus (how many)"]
+    out = dispatch("evaluate_plan", json.dumps({"scenario": {**SCENARIO, "model": "llama-9-8b"}, "plan": {}}))
+    assert "unknown model 'llama-9-8b'" in out.errors[0]
+
+
+def test_compare_agrees_with_the_engine():
+    a, b = {"tp": 1, "zero": 1}, {"tp": 8, "zero": 1}
+    result = call("compare_plans", {"scenario": SCENARIO, "plan_a": a, "plan_b": b})
+    ea = evaluate(*engine(), Strategy(tp=1, zero_stage=1), headroom=0.1)
+    eb = evaluate(*engine(), Strategy(tp=8, zero_stage=1), headroom=0.1)
+    c = compare(ea, eb)
+    assert result.verdict.winner == c.winner and result.verdict.decided_by == c.decided_by
+    if c.decided_by == "throughput":
+        fast, slow = (ea, eb) if c.winner == "a" else (eb, ea)
+        assert result.verdict.speedup_percent == pytest.approx(
+            100 * (slow.time.step_s / fast.time.step_s - 1), abs=0.06)
+    diffs = {d.term: d.b_minus_a for d in result.memory_differences}
+    assert diffs["weights"] == pytest.approx(eb.memory.weights_gib - ea.memory.weights_gib, abs=0.002)
+
+
+def test_what_if_gpu_change_matches_two_engine_searches_and_names_reasons():
+    result = call("what_if", {"scenario": SCENARIO, "change": {"gpu": "h200"}})
+    before = recommend(*engine(), top_k=1).plans[0]
+    after = recommend(*engine(gpu="h200"), top_k=1).plans[0]
+    assert result.before_best.strategy == before.strategy and result.after_best.strategy == after.strategy
+    assert result.tokens_per_s_change_percent == pytest.approx(
+        100 * (after.throughput.tokens_per_s / before.throughput.tokens_per_s - 1), abs=0.06)
+    memory = next(r for r in result.reasons if r.rule == "gpu_memory")
+    assert memory.numbers["before_gib"] == get_gpu("h100").memory_gib
+    assert memory.numbers["after_gib"] == get_gpu("h200").memory_gib
+    assert [c.field for c in result.changed_inputs] == ["gpu"]
+
+
+def test_what_if_sequence_length_keeps_tokens_per_step():
+    result = call("what_if", {"scenario": SCENARIO, "change": {"seq_len": 8192}})
+    # 256 sequences of 4096 tokens = 1,048,576 tokens; at 8192 tokens that is 128 sequences
+    assert result.after.global_batch == 128 and result.after.global_batch_tokens == 256 * 4096
+    assert result.after_best.strategy == recommend(*engine(seq=8192, batch=128), top_k=1).plans[0].strategy
+
+
+def test_estimate_memory_defaults_to_the_recommended_plan():
+    result = call("estimate_memory", {"scenario": SCENARIO, "plan": None})
+    best = recommend(*engine(), top_k=1).plans[0]
+    assert result.evaluation.strategy == best.strategy
+    assert result.memory_gib == round(evaluate(*engine(), Strategy(
+        tp=best.strategy.tp, pp=best.strategy.pp, vpp=best.strategy.vpp, cp=best.strategy.cp,
+        zero_stage=best.strategy.zero_stage, micro_batch=best.strategy.micro_batch,
+        recompute=best.strategy.recompute, sequence_parallel=best.strategy.sequence_parallel)).memory.total_gib, 3)
+    assert result.largest_term.value == max(t.value for t in result.terms)
+
+
+def test_export_attaches_the_exporters_text_and_hides_it_from_the_model():
+    out = dispatch("export_config", json.dumps({"scenario": SCENARIO, "format": "deepspeed",
+                                                "plan": {"tp": 1, "zero": 2, "micro_batch": 2}}), result_id="R4")
+    expected = export_plan("deepspeed", *engine(), Strategy(zero_stage=2, micro_batch=2))
+    assert out.result.attachments() == {"deepspeed": expected.text}
+    seen = json.loads(out.content())
+    assert "text" not in seen and seen["attached"].startswith("the deepspeed file (ds_config.json")
+    assert expected.text not in out.content()
+
+
+def test_export_refusal_is_a_normal_result():
+    result = call("export_config", {"scenario": SCENARIO, "format": "fsdp", "plan": {"tp": 8}})
+    assert result.exported is False and "TP" in result.refused_reason and result.attachments() == {}
+
+
+# -- explain_concept: textbook numbers by hand ---------------------------------------------
+
+def numbers(concept, plan, scenario=SCENARIO):
+    return call("explain_concept", {"concept": concept, "scenario": scenario, "plan": plan}).numbers
+
+
+def test_pipeline_bubble_by_hand():
+    n = numbers("pipeline_bubble", {"pp": 4, "vpp": 2, "micro_batch": 1})
+    # DP = 16 / 4 = 4; micro-batches m = 256 / (4·1) = 64; Narayanan et al. 2021: (p−1)/(v·m)
+    assert n["micro_batches"] == 64
+    assert n["bubble_over_ideal_percent"] == round(100 * 3 / (2 * 64), 1)  # 2.3 %
+    assert n["bubble_share_percent"] == round(100 * 3 / (2 * 64 + 3), 1)
+    e = evaluate(*engine(), Strategy(pp=4, vpp=2))
+    assert n["engine_bubble_ms"] == round(1e3 * e.time.pp_bubble_s, 1)
+
+
+def test_tensor_parallel_volume_by_hand():
+    n = numbers("tensor_parallel", {"tp": 4, "micro_batch": 1, "recompute": "selective"})
+    # one collective moves b·s·h bf16 values: 1 × 4096 × 4096 × 2 bytes = 32 MiB (Llama-3.1-8B, h = 4096)
+    assert n["message_mib"] == 32.0
+    # DP = 16/4 = 4, 64 micro-batches; 4 collectives × 32 layers × 64 × ring factor 2·(4−1)/4 × 32 MiB
+    assert n["bytes_sent_per_gpu_per_step_gib"] == round(4 * 32 * 64 * 1.5 * 32 / 1024, 2)  # 384.0 GiB
+
+
+def test_zero_stages_by_hand():
+    n = numbers("zero", {"tp": 2, "zero": 1})
+    psi = 8_030_261_248 / 2  # Llama-3.1-8B (Meta model card: 8.03 B) over TP=2; DP = 8
+    gib = 2**30
+    assert n["params_per_model_parallel_rank_billion"] == round(psi / 1e9, 2)
+    assert n["textbook_stage0_gib"] == round(16 * psi / gib, 1)  # ZeRO paper: (2 + 2 + 12)·Ψ
+    assert n["textbook_stage1_gib"] == round((4 * psi + 12 * psi / 8) / gib, 1)
+    assert n["textbook_stage2_gib"] == round((2 * psi + 14 * psi / 8) / gib, 1)
+    assert n["textbook_stage3_gib"] == round(16 * psi / 8 / gib, 1)
+
+
+def test_lora_trainable_parameters_match_peft():
+    n = numbers("lora", {"tp": 1}, {**SCENARIO, "model": "llama-3-8b", "mode": "lora", "lora_rank": 16})
+    # Hugging Face PEFT's print_trainable_parameters() for Llama-3-8B, r=16 on all seven projections:
+    # "trainable params: 41,943,040" — by hand: 32 layers × 16 × (8192 + 5120 + 5120 + 8192 + 3 × 18432).
+    assert 32 * 16 * (8192 + 5120 + 5120 + 8192 + 3 * 18432) == 41_943_040
+    assert n["trainable_params_million"] == 41.9
+
+
+def test_qlora_nf4_weights_by_hand():
+    n = numbers("qlora", {"tp": 1}, {**SCENARIO, "mode": "qlora"})
+    # Dettmers et al. 2023: 4 bits per weight + 0.127 bits of double-quantised constants
+    assert n["nf4_base_weights_gib"] == round(8_030_261_248 * 4.127 / 8 / 2**30, 1)
+    assert n["bf16_base_weights_gib"] == round(8_030_261_248 * 2 / 2**30, 1)
+
+
+def test_explain_without_a_scenario_is_generic_and_every_concept_renders():
+    from shardwise.tools.explain import TITLES
+
+    for concept in TITLES:
+        generic = call("explain_concept", {"concept": concept, "scenario": None, "plan": None})
+        assert generic.numbers == {} and generic.text.startswith("### ")
+        filled = call("explain_concept", {"concept": concept, "scenario": SCENARIO, "plan": {"tp": 2, "pp": 2}})
+        assert "With your numbers" in filled.text, concept
