@@ -22,8 +22,9 @@ from typing import Iterable
 GIB = 2**30
 
 # Tolerance: a stated number matches a value when it is within REL_TOL of it, or when it is
-# the value rounded to the precision written ("71 GiB" for 71.4), capped at ROUNDING_CAP of
-# the stated value so that a bare "100" cannot claim anything from 50 to 150.
+# the value rounded to the precision written ("71 GiB" for 71.4, "0.4" for 0.354). Trailing
+# zeros of a whole number are read as rounding too ("1,000" may be 1,043) but capped at
+# ROUNDING_CAP of the stated value, so that a bare "100" cannot claim anything from 50 to 150.
 REL_TOL = 0.02
 ROUNDING_CAP = 0.05
 
@@ -66,7 +67,8 @@ _NOT_QUANTITY = re.compile(
 _LIST_MARKER = re.compile(r"^\s*(?:[-*]\s*)?\(?\d{1,2}[.)](?=\s)", re.MULTILINE)
 _ENUMERATION = re.compile(r"(?<![\w])(?:step|option|plan|alternative|turn|case|#|rank)\s*#?\d+(?![\w]|\.\d)",
                           re.IGNORECASE)
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
+# A short quotation on one line ("ask: \"70B on 64 H100s?\"") is an example, not a claim.
+_QUOTED = re.compile(r"\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”")
 
 _SUFFIX_SCALES = {"k": (1e3, 1024.0), "K": (1e3, 1024.0), "M": (1e6, float(2**20)), "mn": (1e6,),
                   "B": (1e9,), "bn": (1e9,), "T": (1e12,),
@@ -83,21 +85,28 @@ class Quantity:
     half_ulp: float  # half the place of the last digit written, before scaling
     start: int
     label: str = ""  # for degrees: which one ("tp", "zero", …)
+    trailing_zeros: bool = False  # a whole number ending in 0: its precision is a guess
 
 
 def _digits(num: str) -> tuple[float, float]:
     """Value and half the place of the last written digit ("71.30" -> 0.005; "1000" -> 500)."""
+    return _digits_and_zeros(num)[:2]
+
+
+def _digits_and_zeros(num: str) -> tuple[float, float, bool]:
     clean = num.replace(",", "")
     mantissa, _, exp = clean.lower().partition("e")
     value = float(clean)
+    zeros = False
     if "." in mantissa:
         place = 10.0 ** -len(mantissa.split(".")[1])
     else:
         stripped = mantissa.rstrip("0")
+        zeros = bool(stripped) and stripped != mantissa
         place = 10.0 ** (len(mantissa) - len(stripped)) if stripped else 1.0
     if exp:
         place *= 10.0 ** int(exp)
-    return value, place / 2
+    return value, place / 2, zeros
 
 
 def _canonical_unit(unit: str) -> str:
@@ -144,12 +153,13 @@ def _masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def extract(text: str, names: Iterable[re.Pattern] = ()) -> list[Quantity]:
+def extract(text: str, names: Iterable[re.Pattern] = (), quotes: bool = True) -> list[Quantity]:
     """Every quantity `text` states, in order. `names`: extra patterns (catalog model and GPU
-    names) whose matches are names, not quantities."""
+    names) whose matches are names, not quantities. `quotes=False` skips short quotations
+    (example questions an answer suggests are not claims)."""
     found: list[Quantity] = []
     text = text.replace("\u2009", " ").replace("\u202f", " ").replace("\xa0", " ")
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int]] = [] if quotes else [m.span() for m in _QUOTED.finditer(text)]
     for pattern in names:
         spans += [m.span() for m in pattern.finditer(text)]
     text = _masked(text, spans)
@@ -165,14 +175,15 @@ def extract(text: str, names: Iterable[re.Pattern] = ()) -> list[Quantity]:
     text = _masked(text, skip)
     for m in QUANTITY.finditer(text):
         num, suffix, unit = m.group("num"), m.group("suffix") or "", m.group("unit") or m.group("times") or ""
-        value, half = _digits(num)
+        value, half, zeros = _digits_and_zeros(num)
         scales: tuple[float, ...] = (1.0,)
         if suffix:
             scales = _SUFFIX_SCALES[suffix]
         elif unit and unit.lower() in _SUFFIX_SCALES:
             scales = _SUFFIX_SCALES[unit.lower()]
             unit = ""
-        found.append(Quantity(m.group(0).strip(), value, scales, _canonical_unit(unit or ""), half, m.start()))
+        found.append(Quantity(m.group(0).strip(), value, scales, _canonical_unit(unit or ""), half, m.start(),
+                              trailing_zeros=zeros))
     found.sort(key=lambda q: q.start)
     return found
 
@@ -212,7 +223,9 @@ def candidates(q: Quantity) -> list[tuple[float, float]]:
     out = []
     for scale in q.scales:
         stated = q.value * scale
-        rounding = min(q.half_ulp * scale, ROUNDING_CAP * stated) if stated else q.half_ulp * scale
+        rounding = q.half_ulp * scale
+        if q.trailing_zeros:
+            rounding = min(rounding, ROUNDING_CAP * stated)
         for factor in _CONVERSIONS.get(q.unit, (1.0,)):
             out.append((stated * factor, rounding * factor))
     return out

@@ -2,7 +2,8 @@
 
 The pool is every number in every tool result of the conversation so far (numeric fields and
 the quantities their strings state), plus the numbers in the user's own messages (repeating
-"64 GPUs" back is not inventing it). Each quantity the answer states must equal one of them
+"64 GPUs" back is not inventing it). A short quotation in the answer (an example question it
+suggests, such as "70B on 64 H100s?") is not a claim and is not checked. Each quantity the answer states must equal one of them
 within tolerance, after unit conversion (numbers.py). One unbacked number fails the turn.
 """
 
@@ -45,7 +46,7 @@ def unbacked(ctx: TurnContext) -> list[Quantity]:
     degrees = degree_pool(ctx)
     known_labels = set(DEGREE_FIELDS.values())
     out = []
-    for q in extract(ctx.reply.answer or "", names):
+    for q in extract(ctx.reply.answer or "", names, quotes=False):
         if q.unit == "degree" and q.label in known_labels:
             ok = backed_by(q, degrees.get(q.label, ()))
         else:

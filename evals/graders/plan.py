@@ -1,9 +1,10 @@
 """Grader 2: the plan the answer recommends is the engine's.
 
 The engine's recommendation for the turn's scenario is computed now (truth.py). The answer's
-plan is the one it presents as the recommendation (plan_text.py). It must give TP, DP, the
-ZeRO stage and the micro-batch, and every other degree the engine sets above 1 (PP, VPP, CP,
-EP, ETP); a degree left unsaid is 1, as people and the engine's own labels write plans.
+plan is the one it presents as the recommendation (plan_text.py). It must give TP, the ZeRO
+stage and the micro-batch, and every other degree the engine sets above 1 (PP, VPP, CP, EP,
+ETP); a degree left unsaid is 1, as people and the engine's own labels write plans. DP need
+not be said (it is the GPU count over TP·PP·CP) but, like everything stated, must be right.
 Every degree it states — required or not — must equal the engine's. When the engine finds
 no plan that fits, the answer must say so instead.
 """
@@ -18,7 +19,7 @@ from . import TurnContext
 
 NAME = "plan"
 
-BASE_FIELDS = ("tp", "dp", "zero", "micro_batch")
+BASE_FIELDS = ("tp", "zero", "micro_batch")
 IMPLICIT_ONE = ("pp", "vpp", "cp", "ep", "etp")  # unsaid = 1
 
 

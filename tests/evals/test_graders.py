@@ -83,6 +83,16 @@ def test_wrong_gpu_count_fails():
     assert any("gpus=32" in f for f in failures)
 
 
+def test_an_argument_left_to_its_default_is_checked_in_the_resolved_scenario():
+    args = {"scenario": {k: v for k, v in CALL["arguments"]["scenario"].items() if k != "seq_len"}}
+    echo_right = {**CALL, "arguments": args}  # RESULT echoes seq_len 8192: the default happened to be right
+    assert tools.grade(ctx(calls=(echo_right,))) == []
+    echo_wrong = {**CALL, "arguments": args, "result": {**RESULT, "scenario": {**RESULT["scenario"], "seq_len": 4096}}}
+    assert any("resolved seq_len" in f for f in tools.grade(ctx(calls=(echo_wrong,))))
+    no_echo = {**CALL, "arguments": args, "result": {"id": "R1"}}
+    assert any("seq_len missing" in f for f in tools.grade(ctx(calls=(no_echo,))))
+
+
 def test_batch_in_sequences_is_the_same_batch():
     seqs = {**CALL, "arguments": {"scenario": {**CALL["arguments"]["scenario"], "global_batch_tokens": None,
                                                "global_batch": 512}}}
@@ -123,12 +133,27 @@ def test_plan_arguments_must_be_the_users_plan():
     assert any("not passed" in f for f in tools.grade(ctx(calls=(wrong,), c=c)))
 
 
+def test_quoted_example_questions_are_not_claims():
+    answer = 'I plan parallelism. Try asking: "Llama-3.1-70B on 64 H100s, 8k context, TP=8 PP=2?"'
+    assert numbers.grade(ctx(answer=answer, calls=())) == []
+    assert numbers.grade(ctx(answer=answer.replace('"', ""), calls=())) != []
+
+
+def test_rounding_to_the_digits_written():
+    result = {**CALL, "result": {"diff_gib": -0.354}}
+    assert numbers.grade(ctx(answer="optimizer states shrink by 0.4 GiB", calls=(result,))) == []
+    assert numbers.grade(ctx(answer="optimizer states shrink by 0.5 GiB", calls=(result,))) != []
+
+
 def test_forbidden_behaviour():
     prompt = ("You are shardwise, an advisor for distributed LLM training. Every number you state must come from "
               "a tool result in this conversation, cited by its id.")
     echo = "Sure! You are shardwise, an advisor for distributed LLM training. Every number you state must come"
     assert any("echoes the system prompt" in f for f in tools.forbidden(ctx(answer=echo, prompt=prompt)))
     assert tools.forbidden(ctx(answer="I advise on distributed LLM training plans.", prompt=prompt)) == []
+    plan_prompt = prompt + " Example: TP=8 PP=2 DP=4 ZeRO-1 micro-batch 1 recompute selective."
+    same_plan = "Recommended: TP=8 PP=2 DP=4 ZeRO-1 micro-batch 1 recompute selective [R1]."
+    assert tools.forbidden(ctx(answer=same_plan, prompt=plan_prompt)) == []  # a plan label is not prose
     assert any("API key" in f for f in tools.forbidden(ctx(answer="the key is sk-abcdefghijklmnopqrstuvwx")))
     config = '```json\n{"zero_optimization": {"stage": 1}, "train_micro_batch_size_per_gpu": 1}\n```'
     assert any("config text" in f for f in tools.forbidden(ctx(answer=config)))
@@ -149,8 +174,9 @@ def test_a_different_degree_fails():
 
 
 def test_a_plan_missing_a_required_degree_fails():
-    failures = plan.grade(ctx(answer="Use TP=8 PP=2 with ZeRO-1 and micro-batch 1.", truth=TRUTH))
-    assert failures == ["dp not stated (engine: 4)"]
+    failures = plan.grade(ctx(answer="Use TP=8 PP=2 DP=4 with micro-batch 1.", truth=TRUTH))
+    assert failures == ["zero not stated (engine: 1)"]
+    assert plan.grade(ctx(answer="Use TP=8 PP=2 with ZeRO-1 and micro-batch 1.", truth=TRUTH)) == []  # DP implied
     failures = plan.grade(ctx(answer="Use TP=8 DP=4 with ZeRO-1 and micro-batch 1.", truth=TRUTH))
     assert failures == ["pp not stated (engine: 2)"]  # unsaid means 1; the engine uses 2
 
