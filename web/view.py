@@ -187,6 +187,16 @@ def why_it_wins(plans: list[Any]) -> WhyView | None:
                    [line(t) for t in cmp.decisive[:3]], [line(t) for t in cmp.offsetting[:2]])
 
 
+CHANGE_WORDS = {"num_gpus": "{} GPUs", "mode": "{} training", "recompute": "{} recompute", "zero_stage": "ZeRO-{}",
+                "gpu": "{}", "gpus_per_node": "{} GPUs per node"}
+
+
+def change_words(change: dict[str, Any], rule: str) -> str:
+    """{'num_gpus': 384} -> '384 GPUs'; {'mode': 'qlora'} -> 'qlora training'."""
+    words = [CHANGE_WORDS.get(k, k + "={}").format(v) for k, v in change.items() if v is not None]
+    return ", ".join(words) or rule.replace("_", " ")
+
+
 def nothing_fits_view(n: Any) -> NothingFitsView:
     """The engine's NothingFits: the leanest plan's memory, and each change that would (or would not) fit."""
     if n.reason == "no_valid_plan":
@@ -197,7 +207,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
                 f"{n.usable_gib:.1f} GiB are usable ({n.capacity_gib:g} GiB less headroom).")
     fixes = []
     for o in n.options:
-        change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule.replace("_", " ")
+        change = change_words(o.change, o.rule)
         if not o.applicable:
             fixes.append(FixLine(change, "not applicable", o.note))
             continue

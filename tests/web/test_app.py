@@ -112,3 +112,12 @@ def test_nodes_give_the_gpu_count(fields, gpus_or_error):
     else:
         with pytest.raises(ShardwiseInputError, match=gpus_or_error):
             form_to_request(form)
+
+
+def test_nothing_fits_says_what_would(scripted_chat):
+    client = TestClient(create_app(Settings(), chat_service=scripted_chat))
+    # 405 B parameters in bf16 are 810 GB of weights alone; 8 × 24 GB cannot hold them
+    r = client.post("/ui/results", data={"model": "llama-3.1-405b", "gpu": "rtx-4090", "gpus": "8"})
+    assert r.status_code == 200
+    assert "Nothing fits" in r.text and "What would fit" in r.text
+    assert 'class="fix-fits"><th scope="row">' in r.text and " GPUs</th><td>fits</td>" in r.text
