@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from shardwise.engine.export import export_plan
@@ -9,6 +12,10 @@ from shardwise.engine.inputs import build_cluster
 from shardwise.engine.model_catalog import get_model
 from shardwise.engine.strategy import Strategy
 from shardwise.engine.training import TrainingSetup
+
+
+# Helper modules beside the tests (export_*_tools.py) import by name under --import-mode=importlib.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 class Scenario:

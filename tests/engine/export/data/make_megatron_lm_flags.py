@@ -73,6 +73,7 @@ def option_table(parser: argparse.ArgumentParser) -> dict[str, dict]:
             "const": action.const if isinstance(action.const, (bool, int, float, str, type(None))) else str(action.const),
             "choices": [c if isinstance(c, (bool, int, float, str)) else str(c) for c in action.choices]
             if action.choices is not None else None,
+            "default": action.default if isinstance(action.default, (bool, int, float, str, type(None))) else None,
         }
     return table
 
