@@ -73,8 +73,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("compare")
     if e.concept and EXPLAIN.search(text) and not (len(e.plans) == 2 and WHY.search(text)) and not new_scenario:
         return Intent("explain", e.concept)
-    if WHY.search(text) and (has_scenario or new_scenario) and not e.plans and re.search(r"\bwhy\b", text):
-        return Intent("why_best")
+    if re.search(r"\bwhy\b", text) and not e.plans and not (e.concept and EXPLAIN.search(text)):
+        return Intent("why_best")  # without a scenario yet, the answer asks for one
     if has_scenario and new_scenario and (WHAT_IF.search(text) or not (e.model or e.params) and not e.plans
                                           and len(text.split()) <= 8):
         return Intent("what_if")
