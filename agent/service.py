@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..engine.errors import ShardwiseInputError
-from ..prompts.render import render
-from ..tools import registry, tool_schemas
+from ..prompts.render import system_prompt
+from ..tools import tool_schemas
 from ..tools.dispatch import ToolOutcome, dispatch
 from .attach import answer_plan, attachments_for
 from .config import AgentConfig, load_config
@@ -76,13 +76,12 @@ class ChatService:
         return self._model
 
     def system_prompt(self, state: ConversationState | None = None) -> str:
-        tools = [{"name": t.name, "description": t.description} for t in registry().values()]
         scenario = plan = None
         if state is not None and state.scenario is not None:
             scenario = json.dumps(state.scenario.model_dump(exclude_none=True))
         if state is not None and state.plan is not None:
             plan = state.plan.label()
-        return render("system.md.j2", tools=tools, scenario=scenario, plan=plan)
+        return system_prompt(scenario, plan)
 
     # -- one message ----------------------------------------------------------------------
     def stream(self, message: str, session_id: str | None = None) -> Iterator[Event]:

@@ -66,3 +66,11 @@ def render(name: str, **context) -> str:
 
 def template_names(folder: str) -> list[str]:
     return sorted(p.stem.removesuffix(".md") for p in (TEMPLATE_DIR / folder).glob("*.md.j2"))
+
+
+def system_prompt(scenario: str | None = None, plan: str | None = None) -> str:
+    """The LLM's system prompt: the tools (from the registry), the rules, the conversation's state."""
+    from ..tools import registry
+
+    tools = [{"name": t.name, "description": t.description} for t in registry().values()]
+    return render("system.md.j2", tools=tools, scenario=scenario, plan=plan)
