@@ -11,6 +11,8 @@ from functools import lru_cache
 
 def name_pattern(name: str) -> re.Pattern | None:
     name = name.rsplit("/", 1)[-1]
+    if not re.search(r"[a-zA-Z]", name):
+        return None  # an all-digit alias ("4090") would hide real quantities
     parts = [p for p in re.split(r"(?<=[a-zA-Z])(?=\d)|[\s_\-]+", name) if p]
     if not any(any(c.isdigit() for c in p) for p in parts):
         return None  # no digits: nothing to protect
@@ -37,6 +39,8 @@ def _catalog_names() -> list[str]:
 
 @lru_cache(maxsize=1)
 def catalog_patterns() -> tuple[re.Pattern, ...]:
-    """Longest names first, so 'Llama-3.1-405B' is masked before 'Llama-3.1'."""
+    """One pattern for every catalog name with digits in it (one regex pass is much faster than
+    two hundred); longest names first, so 'Llama-3.1-405B' wins over 'Llama-3.1'."""
     unique = sorted(set(_catalog_names()), key=len, reverse=True)
-    return tuple(p for p in (name_pattern(n) for n in unique) if p is not None)
+    bodies = [p.pattern for p in (name_pattern(n) for n in unique) if p is not None]
+    return (re.compile("|".join(f"(?:{b})" for b in bodies), re.IGNORECASE),) if bodies else ()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 GIB = 2**30
@@ -68,7 +69,7 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*]\s*)?\(?\d{1,2}[.)](?=\s)", re.MULTILINE)
 _ENUMERATION = re.compile(r"(?<![\w])(?:step|option|plan|alternative|turn|case|#|rank)\s*#?\d+(?![\w]|\.\d)",
                           re.IGNORECASE)
 # A short quotation on one line ("ask: \"70B on 64 H100s?\"") is an example, not a claim.
-_QUOTED = re.compile(r"\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”")
+_QUOTED = re.compile(r"\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”|(?<!\w)'[^'\n]{1,40}'(?!\w)")
 
 _SUFFIX_SCALES = {"k": (1e3, 1024.0), "K": (1e3, 1024.0), "M": (1e6, float(2**20)), "mn": (1e6,),
                   "B": (1e9,), "bn": (1e9,), "T": (1e12,),
@@ -249,10 +250,16 @@ DEGREE_FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "ep", "et
                  "global_batch": "global_batch", "hsdp_replicas": "hsdp"}
 
 
+@lru_cache(maxsize=65536)
+def _string_quantities(text: str, names: tuple[re.Pattern, ...]) -> tuple[Quantity, ...]:
+    """extract() of a tool-result string; results repeat across turns and cases, so cached."""
+    return tuple(extract(text, names))
+
+
 def degrees_in(obj, names: Iterable[re.Pattern] = ()) -> dict[str, set[float]]:
     """{degree label: values} from a tool result: fields named after a degree, and labels in its
     strings ("TP=8 PP=2"). A stated "TP=4" is backed only by a TP value, not by any 4."""
-    names = list(names)
+    names = tuple(names)
     out: dict[str, set[float]] = {}
 
     def walk(x, key: str = "") -> None:
@@ -261,7 +268,7 @@ def degrees_in(obj, names: Iterable[re.Pattern] = ()) -> dict[str, set[float]]:
         if isinstance(x, (int, float)) and key in DEGREE_FIELDS:
             out.setdefault(DEGREE_FIELDS[key], set()).add(float(x))
         elif isinstance(x, str):
-            for q in extract(x, names):
+            for q in _string_quantities(x, names):
                 if q.unit == "degree":
                     out.setdefault(q.label, set()).add(q.value)
         elif isinstance(x, dict):
@@ -277,7 +284,7 @@ def degrees_in(obj, names: Iterable[re.Pattern] = ()) -> dict[str, set[float]]:
 
 def numbers_in(obj, names: Iterable[re.Pattern] = ()) -> list[float]:
     """Every number in a tool result: numeric leaves, and the quantities its strings state."""
-    names = list(names)
+    names = tuple(names)
     out: list[float] = []
 
     def walk(x) -> None:
@@ -287,7 +294,7 @@ def numbers_in(obj, names: Iterable[re.Pattern] = ()) -> list[float]:
             if math.isfinite(x):
                 out.append(abs(float(x)))
         elif isinstance(x, str):
-            for q in extract(x, names):
+            for q in _string_quantities(x, names):
                 out.extend(abs(c) for c, _ in candidates(q))
         elif isinstance(x, dict):
             for v in x.values():

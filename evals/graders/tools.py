@@ -232,8 +232,8 @@ def resolved_scenarios(result) -> list[dict]:
     found = []
     if isinstance(result, dict):
         if {"model", "gpu", "gpus", "seq_len", "global_batch"} <= set(result):
-            found.append({k: result[k] for k in ("model", "gpu", "gpus", "seq_len", "global_batch", "mode")
-                          if k in result})
+            found.append({k: result[k] for k in ("model", "gpu", "gpus", "gpus_per_node", "network", "seq_len",
+                                                 "global_batch", "mode", "precision", "framework") if k in result})
         for value in result.values():
             found += resolved_scenarios(value)
     elif isinstance(result, list):
