@@ -282,26 +282,71 @@ def degrees_in(obj, names: Iterable[re.Pattern] = ()) -> dict[str, set[float]]:
     return out
 
 
-def numbers_in(obj, names: Iterable[re.Pattern] = ()) -> list[float]:
-    """Every number in a tool result: numeric leaves, and the quantities its strings state."""
-    names = tuple(names)
-    out: list[float] = []
+# What kind of quantity a unit states, and which result fields hold that kind: a stated
+# "61.7 GiB" must equal a memory value, not any of the hundreds of numbers a result carries.
+UNIT_FAMILY = {"gib": "memory", "gb": "memory", "mib": "memory", "mb": "memory", "tib": "memory", "tb": "memory",
+               "kib": "memory", "kb": "memory", "bytes": "memory", "ms": "time", "s": "time", "us": "time",
+               "min": "time", "h": "time", "day": "time", "%": "percent", "tok/s": "throughput",
+               "tflops": "flops", "pflops": "flops", "gbps": "bandwidth", "tbps": "bandwidth", "gbit": "bandwidth"}
+# A numeric field's kind, from the nearest name on its path that says one ("best.memory_terms.percent"
+# is a percentage, "best.memory_terms.value" a memory value, "time.step_s" a time), first match wins.
+FIELD_FAMILIES = [
+    ("throughput", re.compile(r"tokens?_per_s|tok_s|throughput")),
+    ("percent", re.compile(r"percent|pct|mfu|hfu|fraction|share|ratio|utili[sz]ation|efficiency|overlap|speedup|points")),
+    ("time", re.compile(r"(?:^|_)(?:s|ms|us|sec|seconds|hours|days)$")),
+    ("memory", re.compile(r"gib|_gb|mib|bytes|memory|capacity|usable|weights|gradients|optimizer|activations|other|"
+                          r"kv_cache|headroom")),
+    ("time", re.compile(r"time|step|latency|bubble|comm|compute|duration|saved")),
+    ("flops", re.compile(r"flop")),
+    ("bandwidth", re.compile(r"bandwidth|gbs|gbps")),
+]
 
-    def walk(x) -> None:
+
+def field_families(path: str) -> set[str]:
+    for name in reversed(path.lower().split(".")):
+        for family, pattern in FIELD_FAMILIES:
+            if pattern.search(name):
+                return {family}
+    return set()
+
+
+def values_by_family(obj, names: Iterable[re.Pattern] = ()) -> dict[str, list[float]]:
+    """Every number in a tool result, filed by kind: {"any": all of them, "memory": [...], ...}.
+
+    A numeric field is filed under the families its path names (and a sibling `unit` field's);
+    a quantity a string states ("69.4 GiB") under its unit's family."""
+    names = tuple(names)
+    out: dict[str, list[float]] = {"any": []}
+
+    def add(values: list[float], families: set[str]) -> None:
+        out["any"].extend(values)
+        for f in families:
+            out.setdefault(f, []).extend(values)
+
+    def walk(x, path: str, families: set[str]) -> None:
         if isinstance(x, bool) or x is None:
             return
         if isinstance(x, (int, float)):
             if math.isfinite(x):
-                out.append(abs(float(x)))
+                add([abs(float(x))], field_families(path) or families)
         elif isinstance(x, str):
             for q in _string_quantities(x, names):
-                out.extend(abs(c) for c, _ in candidates(q))
+                unit_family = UNIT_FAMILY.get(q.unit)
+                add([abs(c) for c, _ in candidates(q)], {unit_family} if unit_family else field_families(path) or families)
         elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
+            unit = x.get("unit")
+            own = families | ({UNIT_FAMILY[_canonical_unit(unit)]} if isinstance(unit, str)
+                              and _canonical_unit(unit) in UNIT_FAMILY else set())
+            for k, v in x.items():
+                walk(v, f"{path}.{k}" if path else str(k), own)
         elif isinstance(x, (list, tuple)):
             for v in x:
-                walk(v)
+                walk(v, path, families)
 
-    walk(obj)
+    walk(obj, "", set())
     return out
+
+
+def numbers_in(obj, names: Iterable[re.Pattern] = ()) -> list[float]:
+    """Every number in a tool result: numeric leaves, and the quantities its strings state."""
+    return values_by_family(obj, names)["any"]

@@ -4,28 +4,30 @@ The pool is every number in every tool result of the conversation so far (numeri
 the quantities their strings state), plus the numbers in the user's own messages (repeating
 "64 GPUs" back is not inventing it). A short quotation in the answer (an example question it
 suggests, such as "70B on 64 H100s?") is not a claim and is not checked. Each quantity the answer states must equal one of them
-within tolerance, after unit conversion (numbers.py). One unbacked number fails the turn.
+within tolerance, after unit conversion (numbers.py) — and a quantity with a unit must equal a
+value of its kind: GiB a memory field, ms a time field, % a percentage or fraction, tokens/s a
+throughput, TP=8 a TP degree. One unbacked number fails the turn.
 """
 
 from __future__ import annotations
 
 from ..names import catalog_patterns
-from ..numbers import DEGREE_FIELDS, Quantity, backed_by, candidates, degrees_in, extract, numbers_in
+from ..numbers import DEGREE_FIELDS, UNIT_FAMILY, Quantity, backed_by, candidates, degrees_in, extract, values_by_family
 from . import TurnContext
 
 NAME = "numbers"
 CONTEXT_CHARS = 30  # shown around an unbacked number in the failure message
 
 
-def pool(ctx: TurnContext) -> list[float]:
+def pool(ctx: TurnContext) -> dict[str, list[float]]:
+    """Tool-result numbers by family (numbers.values_by_family); the user's numbers count for every family."""
     names = ctx.name_patterns or catalog_patterns()
-    values: list[float] = []
+    values: dict[str, list[float]] = {"any": []}
     for call in ctx.all_tool_calls():
-        values += numbers_in(call.result, names)
-    for text in ctx.user_messages():
-        for q in extract(text, names):
-            values += [abs(c) for c, _ in candidates(q)]
-    return values
+        for family, found in values_by_family(call.result, names).items():
+            values.setdefault(family, []).extend(found)
+    user = [abs(c) for text in ctx.user_messages() for q in extract(text, names) for c, _ in candidates(q)]
+    return {family: found + user for family, found in values.items()} | {"user": user}
 
 
 def degree_pool(ctx: TurnContext) -> dict[str, set[float]]:
@@ -49,8 +51,9 @@ def unbacked(ctx: TurnContext) -> list[Quantity]:
     for q in extract(ctx.reply.answer or "", names, quotes=False):
         if q.unit == "degree" and q.label in known_labels:
             ok = backed_by(q, degrees.get(q.label, ()))
-        else:
-            ok = backed_by(q, values)
+        else:  # a quantity with a unit must equal a value of its kind ("61.7 GiB" a memory value)
+            family = UNIT_FAMILY.get(q.unit, "any")
+            ok = backed_by(q, values.get(family, values["user"]))
         if not ok:
             out.append(q)
     return out

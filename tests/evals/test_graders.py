@@ -228,3 +228,13 @@ def test_judge_parses_and_never_raises():
 
     assert judge(ctx(), broken).score is None
     assert judge(ctx(), lambda s, u: 'Here: {"score": 5, "reason": "direct"}').score == 5
+
+
+def test_a_quantity_must_equal_a_value_of_its_kind():
+    result = {**CALL, "result": {"best": {"memory_terms": [{"name": "weights", "value": 12.5, "percent": 61.7}],
+                                          "step_ms": 4123.4},
+                                 "why": {"b_minus_a": 2.5, "unit": "ms"}}}
+    assert numbers.grade(ctx(answer="weights take 12.5 GiB (61.7% of the total)", calls=(result,))) == []
+    assert numbers.grade(ctx(answer="it needs 61.7 GiB", calls=(result,))) != []  # 61.7 is a percentage
+    assert numbers.grade(ctx(answer="2.5 ms less per step, 4.12 s a step", calls=(result,))) == []
+    assert numbers.grade(ctx(answer="it saves 2.5 GiB", calls=(result,))) != []  # 2.5 is in ms
