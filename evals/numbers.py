@@ -291,8 +291,8 @@ UNIT_FAMILY = {"gib": "memory", "gb": "memory", "mib": "memory", "mb": "memory",
 # A numeric field's kind, from the nearest name on its path that says one ("best.memory_terms.percent"
 # is a percentage, "best.memory_terms.value" a memory value, "time.step_s" a time), first match wins.
 FIELD_FAMILIES = [
-    ("throughput", re.compile(r"tokens?_per_s|tok_s|throughput")),
     ("percent", re.compile(r"percent|pct|mfu|hfu|fraction|share|ratio|utili[sz]ation|efficiency|overlap|speedup|points")),
+    ("throughput", re.compile(r"tokens?_per_s|tok_s|throughput")),
     ("time", re.compile(r"(?:^|_)(?:s|ms|us|sec|seconds|hours|days)$")),
     ("memory", re.compile(r"gib|_gb|mib|bytes|memory|capacity|usable|weights|gradients|optimizer|activations|other|"
                           r"kv_cache|headroom")),

@@ -238,3 +238,5 @@ def test_a_quantity_must_equal_a_value_of_its_kind():
     assert numbers.grade(ctx(answer="it needs 61.7 GiB", calls=(result,))) != []  # 61.7 is a percentage
     assert numbers.grade(ctx(answer="2.5 ms less per step, 4.12 s a step", calls=(result,))) == []
     assert numbers.grade(ctx(answer="it saves 2.5 GiB", calls=(result,))) != []  # 2.5 is in ms
+    change = {**CALL, "result": {"tokens_per_s_change_percent": 4.8, "tokens_per_s": 71214.0}}
+    assert numbers.grade(ctx(answer="71,214 tokens/s, +4.8%", calls=(change,))) == []
