@@ -2,8 +2,10 @@
 
 `memory_per_gpu` evaluates three candidate pipeline ranks (first, second, last — stages.py) at four
 moments of the step (rank.PHASES) and keeps, per plan, the heaviest. Its breakdown is that moment's:
-- weights: parameters as stored (+ FP8 weight caches) and ZeRO-3/FSDP gathered copies (weights.py);
-- gradients: stored gradients, reduction buckets, unsharded gradient buffers (gradients.py);
+- weights: parameters as stored (+ FP8 weight caches; weights.py) and ZeRO-3/FSDP gathered copies
+  (phase_buffers.py);
+- gradients: stored gradients, reduction buckets (gradients.py), unsharded gradient buffers
+  (phase_buffers.py);
 - optimizer: AdamW moments and master weights, step temporaries (optimizer.py);
 - activations: saved tensors of the in-flight micro-batches, the recomputed layer, backward
   temporaries, final norm, logits and loss buffers (activations.py, stage_activations.py, logits.py);
@@ -21,14 +23,15 @@ from ..model_spec import ModelSpec
 from ..plans import PlanGrid
 from ..training import TrainingSetup
 from .activations import ActivationOptions, layer_activations
-from .gradients import gradient_buffers, gradients_at_rest
+from .gradients import gradients_at_rest
 from .optimizer import optimizer_states, optimizer_step_temporaries
 from .overheads import other_terms
 from .rank import PHASES, build_rank
-from .stage_activations import activation_terms
+from .stage_activations import activation_terms, stage_activations
 from .stages import candidate_stages
-from .terms import Terms, pick_largest
-from .weights import gathered_weights, weights_at_rest
+from .terms import Heaviest, Terms
+from .phase_buffers import phase_buffers
+from .weights import weights_at_rest
 
 __all__ = ["memory_per_gpu", "ActivationOptions"]
 
@@ -41,7 +44,7 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
         raise ValueError(f"attention must be 'flash' or 'materialised', not {attention!r}")
     n = len(grid)
     layers = layer_activations(model, setup, grid, ActivationOptions(attention=attention, dropout=dropout))
-    candidates: list[Terms] = []
+    heaviest = Heaviest(n)
     for stage in candidate_stages(model, grid):
         rank = build_rank(model, setup, grid, stage)
         at_rest = Terms()
@@ -51,17 +54,19 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
             at_rest.add("gradients", name, value)
         for name, value in optimizer_states(rank).items():
             at_rest.add("optimizer", name, value)
+        acts, one_layer = stage_activations(rank, layers)
         for phase in PHASES:
-            moment = Terms(dict(at_rest.values))
-            moment.add("weights", "gathered", gathered_weights(rank, phase))
-            moment.add("gradients", "unsharded_buffers", gradient_buffers(rank, phase))
-            moment.add("optimizer", "step_temporaries",
-                       optimizer_step_temporaries(rank) if phase == "optimizer_step" else np.zeros(n))
-            for name, value in activation_terms(rank, layers, phase).items():
+            moment = Terms(at_rest.values)
+            buffers = phase_buffers(rank, phase)
+            moment.add("weights", "gathered", buffers.gathered_weights)
+            moment.add("gradients", "unsharded_buffers", buffers.gradient_buffers)
+            if phase == "optimizer_step":
+                moment.add("optimizer", "step_temporaries", optimizer_step_temporaries(rank))
+            for name, value in activation_terms(acts, one_layer, phase).items():
                 moment.add("activations", name, value)
-            candidates.append(moment)
-    peak, _ = pick_largest(candidates, n)
-    tensors = peak.total(n)
+            heaviest.offer(moment)
+    peak = heaviest.terms
+    tensors = heaviest.total
     other = other_terms(model, grid, tensors)
     details = dict(peak.values)
     details.update({f"other.{k}": v for k, v in other.items()})

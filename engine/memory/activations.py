@@ -189,6 +189,8 @@ class LayerActivations:
     moe_saved: np.ndarray
     dense_all: np.ndarray  # what the layer would keep without recompute (rebuilt when recomputed)
     moe_all: np.ndarray
+    backward_temporaries: np.ndarray  # activation gradients inside one layer's backward
+    tokens: np.ndarray  # tokens of one micro-batch on the rank (b·s/CP)
 
 
 def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
@@ -214,26 +216,28 @@ def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
         dense_saved=np.where(full, layer_input, dense_kept),
         moe_saved=np.where(full, layer_input, moe_kept),
         dense_all=dense_all, moe_all=moe_all,
+        backward_temporaries=backward_gradient_temporaries_per_token(model, grid),
+        tokens=tokens_per_microbatch(setup, grid),
     )
 
 
 def backward_gradient_temporaries_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
-    """Activation gradients alive at once inside one layer's backward, bytes per token.
+    """Activation gradients alive at once inside one layer's backward, beyond its saved tensors.
 
-    The largest moment is the MLP's: for SwiGLU the gradient w.r.t. the fc2 input, then those w.r.t.
-    silu(gate) and up, then w.r.t. gate — three ffn-wide tensors at once (two for a GELU MLP); for
-    attention the gradients of q, k, v and the output. Plus the residual-stream gradient coming in and
-    the one being accumulated (2·h, TP-replicated).
+    The largest moment is in the MLP: fc2's backward has produced the gradient of its input and
+    released that input; the gated product's backward then writes the gradients of silu(gate) and of
+    up — two more ffn-wide tensors on top of what was freed: + 2·ffn (a GELU MLP: + ffn). In attention,
+    flash backward holds the output gradient and writes dq, dk, dv. MoE: the same per (token, expert)
+    pair, plus the gradient of the expert outputs (h per pair). Plus the residual-stream gradient
+    coming in (h, TP-replicated).
     """
     tp, sp = grid.tp.astype(float), sp_divisor(grid)
     w = attention_widths(model)
-    mlp_widths = 3 if model.gated_mlp else 2
-    ffn = model.ffn_hidden_size
+    ffn_widths = 2 if model.gated_mlp else 1
+    mlp = ACT * ffn_widths * model.ffn_hidden_size / tp
     if model.moe is not None:
         m = model.moe
-        per_token_moe = m.top_k * (mlp_widths * m.expert_ffn_hidden_size + model.hidden_size * grid.etp) / sp
-        mlp = np.maximum(ACT * mlp_widths * ffn / tp, ACT * per_token_moe)
-    else:
-        mlp = ACT * mlp_widths * ffn / tp
+        per_token = m.top_k * (ffn_widths * m.expert_ffn_hidden_size + model.hidden_size * grid.etp) / sp
+        mlp = np.maximum(mlp, ACT * per_token)
     attention = ACT * (2 * w.q + w.k + w.v) / tp
-    return np.maximum(mlp, attention) + ACT * 2 * model.hidden_size / sp
+    return np.maximum(mlp, attention) + ACT * model.hidden_size / sp

@@ -13,12 +13,16 @@ from .lora import adapter_params_on_rank
 from .params_on_rank import RankParams, rank_params
 from .stages import StageLoad
 
-PHASES = ("loss", "layer_backward", "embedding_backward", "optimizer_step")
-"""Moments of a training step that can be the peak:
+PHASES = ("loss", "last_layer_backward", "last_layer_backward_end", "first_layer_backward",
+          "first_layer_backward_end", "embedding_backward", "optimizer_step")
+"""Moments of a training step that can be the peak, on one pipeline rank:
 - loss: the start of the backward on the last stage — all in-flight activations, logits and loss buffers;
-- layer_backward: inside the backward of a layer — activations of the in-flight micro-batches, the
-  layer's recomputed tensors and gradient temporaries, ZeRO-3/FSDP gathered weights and unsharded
-  gradients;
+- last_layer_backward: inside the MLP backward of the rank's last layer (the first one back-propagated)
+  — all in-flight activations, the layer's recomputed tensors and activation gradients, gathered
+  weights and the gradient buffers then alive;
+- last_layer_backward_end: that layer's gradients complete and its activations freed, not yet reduced;
+- first_layer_backward(_end): the same for the rank's first layer (the last back-propagated), when the
+  micro-batch's other activations are gone but FSDP has prefetched the embedding;
 - embedding_backward: the end of a micro-batch's backward on the first stage — the embedding's
   gradient (and, for FSDP, its gathered weights and reduce-scatter buffer);
 - optimizer_step: no activations; the optimizer's temporaries.

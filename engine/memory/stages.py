@@ -65,8 +65,10 @@ def stage_load(model: ModelSpec, grid: PlanGrid, rank: np.ndarray) -> StageLoad:
 
 
 def candidate_stages(model: ModelSpec, grid: PlanGrid) -> list[StageLoad]:
-    """Ranks 0, 1 and PP−1 (the same rank more than once when PP ≤ 2, which is harmless)."""
-    first = np.zeros(len(grid), dtype=np.int64)
-    second = np.minimum(1, grid.pp - 1)
-    last = grid.pp - 1
-    return [stage_load(model, grid, r) for r in (first, second, last)]
+    """Ranks 0, PP−1 and, when some plan has PP > 2, rank 1 (a rank listed twice is harmless)."""
+    ranks = [np.zeros(len(grid), dtype=np.int64)]
+    if (grid.pp > 1).any():
+        ranks.append(grid.pp - 1)
+    if (grid.pp > 2).any():
+        ranks.append(np.minimum(1, grid.pp - 1))
+    return [stage_load(model, grid, r) for r in ranks]
