@@ -8,7 +8,8 @@ A to **B**", "TP=16 is impossible; the recommended plan is …", alternatives).
 A *mention* is a run of degrees written close together on one line. The recommended plan is
 the mention the answer marks as such — after "recommend", "best", "use", "go with", "to" or
 "→" — over one it marks as the past or the loser ("from", "before", "instead of", "vs",
-"alternative", "runner-up"); among equals, the first. Degrees the chosen mention leaves out are
+"alternative", "runner-up"); among equals, the first. A lone degree ("use EP=1") is talk about
+one knob, not a plan, and is chosen only when the answer names no fuller plan. Degrees the chosen mention leaves out are
 taken from later mentions of the same paragraph that do not contradict it ("Use TP=8 PP=2.
 Keep ZeRO-1 and micro-batch 1."). A degree never mentioned is 1 by convention
 (graders/plan.py decides what must be stated).
@@ -116,6 +117,11 @@ def mentions(text: str) -> list[Mention]:
     return [m for m in runs(text) if {"tp", "pp", "dp", "cp", "ep"} & {n for n, _ in m.degrees}]
 
 
+def _is_plan(m: Mention) -> bool:
+    """Two degrees or more: a plan. One alone ("use EP=1", "TP 8 → 4 would…") is talk about a knob."""
+    return len(m.degrees) >= 2
+
+
 def _score(text: str, m: Mention) -> int:
     line_start = text.rfind("\n", 0, m.start) + 1
     before = text[max(line_start, m.start - CUE_WINDOW):m.start].replace("*", "").replace("`", "")
@@ -170,6 +176,8 @@ def stated_plan(text: str) -> Plan | None:
     for b, block in enumerate(blocks):
         for m in mentions(block):
             candidates.append((-_score(block, m), b, m.start, m, block))
+    if any(_is_plan(c[3]) for c in candidates):
+        candidates = [c for c in candidates if _is_plan(c[3])]
     if not candidates:
         for block in blocks:
             plan = _from_table(block)

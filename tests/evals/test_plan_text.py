@@ -39,3 +39,10 @@ def test_a_rejected_plan_before_the_recommendation_is_skipped():
 def test_degrees_spread_over_a_paragraph_are_joined():
     assert stated_plan("Use TP=8 and PP=2. Keep ZeRO-1 and micro-batch 1.") == {
         "tp": 8, "pp": 2, "zero": 1, "micro_batch": 1}
+
+
+def test_a_lone_degree_is_knob_talk_not_a_plan():
+    text = ("**nanotron cannot express `TP=2 EP=4 ETP=2 ZeRO-2 micro-batch=1`**: it has no expert parallelism "
+            "(use EP=1, or export megatron).")
+    assert stated_plan(text)["ep"] == 4
+    assert stated_plan("Use TP=8.") == {"tp": 8}
