@@ -6,7 +6,7 @@ the frameworks' own source, read with `ast` (no import, no code copied):
 
     python extract_dataclass_fields.py SOURCE.py Class [Class.Nested ...]
 
-prints {"Class": {"field": {"annotation": "...", "required": bool}}}. The data files in this
+prints {"Class": {"field": {"annotation": "...", "required": bool, "default": literal or null}}}. The data files in this
 folder were made this way; each records the repository, commit and path it was read from.
 """
 
@@ -15,6 +15,16 @@ from __future__ import annotations
 import ast
 import json
 import sys
+
+
+def literal_default(value: ast.expr | None):
+    """The default when it is a literal (field(default_factory=...) and expressions give None)."""
+    if value is None:
+        return None
+    try:
+        return ast.literal_eval(value)
+    except ValueError:
+        return None
 
 
 def dataclass_fields(tree: ast.Module, dotted: str) -> dict[str, dict]:
@@ -26,7 +36,8 @@ def dataclass_fields(tree: ast.Module, dotted: str) -> dict[str, dict]:
     fields = {}
     for stmt in scope:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            fields[stmt.target.id] = {"annotation": ast.unparse(stmt.annotation), "required": stmt.value is None}
+            fields[stmt.target.id] = {"annotation": ast.unparse(stmt.annotation), "required": stmt.value is None,
+                                      "default": literal_default(stmt.value)}
     return fields
 
 
