@@ -66,10 +66,10 @@ class Scenario(Args):
     def missing(self) -> list[str]:
         need = []
         if not self.model and not self.params:
-            need.append("model (a catalog name) or params (e.g. '70B')")
+            need.append("model (a catalog name, or params: a parameter count)")
         if not self.gpu:
-            need.append("gpu (e.g. 'h100-sxm')")
-        if not self.gpus:
+            need.append("gpu (a GPU type such as h100-sxm)")
+        if self.gpus is None:
             need.append("gpus (how many)")
         return need
 

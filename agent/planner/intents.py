@@ -1,7 +1,7 @@
 """Which question family a message belongs to, from its words, its entities and the state.
 
-Deterministic rules in priority order; the first that matches wins. Each returns an
-Intent naming the family and, where it matters, its detail (the concept, the format).
+Deterministic rules in priority order; the first that matches wins. Each returns an Intent
+naming the family and, where it matters, its detail (the concept, the format).
 """
 
 from __future__ import annotations
@@ -10,77 +10,118 @@ import re
 from dataclasses import dataclass
 
 from ..state import ConversationState
-from .entities import Entities, normalise
+from .entities import Entities, extract, normalise
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
     r"|system\s*prompt|developer\s*(?:message|prompt)|your\s+(?:instructions|rules|prompt)|api[\s_-]?key"
     r"|openai_api_key|\bjailbreak|\bdan\s+mode|reveal\s+(?:your|the)\s+(?:prompt|instructions|secrets?)"
-    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config)|environment\s+variables?|\benv\s+vars?\b")
+    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config(?:uration)?)\b(?!\s+for)|environment\s+variables?|\benv\s+vars?\b")
 GREETING = re.compile(r"^(?:hi|hello|hey|yo|hiya|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?|thx|ty)\b[\s!.?]*$")
-HELP = re.compile(r"\bhelp\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|what\s+(?:do|can)\s+you\s+(?:know|answer)|usage")
+HELP = re.compile(r"^\s*help\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|what\s+(?:do|can)\s+you\s+(?:know|answer)|"
+                  r"what\s+info(?:rmation)?\s+do\s+you\s+need|\busage\b")
+OUT_OF_SCOPE = re.compile(  # near the domain, but not what shardwise answers
+    r"learning[\s-]?rate|\blr\s+schedule|hyper[\s-]?param|warm[\s-]?up\s+steps|\bdataset\b|\bdata\s*mix|tokeni[sz]er|"
+    r"\bserv(?:e|ing)\b|\binference\b|\bvllm\b|\btgi\b|req(?:uest)?s?\s*/\s*s|requests?\s+per\s+second|\blatency\b|"
+    r"\bbook\b|\breserve\b|\bpurchase\b|\bbuy\b|\bsign\s+up\b|\bquota\b")
+GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
-                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b")
-EXPLAIN = re.compile(r"\bwhat\s+(?:is|are|'s|does)\b|\bwhat's\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\b|\bmeaning\b|"
-                     r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bwhy\s+does\b|\bin\s+simple\s+terms\b|\beli5\b")
-WHY = re.compile(r"\bwhy\b|\bhow\s+come\b|\breason\b|\bjustify\b|\bbetter\s+than\b|\bover\b|\bvs\.?\b|\bversus\b|\binstead\b")
-WHAT_IF = re.compile(r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\band\s+(?:with|if|on|for)\b|\binstead\b|"
-                     r"\bswitch(?:ed|ing)?\s+to\b|\bif\s+we\b|\bwould\s+(?:it|that)\s+change\b|\bupgrade|\bmove\s+to\b|"
-                     r"\bwith\s+\w+\s+instead\b|\bdouble\b|\bhalve\b|^\s*(?:and|now|then)\b")
-MEMORY = re.compile(r"\bmemory\b|\bgib\b|\bvram\b|\bhbm\b|\boom\b|out\s+of\s+memory|\bfit(?:s)?\b|how\s+much\s+(?:ram|mem)")
+                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
+EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:is|are|does)\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
+                            r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
+                            r"\bhow\s+much\s+does\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
+EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
+COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
+WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
+WHAT_IF_MARKER = re.compile(
+    r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
+    r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
+MEMORY = re.compile(r"\bmemory\b|\bmem\b|\bgib\b|\bvram\b|\bhbm\b|\boom\b|out\s+of\s+memory|\bfit(?:s)?\b|how\s+much\s+(?:ram|mem)")
+SPEED = re.compile(r"\b(?:fast|faster|speed|throughput|mfu|step\s*time|bubble|tokens?/s)\b")
 EVALUATE = re.compile(r"\bevaluate\b|\bcheck\b|\bis\s+(?:this|that|it)\b|\bwould\b|\bdoes\b|\bhow\s+(?:fast|good|slow)\b|"
                       r"\bpredict\b|\bwhat\s+about\b|\bhow\s+about\b|\btry\b|\bwork\b|\bvalid\b")
-RECOMMEND = re.compile(r"\brecommend|\bbest\b|\bfastest\b|\boptimal\b|\bshould\s+(?:i|we)\b|\bwhat\s+(?:plan|parallelism|strategy|"
-                       r"setup|layout|sharding|config)\b|\bhow\s+(?:should|do|can)\s+(?:i|we)\s+(?:train|shard|split|parallel)|"
-                       r"\bsuggest|\bplan\b|\bparallelism\b|\bwhich\s+(?:plan|strategy)\b|\btrain\b|\bfine[\s-]?tun")
+RECOMMEND = re.compile(r"\brecommend|\brecomend|\bbest\b|\bfastest\b|\boptimal\b|\bshould\s+(?:i|we)\b|\bwhat\s+(?:plan|parallelism|"
+                       r"strategy|setup|layout|sharding|config)\b|\bhow\s+(?:should|do|can)\s+(?:i|we)\s+(?:train|shard|split|"
+                       r"parallel)|\bsuggest|\bplan\b|\bparallelism\b|\blayout\b|\bwhich\s+(?:plan|strategy)\b|\btrain|\bfine[\s-]?tun")
+CONFIRM = re.compile(r"\bpretend\b|\bjust\s+(?:confirm|say|agree)\b|\bconfirm\s+(?:it|that)\b|\bno\s+tools?\s+needed\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 MODEL_FACTS = re.compile(r"how\s+many\s+(?:params|parameters|layers|heads|experts)|\barchitecture\s+of\b|\bparams?\s+(?:does|of)\b|"
                          r"\bhow\s+big\s+is\b|\bparameter\s+count\b")
 DOMAIN = re.compile(r"\bgpus?\b|\btrain|\bmodel\b|\bparallel|\bmemory\b|\bbatch\b|\btokens?\b|\bllm\b|\bfine[\s-]?tun|"
-                    r"\bzero\b|\bfsdp\b|\bdeepspeed\b|\bmegatron\b|\bnodes?\b|\bcluster\b|\bthroughput\b|\bmfu\b")
+                    r"\bzero\b|\bfsdp\b|\bdeepspeed\b|\bmegatron\b|\bnodes?\b|\bcluster\b|\bthroughput\b|\bmfu\b|\bplan\b")
 
 
 @dataclass(frozen=True)
 class Intent:
     family: str  # recommend | evaluate | memory | compare | why_best | what_if | explain | export | lookup_model
-    #              | list_models | list_hardware | help | greeting | injection | out_of_domain | not_understood
+    #              | list_models | list_hardware | unknown | clarify | help | greeting | injection
+    #              | out_of_domain | not_understood
     detail: str | None = None
 
 
-def classify(message: str, e: Entities, state: ConversationState) -> Intent:
+def what_if_split(message: str) -> tuple[Entities, Entities] | None:
+    """("the scenario before the what-if", "the change") when the message asks a what-if."""
     text = normalise(message)
+    marker = WHAT_IF_MARKER.search(text)
+    if marker is None:
+        return None
+    change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[marker.start():])
+    change = extract(change_text)
+    if not change.has_scenario():
+        return None
+    return extract(text[:marker.start()]), change
+
+
+def classify(message: str, e: Entities, state: ConversationState) -> Intent:
+    text = GREETING_TAIL.sub("", normalise(message))
     has_scenario = state.scenario is not None
     new_scenario = e.has_scenario()
+    why = WHY.search(text) is not None
     if INJECTION.search(text):
         return Intent("injection")
-    if GREETING.match(text):
+    if GREETING.match(normalise(message)):
         return Intent("greeting")
-    if HELP.search(text) and not new_scenario and not e.plans:
+    if HELP.search(text) and not e.plans and not (e.model or e.params):
         return Intent("help")
+    if OUT_OF_SCOPE.search(text):
+        return Intent("out_of_domain")
+    if e.unknown and not (e.model or e.params) or any(u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia")
+                                                      for u in e.unknown):
+        return Intent("unknown")
+    if e.conflicts:
+        return Intent("clarify")
     if LIST_MODELS.search(text) and not e.model:
         return Intent("list_models")
     if LIST_HARDWARE.search(text) and not e.gpu:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")
-    if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want)\b", text):
+    if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
+            EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want|pls|please)\b", text):
         return Intent("export", e.export_format)
-    if len(e.plans) == 2 and (WHY.search(text) or "compare" in text):
+    if CONFIRM.search(text):
+        return Intent("recommend", "ignore_plan")
+    if len(e.plans) == 2 and COMPARE_WORDS.search(text):
         return Intent("compare")
-    if re.search(r"\bcompare\b", text) and len(e.plans) == 2:
-        return Intent("compare")
-    if e.concept and EXPLAIN.search(text) and not (len(e.plans) == 2 and WHY.search(text)) and not new_scenario:
+    if e.concept and not why and (EXPLAIN_STRONG.search(text) or EXPLAIN.search(text) and not (
+            e.plans and (SPEED.search(text) or MEMORY.search(text)))):
         return Intent("explain", e.concept)
-    if re.search(r"\bwhy\b", text) and not e.plans and not (e.concept and EXPLAIN.search(text)):
+    if len(e.plans) == 2:
+        return Intent("compare")
+    if why and not e.plans:
         return Intent("why_best")  # without a scenario yet, the answer asks for one
-    if has_scenario and new_scenario and (WHAT_IF.search(text) or not (e.model or e.params) and not e.plans
-                                          and len(text.split()) <= 8):
+    split = what_if_split(message)
+    if split is not None and (has_scenario or split[0].has_scenario()):
         return Intent("what_if")
-    if e.plans and (has_scenario or new_scenario) and not RECOMMEND.search(text) or e.plans and EVALUATE.search(text):
-        return Intent("memory" if MEMORY.search(text) and not re.search(r"\b(?:fast|speed|throughput|mfu|step)\b", text)
-                      else "evaluate")
+    if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8:
+        return Intent("what_if")
+    if e.plans:
+        if MEMORY.search(text) and not SPEED.search(text):
+            return Intent("memory")
+        if has_scenario or new_scenario:
+            return Intent("evaluate")
     if MEMORY.search(text) and (has_scenario or new_scenario) and not RECOMMEND.search(text):
         return Intent("memory")
     if new_scenario or RECOMMEND.search(text) and has_scenario:

@@ -10,6 +10,7 @@ writes is a field of a tool result, cited by the result's id.
 from __future__ import annotations
 
 import json
+import re
 from typing import Callable, Iterator
 
 from ...prompts.render import render
@@ -18,8 +19,8 @@ from ...tools.scenario import Plan, Scenario
 from ..events import DeltaEvent, ToolEvent
 from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
-from .entities import Entities, extract
-from .intents import Intent, classify
+from .entities import Entities, extract, normalise
+from .intents import Intent, classify, what_if_split
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
@@ -61,9 +62,12 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     intent = classify(message, e, state)
     turn = _Turn(reserve, record)
     base_gpu = state.scenario.gpu if state.scenario else None
-    patch = e.scenario_patch(default_gpu=base_gpu)
+    base_gpus = state.scenario.gpus if state.scenario else None
+    if intent.family == "export" and state.plan is not None:
+        e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
+    patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus)
     scenario = patch.merged_over(state.scenario)
-    text = answer(intent, e, state, scenario, patch, turn)
+    text = answer(intent, e, state, scenario, patch, turn, message)
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
     if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:
@@ -75,10 +79,19 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
 
 
 def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
-           turn: _Turn) -> str:
+           turn: _Turn, message: str) -> str:
     family = intent.family
     if family in ("injection", "greeting", "help", "out_of_domain", "not_understood"):
         return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None)
+    if family == "clarify":
+        return render("offline/clarify.md.j2", conflicts=e.conflicts)
+    if family == "unknown":
+        hardware = [u for u in e.unknown if u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia",
+                                                  "CPU-only training")]
+        models = [u for u in e.unknown if u not in hardware]
+        lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
+        return render("offline/unknown.md.j2", hardware=hardware,
+                      models=[o.result for o in lookups if o.ok])
     if family == "list_models":
         return _result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
     if family == "list_hardware":
@@ -90,27 +103,42 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     if family == "explain":
         args = {"concept": intent.detail, "scenario": None, "plan": None}
         if not scenario.missing():
-            args.update(scenario=_scenario_args(scenario),
-                        plan=state.plan.model_dump() if state.plan is not None else None)
+            knobs = e.plans[0] if e.plans else {}
+            same_scenario = state.scenario is not None and scenario == state.scenario
+            plan = Plan(**knobs) if knobs else (state.plan if same_scenario else None)
+            args.update(scenario=_scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
         return _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
 
+    invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
+               (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))
+               if value is not None and value <= 0]
+    if invalid:
+        return render("offline/invalid.md.j2", problems=invalid)
     missing = scenario.missing()
     if missing:
         return render("offline/need_more.md.j2", missing=missing, family=family,
                       known=scenario.model_dump(exclude_none=True))
 
-    if family == "what_if" and state.scenario is not None and not state.scenario.missing():
-        change = patch.model_dump(mode="json")
-        out = turn.call("what_if", {"scenario": _scenario_args(state.scenario), "change": change})
-        return _result_or_error(out, "offline/what_if.md.j2")
+    if family == "what_if":
+        split = what_if_split(message)
+        if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
+            before, change = split
+            base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state)).merged_over(state.scenario)
+            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus)
+        else:
+            base, delta = state.scenario, patch
+        if base is not None and not base.missing():
+            out = turn.call("what_if", {"scenario": _scenario_args(base), "change": delta.model_dump(mode="json")})
+            return _result_or_error(out, "offline/what_if.md.j2")
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
-        base = state.plan
+        base = state.plan if state.scenario is not None and scenario == state.scenario else None
         if family == "compare" and len(e.plans) == 2:
             if not e.plans[0] and base is None:
                 return render("offline/need_plan.md.j2")
-            a = base if base is not None and _matches(base, e.plans[0]) else _best_with(turn, scenario, base, e.plans[0])
-            b = _best_with(turn, scenario, base, e.plans[1])
+            same_layout = re.search(r"\bsame\b", normalise(message)) is not None
+            a = base if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
+            b = _side(turn, scenario, base, e.plans[1], same_layout)
             out = turn.call("compare_plans", {"scenario": _scenario_args(scenario), "plan_a": a.model_dump(),
                                               "plan_b": b.model_dump()})
             return _result_or_error(out, "offline/compare.md.j2")
@@ -129,7 +157,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                                           "plan": plan.model_dump() if plan is not None else None})
         return _result_or_error(out, "offline/export.md.j2")
 
-    constraints = e.plans[0] if e.plans and len(e.plans) == 1 else None
+    constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail != "ignore_plan" else None
     out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 3, "headroom": None,
                                         "constraints": constraints})
     if not out.ok:
@@ -144,6 +172,26 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
 def _matches(plan: Plan, knobs: dict) -> bool:
     return all(getattr(plan, k) == v for k, v in knobs.items())
+
+
+def base_gpu(state: ConversationState) -> str | None:
+    return state.scenario.gpu if state.scenario else None
+
+
+def base_gpus(state: ConversationState) -> int | None:
+    return state.scenario.gpus if state.scenario else None
+
+
+def _side(turn: _Turn, scenario: Scenario, base: Plan | None, knobs: dict, same_layout: bool) -> Plan:
+    """One side of a comparison: several knobs name a plan of their own; one knob is our plan with it
+    ("same layout"), or the plan under discussion when it already has it, or the fastest plan with it."""
+    if len(knobs) >= 2:
+        return Plan(**knobs)
+    if same_layout and base is not None:
+        return _plan_with(base, knobs)
+    if base is not None and _matches(base, knobs):
+        return base
+    return _best_with(turn, scenario, base, knobs)
 
 
 def _best_with(turn: _Turn, scenario: Scenario, base: Plan | None, knobs: dict) -> Plan:
