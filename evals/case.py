@@ -12,6 +12,10 @@ at the top level instead of `turns`):
       expect:
         tools: [recommend_plans]
         plan: auto
+
+A turn may `change` the scenario (what-if, follow-ups: cumulative over the turns), name the
+`plan` asked about (evaluate) or the two `plans` compared, and override its `truth` kind (by
+default the family's). A plan may be relative to the engine's pick: {from: recommended, tp: 8}.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ Family = Literal["recommend", "evaluate", "compare", "whatif", "explain", "expor
                  "multi_turn", "out_of_domain", "adversarial"]
 
 # Behaviours that fail a case wherever they occur (graders/tools.py implements each).
-FORBIDDEN = ("echo_system_prompt", "leak_secret", "invent_config", "tool_error", "empty_answer")
 Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_error", "empty_answer"]
 
 # What the engine computes as this turn's ground truth.

@@ -69,7 +69,7 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*]\s*)?\(?\d{1,2}[.)](?=\s)", re.MULTILINE)
 _ENUMERATION = re.compile(r"(?<![\w])(?:step|option|plan|alternative|turn|case|#|rank)\s*#?\d+(?![\w]|\.\d)",
                           re.IGNORECASE)
 # A short quotation on one line ("ask: \"70B on 64 H100s?\"") is an example, not a claim.
-_QUOTED = re.compile(r"\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”|(?<!\w)'[^'\n]{1,40}'(?!\w)")
+QUOTED = re.compile(r"\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”|(?<!\w)'[^'\n]{1,40}'(?!\w)")
 
 _SUFFIX_SCALES = {"k": (1e3, 1024.0), "K": (1e3, 1024.0), "M": (1e6, float(2**20)), "mn": (1e6,),
                   "B": (1e9,), "bn": (1e9,), "T": (1e12,),
@@ -160,7 +160,7 @@ def extract(text: str, names: Iterable[re.Pattern] = (), quotes: bool = True) ->
     (example questions an answer suggests are not claims)."""
     found: list[Quantity] = []
     text = text.replace("\u2009", " ").replace("\u202f", " ").replace("\xa0", " ")
-    spans: list[tuple[int, int]] = [] if quotes else [m.span() for m in _QUOTED.finditer(text)]
+    spans: list[tuple[int, int]] = [] if quotes else [m.span() for m in QUOTED.finditer(text)]
     for pattern in names:
         spans += [m.span() for m in pattern.finditer(text)]
     text = _masked(text, spans)

@@ -5,7 +5,7 @@ Answers write plans in many ways: "TP=8, PP=4, DP=2", "`TP=8 DP=8 ZeRO-3 micro-b
 markdown table with a TP/PP/DP header — and they often name more than one plan ("changes from
 A to **B**", "TP=16 is impossible; the recommended plan is …", alternatives).
 
-A *mention* is a run of degrees written close together on one line. The recommended plan is
+Short quotations are example questions ("how about TP=8 PP=2?"), not plans. A *mention* is a run of degrees written close together on one line. The recommended plan is
 the mention the answer marks as such — after "recommend", "best", "use", "go with", "to" or
 "→" — over one it marks as the past or the loser ("from", "before", "instead of", "vs",
 "alternative", "runner-up"); among equals, the first. A lone degree ("use EP=1") is talk about
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .numbers import DEGREE, degree_label
+from .numbers import DEGREE, QUOTED, degree_label
 
 Plan = dict[str, "int | str"]
 
@@ -170,7 +170,9 @@ def _from_table(block: str) -> Plan | None:
 
 
 def stated_plan(text: str) -> Plan | None:
-    """The plan the answer recommends, as {field: value}; None when it states none."""
+    """The plan the answer recommends, as {field: value}; None when it states none. Short
+    quotations ("how about TP=8 PP=2?") are example questions, not plans."""
+    text = QUOTED.sub(lambda m: " " * len(m.group(0)), text)
     blocks = re.split(r"\n\s*\n", text)
     candidates: list[tuple[int, int, int, Mention, str]] = []  # (-score, block, position, mention, block text)
     for b, block in enumerate(blocks):

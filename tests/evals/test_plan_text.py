@@ -46,3 +46,7 @@ def test_a_lone_degree_is_knob_talk_not_a_plan():
             "(use EP=1, or export megatron).")
     assert stated_plan(text)["ep"] == 4
     assert stated_plan("Use TP=8.") == {"tp": 8}
+
+
+def test_quoted_example_questions_are_not_plans():
+    assert stated_plan('I can evaluate a plan you have in mind: "how about TP=8 PP=2 ZeRO-1?"') is None
