@@ -30,7 +30,8 @@ def summary_json(result: SuiteResult) -> dict:
                 entry["failures"].append(f)
     out = {"target": result.target, "total": result.total, "passed": result.passed,
            "pass_rate": round(result.pass_rate, 4), "pass_rate_ci95": [round(low, 4), round(high, 4)],
-           "repeats": result.repeats, "by_family": result.by_family(), "by_grader_failures": result.by_grader(),
+           "repeats": result.repeats, "by_family": result.by_family(), "by_tag": result.by_tag(),
+           "by_grader_failures": result.by_grader(),
            "seconds": round(result.seconds, 2), "cases": list(cases.values())}
     judged = [t.judge.score for r in result.runs for t in r.turns if t.judge and t.judge.score is not None]
     if judged:
@@ -56,6 +57,8 @@ def summary_table(result: SuiteResult) -> str:
     lines.append(f"\npass rate {result.pass_rate:.1%} (95% Wilson interval {low:.1%}–{high:.1%}), "
                  f"{result.total} runs against {result.target} in {result.seconds:.1f} s; "
                  "grader columns count failing runs")
+    for tag, counts in sorted(result.by_tag().items()):
+        lines.append(f"cases tagged {tag}: {counts['passed']} of {counts['total']} passed")
     judged = [t.judge.score for r in result.runs for t in r.turns if t.judge and t.judge.score is not None]
     if judged:
         lines.append(f"LLM judge (advisory, not gating): mean {sum(judged) / len(judged):.2f}/5 over {len(judged)} answers")

@@ -85,6 +85,16 @@ class SuiteResult:
             row["passed"] += r.passed
         return out
 
+    def by_tag(self) -> dict[str, dict[str, int]]:
+        """Like by_family, for case tags (e.g. the held-out cases)."""
+        out: dict[str, dict[str, int]] = {}
+        for r in self.runs:
+            for tag in r.case.tags:
+                row = out.setdefault(tag, {"total": 0, "passed": 0})
+                row["total"] += 1
+                row["passed"] += r.passed
+        return out
+
     def by_grader(self) -> dict[str, int]:
         """How many runs each grader failed."""
         counts = {g: 0 for g in (*GATING, "error")}
