@@ -47,7 +47,8 @@ def render(hosts: int, per_host: int) -> str:
         f"MASTER_PORT=${{MASTER_PORT:-{defaults.RDZV_PORT}}}\n"
         "# usage: launch.sh your_training_script.py [its arguments...]\n"
         'if [ -n "${SLURM_JOB_ID:-}" ]; then\n'
-        '  MASTER_ADDR=${MASTER_ADDR:-$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)}\n'
+        '  mapfile -t HOSTS < <(scontrol show hostnames "$SLURM_JOB_NODELIST")  # no pipe: pipefail-safe\n'
+        '  MASTER_ADDR=${MASTER_ADDR:-${HOSTS[0]}}\n'
         '  RUN_ID=$SLURM_JOB_ID\n'
         f"  # one torchrun per host; each starts {per_host} processes\n"
         f'  srun --nodes={hosts} --ntasks-per-node=1 --gpus-per-node={per_host} \\\n'
