@@ -23,7 +23,7 @@ from ..model_spec import ModelSpec
 from ..plans import PlanGrid
 from ..training import TrainingSetup
 from .activations import ActivationOptions, layer_activations
-from .gradients import gradients_at_rest
+from .gradients import gradients_at_rest, stored_gradients_present
 from .optimizer import optimizer_states, optimizer_step_temporaries
 from .overheads import other_terms
 from .rank import PHASES, build_rank
@@ -50,13 +50,15 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
         at_rest = Terms()
         for name, value in weights_at_rest(rank).items():
             at_rest.add("weights", name, value)
-        for name, value in gradients_at_rest(rank).items():
-            at_rest.add("gradients", name, value)
         for name, value in optimizer_states(rank).items():
             at_rest.add("optimizer", name, value)
+        stored_gradients = gradients_at_rest(rank)
         acts, one_layer = stage_activations(rank, layers)
         for phase in PHASES:
             moment = Terms(at_rest.values)
+            present = stored_gradients_present(rank, phase)
+            for name, value in stored_gradients.items():
+                moment.add("gradients", name, np.where(present, value, 0.0) if name == "gradients" else value)
             buffers = phase_buffers(rank, phase)
             moment.add("weights", "gathered", buffers.gathered_weights)
             moment.add("gradients", "unsharded_buffers", buffers.gradient_buffers)

@@ -16,7 +16,10 @@ SwiGLU, MLA, QK-norm, MoE and flash attention. Departures from the paper, all de
 
 Units: bytes per token of the rank's sequence shard (micro_batch · seq_len / CP tokens). Tensors that
 TP replicates (norm inputs and outputs, residuals) are divided by TP only under sequence
-parallelism (Korthikanti sec. 4.2.2); head- and ffn-split tensors always by TP.
+parallelism (Korthikanti sec. 4.2.2); head- and ffn-split tensors always by TP. Megatron keeps the
+sequence-sharded input of a column-parallel linear and all-gathers it again in backward; torchtitan's
+SequenceParallel (the fsdp flavour) all-gathers the norm output before the linears, which then keep
+the gathered copy — so there the linear inputs are not divided by TP.
 
 Recompute modes:
 - none: everything above;
@@ -59,6 +62,13 @@ def tokens_per_microbatch(setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
 
 def sp_divisor(grid: PlanGrid) -> np.ndarray:
     return np.where(grid.sp, grid.tp, 1).astype(float)
+
+
+def linear_input_divisor(setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
+    """How TP divides the saved input of a column-parallel linear (see module docstring)."""
+    if setup.framework == "fsdp":
+        return np.ones(len(grid))
+    return sp_divisor(grid)
 
 
 def _norm_stats(model: ModelSpec) -> int:
@@ -112,9 +122,10 @@ def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: Plan
     tp, sp = grid.tp.astype(float), sp_divisor(grid)
     w = attention_widths(model)
     qkv_input = model.hidden_size  # the norm output, shared by the q/k/v projections
-    rep = ACT * (qkv_input + w.latent)
+    input_bytes = ACT
     if setup.precision == "fp8" and setup.framework == "megatron":
-        rep -= (ACT - FP8_BYTES) * qkv_input  # TE keeps the FP8 cast of linear inputs
+        input_bytes = FP8_BYTES  # TE keeps the FP8 cast of linear inputs
+    rep = input_bytes * qkv_input / linear_input_divisor(setup, grid) + ACT * w.latent / sp
     sharded = ACT * (w.q + w.k + w.v + w.out)
     if model.qk_norm:
         sharded += ACT * (w.q + w.k)  # pre-norm q and k
@@ -123,15 +134,18 @@ def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: Plan
     else:
         per_score = ACT + ((DROPOUT_MASK_BYTES + ACT) if options.dropout else 0)  # softmax (+ mask, dropout out)
         core = np.where(selective, 0.0, per_score * w.heads * seq_kv)
-    return rep / sp + (sharded + core) / tp
+    return rep + (sharded + core) / tp
 
 
-def norms_and_residuals_bytes_per_token(model: ModelSpec, grid: PlanGrid, options: ActivationOptions) -> np.ndarray:
+def norms_and_residuals_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
+                                        options: ActivationOptions) -> np.ndarray:
     """Norm inputs (the residual stream), the MLP's input and dropout masks: all TP-replicated."""
     h, norms = model.hidden_size, _norms_used(model)
     mlp_input = 0 if model.parallel_block else h  # parallel blocks reuse the attention's norm output
+    mlp_input_bytes = FP8_BYTES if (setup.precision == "fp8" and setup.framework == "megatron") else ACT
     masks = 2 * DROPOUT_MASK_BYTES * h if options.dropout else 0  # after attention and after the MLP
-    return (ACT * (norms * h + mlp_input) + norms * _norm_stats(model) + masks) / sp_divisor(grid)
+    residual = (ACT * norms * h + norms * _norm_stats(model) + masks) / sp_divisor(grid)
+    return residual + mlp_input_bytes * mlp_input / linear_input_divisor(setup, grid)
 
 
 def mlp_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, ffn: int) -> np.ndarray:
@@ -199,7 +213,7 @@ def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
     no = np.zeros(len(grid), dtype=bool)
     selective = grid.recompute == RECOMPUTE_SELECTIVE
     full = grid.recompute == RECOMPUTE_FULL
-    base = norms_and_residuals_bytes_per_token(model, grid, options)
+    base = norms_and_residuals_bytes_per_token(model, setup, grid, options)
     attn_all = attention_bytes_per_token(model, setup, grid, seq_kv, options, no)
     attn_kept = attention_bytes_per_token(model, setup, grid, seq_kv, options, selective)
     dense_mlp = mlp_bytes_per_token(model, setup, grid, model.ffn_hidden_size)

@@ -28,3 +28,28 @@ def gradients_at_rest(rank: Rank) -> dict[str, np.ndarray]:
         bucket = np.minimum(DEEPSPEED_REDUCE_BUCKET_ELEMENTS, dense + expert)
         terms["reduce_buckets"] = np.where(grid.zero_stage >= 1, DEEPSPEED_REDUCE_BUCKETS * BF16_BYTES * bucket, 0.0)
     return terms
+
+
+EARLY_PHASES = ("loss", "last_layer_backward", "last_layer_backward_end")
+
+
+def stored_gradients_present(rank: Rank, phase: str) -> np.ndarray:
+    """Whether the stored gradients exist at this phase.
+
+    Megatron's main-grad buffer and DeepSpeed ZeRO-2/3's flat gradient partition are allocated once
+    and kept. Elsewhere (`.grad` tensors, FSDP2's sharded gradients) `zero_grad(set_to_none=True)`
+    frees them after each step, and the first micro-batch recreates them during its backward: before
+    the backward has reached the first layers (the early phases) they exist only if an earlier
+    micro-batch of the step made them — gradient accumulation > 1.
+    """
+    grid = rank.grid
+    if phase not in EARLY_PHASES:
+        return np.ones(rank.n, dtype=bool)
+    framework = rank.setup.framework
+    if framework == "megatron":
+        persistent = np.ones(rank.n, dtype=bool)
+    elif framework == "deepspeed":
+        persistent = grid.zero_stage >= 2
+    else:
+        persistent = np.zeros(rank.n, dtype=bool)
+    return persistent | (grid.grad_accum > 1)

@@ -24,7 +24,7 @@ from ..assumptions.memory import (BF16_BYTES, EAGER_CROSS_ENTROPY_BYTES_PER_LOGI
 from ..model_spec import ModelSpec
 from ..plans import PlanGrid
 from ..training import TrainingSetup
-from .activations import sp_divisor, tokens_per_microbatch
+from .activations import linear_input_divisor, sp_divisor, tokens_per_microbatch
 
 
 def cross_entropy_bytes_per_logit(setup: TrainingSetup) -> int:
@@ -45,5 +45,6 @@ def loss_buffer_bytes(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid) ->
 def final_norm_bytes(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
     """Final norm input and output (the output layer's input), per micro-batch."""
     stats = LAYERNORM_STATS_BYTES if model.norm == "layernorm" else RMSNORM_STATS_BYTES
-    per_token = (2 * BF16_BYTES * model.hidden_size + stats) / sp_divisor(grid)
-    return tokens_per_microbatch(setup, grid) * per_token
+    norm_input = (BF16_BYTES * model.hidden_size + stats) / sp_divisor(grid)
+    output_layer_input = BF16_BYTES * model.hidden_size / linear_input_divisor(setup, grid)
+    return tokens_per_microbatch(setup, grid) * (norm_input + output_layer_input)

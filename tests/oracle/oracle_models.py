@@ -57,14 +57,15 @@ class _RMSNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
         rows = x.reshape(-1, x.shape[-1])
-        out = torch.empty_like(rows)
+        result = torch.empty_like(x)  # returned as is: FSDP2 warns about modules returning views
+        out = result.view(-1, x.shape[-1])
         rstd = torch.empty(rows.shape[0], 1, dtype=torch.float32)
         for a, b in _row_chunks(rows.shape[0]):
             xf = rows[a:b].float()
             rstd[a:b] = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
             out[a:b] = (xf * rstd[a:b]).to(x.dtype) * weight
         ctx.save_for_backward(x, weight, rstd)
-        return out.view_as(x)
+        return result
 
     @staticmethod
     def backward(ctx, grad_out):
