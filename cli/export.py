@@ -1,0 +1,204 @@
+"""`shardwise export`: one plan as a file a framework loads; and recommend's export hooks.
+
+    shardwise export --format deepspeed --model llama-3-70b --gpu h100-sxm --gpus 64 --tp 8 --pp 2 [-o FILE]
+    shardwise export --format megatron --from-plan recommend.json [--plan-index 0]
+
+--from-plan reads a plan from `recommend --json` output (the whole output, whose model, cluster
+and setup it uses, or one of its `plans[]` / an `evaluate --json` object, with the scenario
+flags for what that lacks); scenario flags given on the command line win over the file's. A framework that cannot express the plan refuses: one line, exit 2.
+The file goes to stdout or -o; the header (for JSON, which has no comments) and the notes go
+to stderr.
+
+Hooks read by cli/recommend.py: `recommend --export-dir DIR` writes every format for the top
+plan (plus README.txt with headers, notes and refusals); `recommend --json --exports` adds
+`exports` to each plan: {format: {filename, text, header, warnings} | {refused: reason}}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..engine.errors import ShardwiseInputError
+from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, export_plan
+from ..engine.inputs import build_cluster, resolve_model
+from ..engine.strategy import Strategy
+from ..engine.training import TrainingSetup
+from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
+                     strategy_from_args)
+
+SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
+STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
+                 "micro_batch", "recompute")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("export", help="write a plan as a DeepSpeed/torchtitan/FSDP/Accelerate/Megatron/"
+                                             "Nanotron config or a launch script",
+                              description="Export one plan as a file the framework loads. Refuses (exit 2) when "
+                                          "the framework cannot express the plan.")
+    p.add_argument("--format", required=True, choices=FORMATS, help="what to write")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--from-plan", metavar="FILE",
+                   help="a plan from `recommend --json` output (the whole output or one plan), or `evaluate --json`")
+    p.add_argument("--plan-index", type=int, default=0, metavar="N", help="with --from-plan on recommend output: "
+                                                                          "which plan (default 0, the best)")
+    add_scenario_args(p)
+    add_plan_args(p)
+    setup_defaults = {}
+    for action in p._actions:
+        if action.dest in ("gpu", "gpus"):  # with --from-plan the file may carry the cluster
+            action.required = False
+        if action.dest in SETUP_DESTS:  # None = not given, so --from-plan can tell flags from defaults
+            setup_defaults[action.dest], action.default = action.default, None
+    p.set_defaults(handler=run, setup_defaults=setup_defaults)
+
+
+def _fill_setup_defaults(args: argparse.Namespace) -> bool:
+    """Put back the setup flags' defaults; True if any setup flag was given."""
+    given = any(getattr(args, dest) is not None for dest in SETUP_DESTS)
+    for dest, default in args.setup_defaults.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+    return given
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_given = _fill_setup_defaults(args)
+    if args.from_plan:
+        model, cluster, setup, strategy = scenario_from_plan_file(args, setup_given)
+    else:
+        if not args.gpu or not args.gpus:
+            raise ShardwiseInputError("export needs --gpu and --gpus (or --from-plan FILE)")
+        model, cluster, setup, strategy = (model_from_args(args), cluster_from_args(args), setup_from_args(args),
+                                           strategy_from_args(args))
+    result = export_plan(args.format, model, cluster, setup, strategy)
+    if args.output:
+        Path(args.output).write_text(result.text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(result.text)
+    if not result.header_in_text:
+        sys.stderr.write("".join(f"// {line}\n" for line in result.header.splitlines()))
+    elif result.warnings:
+        sys.stderr.write("".join(f"note: {w}\n" for w in result.warnings))
+    return 0
+
+
+# --- --from-plan ----------------------------------------------------------------------
+
+def _load(path: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ShardwiseInputError(f"--from-plan {path!r} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise ShardwiseInputError(f"--from-plan {path!r} is not JSON ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise ShardwiseInputError(f"--from-plan {path!r} holds no plan: expected recommend --json output or a plan object")
+    return data
+
+
+def strategy_from_summary(summary: dict) -> Strategy:
+    if not isinstance(summary, dict):
+        raise ShardwiseInputError("the plan's 'strategy' is not an object with tp, pp, ... keys")
+    return Strategy(**{k: summary[k] for k in STRATEGY_KEYS if k in summary})
+
+
+def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
+    data = _load(args.from_plan)
+    top = data
+    if "plans" in data:
+        plans = data["plans"]
+        if not plans:
+            raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has no plans (nothing fits?)")
+        if not 0 <= args.plan_index < len(plans):
+            raise ShardwiseInputError(f"--plan-index {args.plan_index} is out of range: the file has "
+                                      f"{len(plans)} plans (0..{len(plans) - 1})")
+        plan = plans[args.plan_index]
+    elif "strategy" in data:
+        plan = data
+    else:
+        raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has neither 'plans' (recommend --json) nor "
+                                  f"'strategy' (one plan)")
+    strategy = strategy_from_summary(plan.get("strategy"))
+
+    if args.model or args.params:
+        model = model_from_args(args)
+    else:
+        name = (plan.get("model") or top.get("model") or {}).get("name")
+        if not name:
+            raise ShardwiseInputError("the plan names no model: pass --model")
+        try:
+            model = resolve_model(name)
+        except ShardwiseInputError as exc:
+            raise ShardwiseInputError(f"the plan's model {name!r} is not in the catalog ({exc}); pass --model "
+                                      f"with its config.json") from None
+    if args.gpu:
+        cluster = cluster_from_args(args)
+    else:
+        c = plan.get("cluster") or top.get("cluster")
+        if not c:
+            raise ShardwiseInputError("the plan names no cluster: pass --gpu and --gpus")
+        cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
+    s = top.get("setup")
+    setup = (TrainingSetup(seq_len=s["seq_len"], global_batch=s["global_batch"], mode=s["mode"],
+                           precision=s["precision"], framework=s["framework"])
+             if s and not setup_given else setup_from_args(args))
+
+    summary = plan["strategy"]
+    dp = strategy.dp(cluster.num_gpus)
+    if "dp" in summary and summary["dp"] != dp:
+        raise ShardwiseInputError(f"the plan has DP={summary['dp']} but this scenario gives DP={dp} "
+                                  f"({cluster.num_gpus} GPUs / TP·CP·PP): export it with the scenario it was made for")
+    if "grad_accum" in summary and summary["grad_accum"] != max(setup.global_batch // (dp * strategy.micro_batch), 1):
+        raise ShardwiseInputError(f"the plan has grad-accum {summary['grad_accum']} but global batch "
+                                  f"{setup.global_batch} gives {setup.global_batch // (dp * strategy.micro_batch)}: "
+                                  f"pass the plan's --seq-len/--global-batch")
+    return model, cluster, setup, strategy
+
+
+# --- recommend hooks ------------------------------------------------------------------
+
+def add_recommend_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("export")
+    g.add_argument("--export-dir", metavar="DIR", help="write every export format for the top plan into DIR")
+    g.add_argument("--exports", action="store_true",
+                   help="with --json: add each plan's exports ({format: file or refusal}) under plans[i].exports")
+
+
+def _as_json(result: ExportResult | ExportRefused) -> dict:
+    if isinstance(result, ExportRefused):
+        return {"refused": str(result)}
+    return {"filename": result.filename, "text": result.text, "header": result.header,
+            "warnings": list(result.warnings)}
+
+
+def extend_recommend(args: argparse.Namespace, recommendation, payload: dict) -> None:
+    if not (getattr(args, "export_dir", None) or getattr(args, "exports", False)) or not recommendation.plans:
+        return
+    model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
+    if args.exports:
+        for plan, out in zip(recommendation.plans, payload["plans"]):
+            exports = export_all(model, cluster, setup, strategy_from_summary(plan.strategy.model_dump()))
+            out["exports"] = {fmt: _as_json(r) for fmt, r in exports.items()}
+    if args.export_dir:
+        write_export_dir(Path(args.export_dir), export_all(model, cluster, setup,
+                                                           strategy_from_summary(recommendation.plans[0].strategy.model_dump())))
+
+
+def write_export_dir(directory: Path, exports: dict[str, ExportResult | ExportRefused]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    readme = []
+    for fmt, result in exports.items():
+        if isinstance(result, ExportRefused):
+            readme.append(f"{fmt}: refused — {result}\n")
+            continue
+        (directory / result.filename).write_text(result.text)
+        readme.append(f"{fmt}: {result.filename}\n" + "".join(f"    {line}\n" for line in result.header.splitlines()))
+    (directory / "README.txt").write_text("Exports of the top plan (shardwise recommend --export-dir)\n\n"
+                                          + "\n".join(readme))
+    written = sum(not isinstance(r, ExportRefused) for r in exports.values())
+    print(f"wrote {written} export files and README.txt to {directory}", file=sys.stderr)
