@@ -47,7 +47,6 @@ QUANTITY = re.compile(
     rf"(?<![\w.,/])(?P<num>{_NUM})(?:\s?(?P<suffix>{_SUFFIX})(?![\w]))?(?:\s?(?P<unit>{_UNIT})(?![\w/])|(?P<times>x)(?=[A-Z])|(?![\w]))"
 )
 
-# Tokens that contain digits but are names, not quantities.
 _LABELS = {"zerostage": "zero", "mb": "micro_batch", "mbs": "micro_batch", "microbatch": "micro_batch",
            "microbatchsize": "micro_batch", "ga": "grad_accum", "gbs": "global_batch"}
 
@@ -60,6 +59,7 @@ def degree_label(text: str) -> str:
     return _LABELS.get(key, key)
 
 
+# Tokens that contain digits but are names, not quantities.
 _NAME_TOKEN = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_.+]*(?:[-/][A-Za-z0-9_.+]+)*")
 _NOT_QUANTITY = re.compile(
     r"(?<![\w])(?:\d+F\d+B|\d+D|\d+(?:st|nd|rd|th)|\d+-?bits?)\b",
@@ -89,12 +89,9 @@ class Quantity:
     trailing_zeros: bool = False  # a whole number ending in 0: its precision is a guess
 
 
-def _digits(num: str) -> tuple[float, float]:
-    """Value and half the place of the last written digit ("71.30" -> 0.005; "1000" -> 500)."""
-    return _digits_and_zeros(num)[:2]
-
-
-def _digits_and_zeros(num: str) -> tuple[float, float, bool]:
+def _digits(num: str) -> tuple[float, float, bool]:
+    """Value, half the place of the last written digit ("71.30" -> 0.005; "1000" -> 500), and
+    whether that place comes from trailing zeros."""
     clean = num.replace(",", "")
     mantissa, _, exp = clean.lower().partition("e")
     value = float(clean)
@@ -115,11 +112,11 @@ def _canonical_unit(unit: str) -> str:
     low = u.lower()
     if not u:
         return ""
-    if u in ("%",) or low == "percent":
+    if u == "%" or low == "percent":
         return "%"
     table = {"gib": "gib", "gb": "gb", "mib": "mib", "mb": "mb", "tib": "tib", "tb": "tb", "kib": "kib",
              "kb": "kb", "byte": "bytes", "bytes": "bytes", "gb/s": "gbps", "gib/s": "gbps", "tb/s": "tbps",
-             "gb/s ": "gbps", "gbps": "gbit", "ms": "ms", "msec": "ms", "µs": "us", "us": "us",
+             "gbps": "gbit", "ms": "ms", "msec": "ms", "µs": "us", "us": "us",
              "s": "s", "sec": "s", "secs": "s", "min": "min", "mins": "min", "h": "h", "hr": "h", "hrs": "h",
              "x": "x", "×": "x"}
     if u == "Gb/s":
@@ -165,7 +162,7 @@ def extract(text: str, names: Iterable[re.Pattern] = (), quotes: bool = True) ->
         spans += [m.span() for m in pattern.finditer(text)]
     text = _masked(text, spans)
     for m in DEGREE.finditer(text):
-        value, half = _digits(m.group("num"))
+        value, half, _ = _digits(m.group("num"))
         label = degree_label(m.group("label"))
         found.append(Quantity(m.group(0), value, (1.0,), "degree", half, m.start(), label))
     text = _masked(text, [m.span() for m in DEGREE.finditer(text)])
@@ -176,7 +173,7 @@ def extract(text: str, names: Iterable[re.Pattern] = (), quotes: bool = True) ->
     text = _masked(text, skip)
     for m in QUANTITY.finditer(text):
         num, suffix, unit = m.group("num"), m.group("suffix") or "", m.group("unit") or m.group("times") or ""
-        value, half, zeros = _digits_and_zeros(num)
+        value, half, zeros = _digits(num)
         scales: tuple[float, ...] = (1.0,)
         if suffix:
             scales = _SUFFIX_SCALES[suffix]

@@ -2,7 +2,8 @@
 
 Units follow the CLI's conventions: "8k" context = 8192 tokens; a "4M"-token batch is
 4·2^20 tokens (training recipes count in powers of two), turned into sequences by the
-sequence length.
+sequence length. This is deliberately not tools/scenario.py: ground truth must not share
+the code that turns a tool call into specs, or a bug there would grade itself correct.
 """
 
 from __future__ import annotations

@@ -56,3 +56,21 @@ def test_repeats_give_a_pass_rate_with_an_interval(endpoint, capsys):
     assert low < 2 / 3 < high
     assert data["target"] == "live:test-model"
     assert any("unbacked number '17'" in f for f in data["cases"][0]["failures"])
+
+
+def test_the_judge_over_an_openai_compatible_endpoint(endpoint):
+    from shardwise.evals.case import Case
+    from shardwise.evals.graders import TurnContext
+    from shardwise.evals.graders.judge import judge, openai_complete
+    from shardwise.evals.transcript import Reply
+
+    reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": '{"score": 4, "reason": "clear, direct"}'}}]}
+    route = endpoint.post("/chat/completions").mock(return_value=httpx.Response(200, json=reply))
+    case = Case.model_validate({"id": "j", "family": "out_of_domain", "user": "write a haiku"})
+    ctx = TurnContext(case=case, index=0, scenario=case.scenario, reply=Reply(answer="I plan parallelism."))
+    verdict = judge(ctx, openai_complete("test-model", BASE, "sk-test"))
+    assert (verdict.score, verdict.reason) == (4, "clear, direct")
+    sent = json.loads(route.calls[0].request.content)
+    assert sent["model"] == "test-model" and "I plan parallelism." in sent["messages"][1]["content"]
