@@ -70,10 +70,24 @@ BACKWARD_KERNEL_RATIO = 2.0
 HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
 
 # --- Attention core (FlashAttention) -----------------------------------------------------
-# Fraction of the BF16 peak reached by the fused attention kernel (calibrated; FlashAttention-2
-# paper reports 50-73 % on A100 forward, FlashAttention-3 paper 75 % on H100 forward).
+# Fraction of the BF16 peak reached by FlashAttention-2-class attention, forward (calibrated;
+# the FlashAttention-2 paper reports 50-73 % on A100, and ~35 % on H100 where it cannot use the
+# Hopper-specific instructions; FlashAttention-3 paper, figure 1).
 ATTENTION_EFFICIENCY: dict[str, float] = calibrated.ATTENTION_EFFICIENCY
-DEFAULT_ATTENTION_EFFICIENCY = 0.45
+DEFAULT_ATTENTION_EFFICIENCY = 0.25
+# Which kernel stack a framework runs. Megatron-Core uses Transformer Engine: cuBLASLt GEMMs with
+# fused epilogues, fused norms/rotary/cross-entropy, and cuDNN fused attention, which on
+# Hopper/Blackwell follows the warp-specialised, asynchronous FlashAttention-3 design (Shah et
+# al. 2024: 1.5-2.0× FlashAttention-2 on H100). PyTorch-native stacks (torchtitan/FSDP,
+# DeepSpeed, nanotron, llm-foundry) run eager GEMMs and FlashAttention-2-class kernels.
+KERNEL_STACK_BY_FRAMEWORK: dict[str, str] = {"megatron": "te", "fsdp": "pytorch", "deepspeed": "pytorch",
+                                             "nanotron": "pytorch"}
+FUSED_ATTENTION_GENERATIONS = ("hopper", "blackwell")
+# GEMM efficiency of PyTorch-native stacks relative to Transformer Engine's (calibrated): the
+# GEMM_EFFICIENCY table above is Transformer Engine's.
+PYTORCH_GEMM_FACTOR: float = calibrated.PYTORCH_GEMM_FACTOR
+# Speed of the fused (FA3-class) kernel over the FA2-class one on those GPUs (calibrated).
+FUSED_ATTENTION_SPEEDUP: float = calibrated.FUSED_ATTENTION_SPEEDUP
 # Backward of the attention core takes this many times the forward's time: it has 5 matmuls
 # against the forward's 2, one of them recomputing QK^T (FlashAttention-2 paper, section 3.2).
 ATTENTION_BACKWARD_TIME_RATIO = 2.5

@@ -52,7 +52,9 @@ ACHIEVABLE_BANDWIDTH_FRACTION: dict[str, float] = {
 # Share of the data-parallel gradient reduction hidden behind the last micro-batch's backward
 # (Megatron --overlap-grad-reduce, PyTorch DDP/FSDP buckets): everything but the last bucket
 # can overlap, at the rate the overlap window allows (calibrated).
-DP_OVERLAP_FRACTION: float = calibrated.DP_OVERLAP_FRACTION
+# By framework: Megatron (--overlap-grad-reduce / --overlap-param-gather), PyTorch FSDP/DDP
+# buckets, DeepSpeed (overlap_comm); "nanotron" is the Playbook's framework (calibration only).
+DP_OVERLAP_FRACTION: dict[str, float] = calibrated.DP_OVERLAP_FRACTION
 # Gradient bucket, in parameters: Megatron's DDP default is max(40M, 1M·dp) elements; the last
 # bucket is always exposed.
 DP_BUCKET_PARAMS = 40_000_000
@@ -78,6 +80,12 @@ EP_OVERLAP_FRACTION = 0.0
 # (overlap_p2p_comm); for plain 1F1B they are on the critical path.
 PP_P2P_OVERLAP_FRACTION_INTERLEAVED = 0.8
 PP_P2P_OVERLAP_FRACTION_1F1B = 0.0
+
+# How a framework's ZeRO-1/2 reduces gradients: Megatron's distributed optimizer, DeepSpeed and
+# FSDP reduce-scatter them; nanotron keeps its DDP all-reduce and then all-gathers the updated
+# parameter shards (nanotron/src/nanotron/optim/zero.py), moving 1.5× the bytes.
+ZERO_GRADIENTS_ALL_REDUCED: dict[str, bool] = {"megatron": False, "fsdp": False, "deepspeed": False,
+                                               "nanotron": True}
 
 # --- Wire formats --------------------------------------------------------------------------
 # Gradients are reduced in FP32 by default: Megatron sets accumulate_allreduce_grads_in_fp32

@@ -17,27 +17,40 @@ class PerformanceAssumptions:
     gemm_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.GEMM_EFFICIENCY))
     fp8_gemm_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.FP8_GEMM_EFFICIENCY))
     attention_efficiency: dict[str, float] = field(default_factory=lambda: dict(c.ATTENTION_EFFICIENCY))
+    fused_attention_speedup: float = c.FUSED_ATTENTION_SPEEDUP
+    kernel_stack: dict[str, str] = field(default_factory=lambda: dict(c.KERNEL_STACK_BY_FRAMEWORK))
+    pytorch_gemm_factor: float = c.PYTORCH_GEMM_FACTOR
     kernel_fixed_s: float = c.KERNEL_FIXED_S
     host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
     balance_output_layer: bool = c.PIPELINE_BALANCES_OUTPUT_LAYER
     hbm_efficiency: float = c.HBM_EFFICIENCY
     bandwidth_fraction: dict[str, float] = field(default_factory=lambda: dict(n.ACHIEVABLE_BANDWIDTH_FRACTION))
-    dp_overlap: float = n.DP_OVERLAP_FRACTION
+    dp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.DP_OVERLAP_FRACTION))
     fsdp_overlap: float = n.FSDP_OVERLAP_FRACTION
+    zero_grads_all_reduced: dict[str, bool] = field(default_factory=lambda: dict(n.ZERO_GRADIENTS_ALL_REDUCED))
     tp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.TP_OVERLAP_FRACTION))
     cp_overlap: float = n.CP_OVERLAP_FRACTION
     ep_overlap: float = n.EP_OVERLAP_FRACTION
     pp_overlap_interleaved: float = n.PP_P2P_OVERLAP_FRACTION_INTERLEAVED
     pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
 
-    def gemm_eff(self, gpu: GPUSpec, precision: str) -> float:
+    def gemm_eff(self, gpu: GPUSpec, precision: str, framework: str = "megatron") -> float:
         gen = c.gpu_generation(gpu)
         if precision == "fp8" and gpu.fp8_tflops:
-            return self.fp8_gemm_efficiency.get(gen, c.DEFAULT_FP8_GEMM_EFFICIENCY)
-        return self.gemm_efficiency.get(gen, c.DEFAULT_GEMM_EFFICIENCY)
+            eff = self.fp8_gemm_efficiency.get(gen, c.DEFAULT_FP8_GEMM_EFFICIENCY)
+        else:
+            eff = self.gemm_efficiency.get(gen, c.DEFAULT_GEMM_EFFICIENCY)
+        return eff * (1.0 if self.kernel_stack.get(framework) == "te" else self.pytorch_gemm_factor)
 
-    def attention_eff(self, gpu: GPUSpec) -> float:
-        return self.attention_efficiency.get(c.gpu_generation(gpu), c.DEFAULT_ATTENTION_EFFICIENCY)
+    def attention_eff(self, gpu: GPUSpec, framework: str = "fsdp") -> float:
+        gen = c.gpu_generation(gpu)
+        eff = self.attention_efficiency.get(gen, c.DEFAULT_ATTENTION_EFFICIENCY)
+        if self.kernel_stack.get(framework) == "te" and gen in c.FUSED_ATTENTION_GENERATIONS:
+            eff *= self.fused_attention_speedup
+        return min(eff, 0.95)
+
+    def dp_overlap_for(self, framework: str) -> float:
+        return self.dp_overlap.get(framework, 0.0)
 
     def link_fraction(self, network: NetworkSpec) -> float:
         return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])

@@ -47,8 +47,13 @@ def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> Perf
     changes = {}
     if not run.tp_comm_overlap:
         changes["tp_overlap"] = {**assume.tp_overlap, fw: 0.0}
-    if run.host_framework != fw:
-        changes["host_time_per_layer"] = {**assume.host_time_per_layer, fw: assume.host_time_for(run.host_framework)}
+    other = run.host_framework
+    if other != fw:  # the run's software is not one a user can pick: use its own profile
+        changes["host_time_per_layer"] = {**assume.host_time_per_layer, fw: assume.host_time_for(other)}
+        changes["dp_overlap"] = {**assume.dp_overlap, fw: assume.dp_overlap_for(other)}
+        changes["kernel_stack"] = {**assume.kernel_stack, fw: assume.kernel_stack.get(other, "pytorch")}
+        changes["zero_grads_all_reduced"] = {**assume.zero_grads_all_reduced,
+                                             fw: assume.zero_grads_all_reduced.get(other, False)}
     return replace(assume, **changes) if changes else assume
 
 

@@ -317,7 +317,11 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     micro = _int(row["micro_batch"]) or 1
     gbs = _int(row["global_batch_seqs"])
     if gbs is None:
-        local = _local_batch(notes) or micro * (_ga_from_notes(notes) or 1)
+        local = _local_batch(notes) or (micro * _ga_from_notes(notes) if _ga_from_notes(notes) else None)
+        if local is None and pp == 1:
+            local = micro  # no pipeline: one micro-batch per step is the reading that needs no guess
+        if local is None:
+            return excluded("global batch not stated (the pipeline bubble depends on it)", model)
         gbs = local * dp
     mfu = _num(row["measured_mfu"])
     if mfu is not None and mfu < STALLED_MFU_PERCENT:

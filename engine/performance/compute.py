@@ -61,9 +61,10 @@ def rooflines(cluster: Cluster, setup: TrainingSetup, assume: PerformanceAssumpt
     (Transformer Engine / torchao float8 keep attention and norms in BF16)."""
     gpu = cluster.gpu
     hbm = gpu.hbm_bandwidth_gbs * 1e9 * assume.hbm_efficiency
-    bf16 = Roofline(gpu.bf16_tflops * 1e12, assume.gemm_eff(gpu, "bf16"), hbm, assume.kernel_fixed_s, 2.0)
+    fw = setup.framework
+    bf16 = Roofline(gpu.bf16_tflops * 1e12, assume.gemm_eff(gpu, "bf16", fw), hbm, assume.kernel_fixed_s, 2.0)
     if setup.precision == "fp8" and gpu.fp8_tflops:
-        fp8 = Roofline(gpu.fp8_tflops * 1e12, assume.gemm_eff(gpu, "fp8"), hbm, assume.kernel_fixed_s, 1.0)
+        fp8 = Roofline(gpu.fp8_tflops * 1e12, assume.gemm_eff(gpu, "fp8", fw), hbm, assume.kernel_fixed_s, 1.0)
         return fp8, bf16
     return bf16, bf16
 
@@ -107,7 +108,7 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
 
     # Attention core: causal FLOPs per token, heads split by TP, queries by CP.
     attn_flops = M * attention_core_flops_per_token_layer(model, setup.seq_len) / tp
-    attn_fwd = attn_flops / (gpu.bf16_tflops * 1e12 * assume.attention_eff(gpu)) + assume.kernel_fixed_s
+    attn_fwd = attn_flops / (gpu.bf16_tflops * 1e12 * assume.attention_eff(gpu, setup.framework)) + assume.kernel_fixed_s
 
     # Elementwise work common to every layer: norms, residuals (by SP shard) and rotary (by TP).
     rotary_elems = M * (heads * d_qk + model.kv_heads * d_qk) / tp

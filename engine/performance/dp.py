@@ -35,10 +35,12 @@ class ShardedParams:
     expert: np.ndarray
 
 
-def _sync_once(params: np.ndarray, links: GroupLinks, zero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sync_once(params: np.ndarray, links: GroupLinks, zero: np.ndarray,
+               all_reduce_grads: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(gradient reduction, parameter gather) times for ZeRO 0-2, once per step."""
     grads = params * n.GRAD_REDUCE_BYTES
-    reduce = np.where(zero == 0, all_reduce_time(grads, links), reduce_scatter_time(grads, links))
+    full = all_reduce_time(grads, links)
+    reduce = full if all_reduce_grads else np.where(zero == 0, full, reduce_scatter_time(grads, links))
     gather = np.where(zero == 0, 0.0, all_gather_time(params * n.PARAM_GATHER_BYTES, links))
     has = params > 0
     return np.where(has, reduce, 0.0), np.where(has, gather, 0.0)
@@ -50,8 +52,10 @@ def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks) -> np.ndarray:
 
 
 def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, layers_per_stage: np.ndarray,
-                    mb_forward: np.ndarray, mb_backward: np.ndarray, assume: PerformanceAssumptions) -> np.ndarray:
+                    mb_forward: np.ndarray, mb_backward: np.ndarray, assume: PerformanceAssumptions,
+                    framework: str = "megatron") -> np.ndarray:
     """Exposed seconds per step. mb_forward/mb_backward: one micro-batch's compute on this rank."""
+    overlap = assume.dp_overlap_for(framework)
     zero = grid.zero_stage
     replicas = np.maximum(grid.hsdp_replicas, 1)
     dense_links = dp_group(cluster, grid, assume)
@@ -61,12 +65,13 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     zero3_links = _choose(replicas > 1, shard_links, dense_links)
 
     # ZeRO 0-2: once per step, overlapped with the last backward / the next forward.
-    reduce_d, gather_d = _sync_once(params.dense, dense_links, zero)
-    reduce_e, gather_e = _sync_once(params.expert, expert_links, zero)
+    all_reduce = assume.zero_grads_all_reduced.get(framework, False)
+    reduce_d, gather_d = _sync_once(params.dense, dense_links, zero, all_reduce)
+    reduce_e, gather_e = _sync_once(params.expert, expert_links, zero, all_reduce)
     reduce, gather = reduce_d + reduce_e, gather_d + gather_e
     bucket = np.minimum(1.0, n.DP_BUCKET_PARAMS / np.maximum(params.dense + params.expert, 1.0))
-    exposed_reduce = np.maximum(reduce - assume.dp_overlap * mb_backward, bucket * reduce)
-    exposed_gather = np.maximum(gather - assume.dp_overlap * mb_forward, bucket * gather)
+    exposed_reduce = np.maximum(reduce - overlap * mb_backward, bucket * reduce)
+    exposed_gather = np.maximum(gather - overlap * mb_forward, bucket * gather)
     once = exposed_reduce + exposed_gather
 
     # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
@@ -75,7 +80,7 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     first_layer = per_mb / np.maximum(layers_per_stage, 1)
     exposed_mb = np.maximum(per_mb - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
     hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * n.GRAD_REDUCE_BYTES, replica_links), 0.0)
-    zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - assume.dp_overlap * mb_backward, bucket * hsdp)
+    zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - overlap * mb_backward, bucket * hsdp)
 
     total = np.where(zero == 3, zero3, once)
     return np.where((grid.dp * grid.cp > 1) | (grid.expert_dp > 1), total, 0.0)

@@ -79,7 +79,7 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     params = trainable_params_per_gpu(model, setup, grid)
     mb_fwd = avg_layers * mb.layer_mix(model, "forward")
     mb_bwd = avg_layers * (mb.layer_mix(model, "backward") + mb.layer_mix(model, "recompute"))
-    dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume)
+    dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume, setup.framework)
     optimizer = optimizer_time(cluster, grid, params.dense, params.expert, assume)
 
     # FLOPs per step, whole cluster.
