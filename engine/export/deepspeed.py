@@ -81,10 +81,7 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     """The DeepSpeed config dict and what the user must do in code for it to mean the plan."""
     refuse_unexpressible(plan)
     s = plan.strategy
-    notes: list[str] = [
-        "batch sizes count data-parallel ranks only (DP = GPUs / (TP·CP·PP)); pass deepspeed.initialize the mpu "
-        "of your TP/PP/SP setup so DeepSpeed counts the same ranks",
-    ]
+    notes: list[str] = []
     cfg: dict = {
         "train_batch_size": plan.global_batch,
         "train_micro_batch_size_per_gpu": s.micro_batch,
@@ -95,7 +92,10 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     }
     if s.tp > 1:
         cfg["tensor_parallel"] = {"autotp_size": s.tp}
-        notes.append(f"TP={s.tp} is DeepSpeed AutoTP (Hugging Face models); AutoTP shards the linear layers only"
+        notes.append(f"TP={s.tp} is DeepSpeed AutoTP (Hugging Face models). train_batch_size counts the {plan.dp} "
+                     f"data-parallel ranks, as DeepSpeed does when deepspeed.initialize gets the TP groups as mpu "
+                     f"(deepspeed.utils.groups after groups._init_tp_mesh_device({s.tp})); without an mpu it counts "
+                     f"all {plan.cluster.num_gpus} ranks and rejects the batch. AutoTP shards the linear layers only"
                      + (" — no Megatron sequence parallelism, so activations between them are not sharded over TP: "
                         "re-run `shardwise evaluate --no-sp` to check the plan still fits" if plan.sp else ""))
     if s.ep > 1:
