@@ -60,14 +60,11 @@ class RankParams:
     moe_layer_shared: np.ndarray  # the non-expert part of one MoE layer (0 if the rank has none)
     moe_layer_experts: np.ndarray  # the routed experts of one MoE layer on this GPU
     largest_gemm: np.ndarray  # largest single weight matrix of a block on this GPU
+    largest_layer: np.ndarray  # the heavier of one dense layer and one MoE layer (an FSDP unit)
 
     @property
     def total(self) -> np.ndarray:
         return self.dense + self.expert
-
-    @property
-    def largest_layer(self) -> np.ndarray:
-        return np.maximum(self.dense_layer, self.moe_layer_shared + self.moe_layer_experts)
 
 
 def rank_params(model: ModelSpec, grid: PlanGrid, stage: StageLoad) -> RankParams:
@@ -97,9 +94,11 @@ def rank_params(model: ModelSpec, grid: PlanGrid, stage: StageLoad) -> RankParam
     gemm = n * attn_gemm + n_dense * mlp_gemm_params(model, model.ffn_hidden_size) / tp + n_moe * shared_gemm + expert
     widest_dense = max(model.num_attention_heads * model.head_size, model.ffn_hidden_size)
     largest_gemm = np.maximum(h * widest_dense / tp, np.where(n_moe > 0, expert_matrix, 0.0))
+    dense_layer = np.where(n_dense > 0, attn + dense_mlp, 0.0)
+    moe_layer_shared = np.where(n_moe > 0, attn + moe_rest, 0.0)
+    moe_layer_experts = np.where(n_moe > 0, experts, 0.0)
     return RankParams(dense=dense, expert=expert, gemm=gemm, embedding=embedding, output=output,
-                      dense_layer=np.where(n_dense > 0, attn + dense_mlp, 0.0),
-                      moe_layer_shared=np.where(n_moe > 0, attn + moe_rest, 0.0),
-                      moe_layer_experts=np.where(n_moe > 0, experts, 0.0),
-                      largest_gemm=largest_gemm)
+                      dense_layer=dense_layer, moe_layer_shared=moe_layer_shared,
+                      moe_layer_experts=moe_layer_experts, largest_gemm=largest_gemm,
+                      largest_layer=np.maximum(dense_layer, moe_layer_shared + moe_layer_experts))
 

@@ -44,6 +44,8 @@ class Heaviest:
     def offer(self, moment: Terms) -> None:
         total = moment.total(self.n)
         heavier = total > self.total
+        if not heavier.any():
+            return
         for key in set(self.terms.values) | set(moment.values):
             self.terms.values[key] = np.where(heavier, moment.values.get(key, 0.0), self.terms.values.get(key, 0.0))
         self.total = np.where(heavier, total, self.total)
