@@ -177,10 +177,13 @@ def _as_json(result: ExportResult | ExportRefused) -> dict:
 
 
 def extend_recommend(args: argparse.Namespace, recommendation, payload: dict) -> None:
-    if not (getattr(args, "export_dir", None) or getattr(args, "exports", False)) or not recommendation.plans:
+    if not (getattr(args, "export_dir", None) or getattr(args, "exports", False)):
+        return
+    if not recommendation.plans:
+        print("no plan fits, so there is nothing to export", file=sys.stderr)
         return
     model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
-    if args.exports:
+    if args.exports and args.json:
         for plan, out in zip(recommendation.plans, payload["plans"]):
             exports = export_all(model, cluster, setup, strategy_from_summary(plan.strategy.model_dump()))
             out["exports"] = {fmt: _as_json(r) for fmt, r in exports.items()}
