@@ -13,7 +13,7 @@ from ..engine.results import Evaluation
 from ..engine.whatif import what_if as engine_what_if
 from .base import Result, Tool
 from .explanations import ReasonFacts, reason_facts
-from .figures import PlanFigures, ScenarioFacts, r, scenario_facts
+from .figures import PlanFigures, ScenarioFacts, r
 from .recommend import RecommendResult, run_recommend
 from .scenario import Args, Scenario
 

@@ -33,11 +33,12 @@ EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:is|are|does)\b|\bexplain\b|\bhow\s+doe
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
+WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b")  # "why does ZeRO-1 shard only…": a question about the idea
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
 MEMORY = re.compile(r"\bmemory\b|\bmem\b|\bgib\b|\bvram\b|\bhbm\b|\boom\b|out\s+of\s+memory|\bfit(?:s)?\b|how\s+much\s+(?:ram|mem)")
-SPEED = re.compile(r"\b(?:fast|faster|speed|throughput|mfu|step\s*time|bubble|tokens?/s)\b")
+SPEED = re.compile(r"\b(?:fast|faster|speed|throughput|mfu|step\s*time|tokens?/s)\b")
 EVALUATE = re.compile(r"\bevaluate\b|\bcheck\b|\bis\s+(?:this|that|it)\b|\bwould\b|\bdoes\b|\bhow\s+(?:fast|good|slow)\b|"
                       r"\bpredict\b|\bwhat\s+about\b|\bhow\s+about\b|\btry\b|\bwork\b|\bvalid\b")
 RECOMMEND = re.compile(r"\brecommend|\brecomend|\bbest\b|\bfastest\b|\boptimal\b|\bshould\s+(?:i|we)\b|\bwhat\s+(?:plan|parallelism|"
@@ -80,7 +81,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     new_scenario = e.has_scenario()
     why = WHY.search(text) is not None
     if INJECTION.search(text):
-        return Intent("injection")
+        # Answer the real question if there is one; never the embedded instructions.
+        return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
     if HELP.search(text) and not e.plans and not (e.model or e.params):
@@ -105,8 +107,15 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "ignore_plan")
     if len(e.plans) == 2 and COMPARE_WORDS.search(text):
         return Intent("compare")
-    if e.concept and not why and (EXPLAIN_STRONG.search(text) or EXPLAIN.search(text) and not (
-            e.plans and (SPEED.search(text) or MEMORY.search(text)))):
+    concept_of_knob = {"zero": "zero", "tp": "tensor_parallel", "pp": "pipeline_bubble", "cp": "context_parallel",
+                       "ep": "expert_parallel", "vpp": "virtual_pipeline", "recompute": "activation_recompute"}
+    if not e.concept and WHY_CONCEPT.search(text) and len(e.plans) == 1 and len(e.plans[0]) == 1:
+        knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…" asks about ZeRO itself
+        if knob in concept_of_knob:
+            e.concept = concept_of_knob[knob]
+    if e.concept and (not why or WHY_CONCEPT.search(text)) and (
+            EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
+            or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))):
         return Intent("explain", e.concept)
     if len(e.plans) == 2:
         return Intent("compare")

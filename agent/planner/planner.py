@@ -109,16 +109,6 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             args.update(scenario=_scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
         return _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
 
-    invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
-               (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))
-               if value is not None and value <= 0]
-    if invalid:
-        return render("offline/invalid.md.j2", problems=invalid)
-    missing = scenario.missing()
-    if missing:
-        return render("offline/need_more.md.j2", missing=missing, family=family,
-                      known=scenario.model_dump(exclude_none=True))
-
     if family == "what_if":
         split = what_if_split(message)
         if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
@@ -130,6 +120,16 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if base is not None and not base.missing():
             out = turn.call("what_if", {"scenario": _scenario_args(base), "change": delta.model_dump(mode="json")})
             return _result_or_error(out, "offline/what_if.md.j2")
+
+    invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
+               (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))
+               if value is not None and value <= 0]
+    if invalid:
+        return render("offline/invalid.md.j2", problems=invalid)
+    missing = scenario.missing()
+    if missing:
+        return render("offline/need_more.md.j2", missing=missing, family=family,
+                      known=scenario.model_dump(exclude_none=True))
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         base = state.plan if state.scenario is not None and scenario == state.scenario else None
@@ -157,7 +157,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                                           "plan": plan.model_dump() if plan is not None else None})
         return _result_or_error(out, "offline/export.md.j2")
 
-    constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail != "ignore_plan" else None
+    constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
     out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 3, "headroom": None,
                                         "constraints": constraints})
     if not out.ok:
@@ -167,7 +167,10 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         memory = turn.call("estimate_memory", {"scenario": _scenario_args(scenario), "plan": best.model_dump()})
         return _result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
-    return render(template, r=out.result)
+    text = render(template, r=out.result)
+    if intent.detail == "injection":
+        text = render("offline/injection_note.md.j2") + "\n" + text
+    return text
 
 
 def _matches(plan: Plan, knobs: dict) -> bool:

@@ -1,0 +1,103 @@
+"""Plan knobs in a message: "TP=4", "tp8", "ZeRO-3", "mb 2", "full recompute", "pure DP", and
+contrasts of two plans: "TP=4 PP=4 over TP=8 PP=2, both zero1 mb1", "EP8 or EP4 (tp2 pp2)",
+"selective vs full"."""
+
+from __future__ import annotations
+
+import re
+
+KNOB = r"tp|pp|vpp|cp|ep|etp|zero(?:\s*stage)?|mbs?|micro[\s\-]?batch(?:[\s\-]?size)?"
+KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb 2", "micro-batch of 2"
+    "tp": r"\btp\s*(?:=|:|-|\s)?\s*(\d+)\b|\btensor[\s\-]?parallel(?:ism)?\s*(?:of|=|:)?\s*(\d+)\b",
+    "pp": r"\bpp\s*(?:=|:|-|\s)?\s*(\d+)\b|\bpipeline[\s\-]?parallel(?:ism)?\s*(?:of|=|:)?\s*(\d+)\b",
+    "vpp": r"\bvpp\s*(?:=|:|-|\s)?\s*(\d+)\b",
+    "cp": r"\bcp\s*(?:=|:|-|\s)?\s*(\d+)\b",
+    "ep": r"\bep\s*(?:=|:|-|\s)?\s*(\d+)\b",
+    "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
+    "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
+    "micro_batch": r"\b(?:mbs?|micro[\s\-]?batch(?:[\s\-]?size)?)\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
+    "recompute": r"\b(none|no|selective|full)\s+(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
+                 r"|\b(?:recompute|recomputation|checkpointing)\s*(?:=|:)?\s*(none|off|selective|full)\b",
+}
+ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
+NO_TP = r"\bno\s+tp\b|\bwithout\s+tp\b|\btp\s*=?\s*1\s+only\b"
+NO_PP = r"\bno\s+pp\b|\bwithout\s+pp\b"
+KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4", "selective vs full"
+    rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
+    r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
+PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brather\s+than\b|\bcompared\s+(?:to|with)\b"
+                            r"|\bthan\b|\bnot\b|\bor\b")
+SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
+
+
+def _knob_value(knob: str, m: re.Match):
+    value = next((g for g in m.groups() if g is not None), None)
+    if knob == "recompute":
+        return {"no": "none", "off": "none"}.get(value, value)
+    return int(value)
+
+
+def _knob_name(written: str) -> str:
+    written = re.sub(r"[\s\-]", "", written)
+    if written.startswith("zero"):
+        return "zero"
+    if written.startswith(("mb", "micro")):
+        return "micro_batch"
+    return written
+
+
+def find_plans(text: str) -> list[dict]:
+    """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
+
+    Knobs named after a break in the sentence that follows the second plan (a parenthesis, a
+    comma, "both", "with") apply to both plans; a plan named by several knobs is that plan.
+    """
+    found = []
+    for knob, pattern in KNOB_PATTERNS.items():
+        for m in re.finditer(pattern, text):
+            found.append((m.start(), knob, _knob_value(knob, m)))
+    shared_layout: dict = {}
+    if re.search(ONLY_DP, text):
+        shared_layout = {"tp": 1, "pp": 1}
+    else:
+        if re.search(NO_TP, text):
+            shared_layout["tp"] = 1
+        if re.search(NO_PP, text):
+            shared_layout["pp"] = 1
+    vs = next((v for v in KNOB_VS.finditer(text) if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
+    if vs:  # one knob, two values; everything else is common to both
+        if vs.group("knob"):
+            knob = _knob_name(vs.group("knob"))
+            a, b = int(vs.group("a")), int(vs.group("b"))
+        else:
+            knob, a, b = "recompute", vs.group("ra"), vs.group("rb")
+        common = {k: v for pos, k, v in found if not vs.start() <= pos < vs.end() and k != knob}
+        common = {**shared_layout, **common}
+        return [{**common, knob: a}, {**common, knob: b}]
+    if not found:
+        return [shared_layout] if shared_layout else []
+    found.sort()
+    first_pos = found[0][0]
+    sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
+    if sep is None and re.match(r"\s*why\s+not\b", text):
+        sep = re.search(r"\bnot\b", text)
+    if sep is not None:
+        first = {k: v for pos, k, v in found if pos < sep.start()}
+        rest = [(pos, k, v) for pos, k, v in found if pos > sep.start()]
+        if rest:
+            second: dict = {}
+            shared: dict = {}
+            brk = next((b for b in SHARED_BREAK.finditer(text) if b.start() > rest[0][0]), None)
+            for pos, k, v in rest:
+                if brk is not None and pos > brk.start() and k not in first:
+                    shared[k] = v
+                else:
+                    second.setdefault(k, v)
+            if first or re.search(r"\bnot\b", text[:sep.end()]):
+                a = {**shared_layout, **shared, **first}
+                b = {**shared_layout, **shared, **second}
+                return [a if first else {}, b]
+    plan: dict = dict(shared_layout)
+    for _, knob, value in found:
+        plan.setdefault(knob, value)
+    return [plan]

@@ -1,0 +1,231 @@
+"""Names in a message, resolved through the catalogs: models ("llama3 70b", "70b llama 3.1",
+"405B"), GPUs with the counts written beside them ("8x H100 nodes", "a single 8xH100 box",
+"DGX A100 (8x 80GB)"), networks, config formats, frameworks, concepts, and names that look
+like models or hardware but are not known. A model or GPU added to a catalog is recognised
+without touching this file."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ...engine import hardware_catalog, model_catalog
+from .quantities import NUMBER_WORDS, _count
+
+SEP = r"[\s\-_]*"
+LEFT = r"(?<![a-z0-9.])"
+RIGHT = r"(?![a-z0-9])"
+# A size alone ("70B on 64 H100s") means the Llama 3.1 model of that size when there is one:
+# the dense reference family (8B, 70B, 405B); other sizes become an approximate shape.
+BARE_SIZE_FAMILY = ("llama", "3.1")
+FAMILY_DEFAULTS = {"mixtral": "mixtral-8x7b"}  # a family named without a size
+UNSUPPORTED_HARDWARE = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
+                        r"\binferentia\d*": "AWS Inferentia", r"\bcpus?\s+only\b": "CPU-only training"}
+MODEL_FAMILIES = r"gpt|llama|qwen|mistral|mixtral|gemma|phi|deepseek|falcon|olmo|claude|gemini|grok|yi|command[\s-]?r"
+
+EXPORT_WORDS = {
+    "megatron-bridge": r"megatron[\s\-_]*bridge|\bnemo\b|\bbridge\b",
+    "deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config",
+    "torchtitan": r"torch[\s\-]?titan|\btitan\b",
+    "accelerate": r"\baccelerate\b",
+    "nanotron": r"\bnanotron\b",
+    "megatron": r"\bmegatron(?:[\s\-]?lm)?\b",
+    "fsdp": r"\bfsdp2?\b|fully[\s_]shard",
+    "launch": r"\blaunch\b|\btorchrun\b|\bsrun\b|\bslurm\b|\bsbatch\b",
+}
+FRAMEWORK_WORDS = {"deepspeed": r"deep[\s\-]?speed", "fsdp": r"\bfsdp2?\b|torch[\s\-]?titan",
+                   "megatron": r"\bmegatron(?:[\s\-]?lm)?\b|\bnemo\b"}
+NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
+    (r"infiniband\s*ndr|\bib[\s\-]?ndr\b|\bndr\b|400\s*g(?:b|bit)?(?:/s)?\s*(?:ib|infiniband)", "ib-ndr"),
+    (r"infiniband\s*hdr|\bib[\s\-]?hdr\b|\bhdr\b|200\s*g(?:b|bit)?(?:/s)?\s*(?:ib|infiniband)", "ib-hdr"),
+    (r"infiniband\s*xdr|\bib[\s\-]?xdr\b|\bxdr\b", "ib-xdr"),
+    (r"\broce\b[\s\-]*(?:v2)?\s*200", "roce-200g"),
+    (r"\broce\b", "roce-400g"),
+    (r"\b100\s*g(?:b|bit)?(?:e|/s)?\s*(?:ethernet|eth)?\b(?!\s*(?:b|gb|gib)\b)|\bethernet\b", "eth-100g"),
+    (r"\b25\s*g(?:b|bit)?(?:e|/s)?\s*(?:ethernet|eth)?\b", "eth-25g"),
+    (r"\bslingshot\b", "slingshot-11"),
+    (r"\binfiniband\b|\bib\b", "ib-ndr"),
+]
+CONCEPTS = [  # (pattern, concept), most specific first
+    (r"\bq[\s\-]?lora\b", "qlora"),
+    (r"\blora\b", "lora"),
+    (r"bubble", "pipeline_bubble"),
+    (r"interleav|virtual\s*(?:pipeline|stage)|\bvpp\b(?!\s*[=:]?\s*\d)", "virtual_pipeline"),
+    (r"sequence[\s\-]?parallel|\bsp\b(?!\s*[=:]?\s*\d)", "sequence_parallel"),
+    (r"context[\s\-]?parallel|ring[\s\-]?attention|\bcp\b(?!\s*[=:]?\s*\d)", "context_parallel"),
+    (r"expert[\s\-]?parallel|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
+    (r"\bfsdp\b|fully[\s\-]?sharded", "fsdp"),
+    (r"\bzero\b(?!\s*(?:stage\s*)?[=:\-]?\s*[0-3])|zero[\s\-]?redundancy|\bwhat\s+does\s+zero|\bexplain\s+zero", "zero"),
+    (r"recomput|checkpointing|rematerial", "activation_recompute"),
+    (r"micro[\s\-]?batch|gradient\s*accum|grad[\s\-]?accum", "micro_batch"),
+    (r"\bmfu\b|\bhfu\b|flops?\s*utili", "mfu"),
+    (r"memory\s*breakdown|where\s+(?:does|did)\s+(?:the\s+)?memory|activation\s*memory|memory\s*go", "memory_breakdown"),
+    (r"tensor[\s\-]?parallel|\btp\b(?!\s*[=:]?\s*\d)|all[\s\-]?reduce|tp\s*comm", "tensor_parallel"),
+    (r"pipeline[\s\-]?parallel|\bpp\b(?!\s*[=:]?\s*\d)|pipelin", "pipeline_bubble"),
+    (r"data[\s\-]?parallel|\bdp\b(?!\s*[=:]?\s*\d)|\bddp\b", "data_parallel"),
+]
+
+
+def _name_pattern(name: str) -> str:
+    """'llama-3.1-70b' -> a regex matching 'Llama 3.1 70B', 'llama3.1-70b', 'Meta-Llama-3.1-70B-Instruct'."""
+    name = name.lower().rsplit("/", 1)[-1]
+    name = re.sub(r"(?<=[a-z])(?=\d)", " ", name)  # llama3 -> llama 3
+    words = [w for w in re.split(r"[\s\-_]+", name) if w]
+    parts = []
+    for w in words:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)([bmkt])", w)
+        parts.append(re.escape(m.group(1)) + r"\s*" + m.group(2) if m else re.escape(w))
+    return LEFT + SEP.join(parts) + RIGHT
+
+
+@lru_cache(maxsize=1)
+def _model_patterns() -> list[tuple[re.Pattern, str]]:
+    pairs = []
+    for entry in model_catalog.list_catalog():
+        for name in {entry.id, entry.spec.name, *entry.aliases}:
+            pairs.append((len(name), re.compile(_name_pattern(name)), entry.id))
+    return [(p, i) for _, p, i in sorted(pairs, key=lambda t: -t[0])]
+
+
+@lru_cache(maxsize=1)
+def _family_index() -> dict[tuple[str, str, str], str]:
+    """(family, version or '', size) -> catalog id; with version '' the newest of that family and size."""
+    index: dict[tuple[str, str, str], str] = {}
+    for entry in model_catalog.list_catalog():
+        m = re.match(r"([a-z]+)[\-]?(\d+(?:\.\d+)?)?", entry.id)
+        size = re.search(r"(?<![a-z0-9.])(\d+(?:\.\d+)?b)(?![a-z0-9])", entry.id)
+        if m and size:
+            index[(m.group(1), m.group(2) or "", size.group(1))] = entry.id
+            index[(m.group(1), "", size.group(1))] = entry.id  # catalog order: later versions overwrite
+    return index
+
+
+def _blank(text: str, span: tuple[int, int]) -> str:
+    return text[:span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
+
+
+def find_model(text: str) -> tuple[str | None, str]:
+    for pattern, model_id in _model_patterns():
+        m = pattern.search(text)
+        if m:
+            return model_id, _blank(text, m.span())
+    index = _family_index()
+    family = rf"(?P<fam>[a-z]+)[\s\-]*(?P<ver>\d+(?:\.\d+)?)?"
+    size = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
+    for pattern in (rf"(?<![a-z0-9]){family}[\s\-]+{size}",  # llama 70b, qwen 7b, llama 3 70b
+                    rf"(?<![a-z0-9.]){size}\s*(?:\(|,)?\s*{family}"):  # 70b llama 3.1, 405b (llama 3.1)
+        for m in re.finditer(pattern, text):
+            fam, ver, sz = m.group("fam"), m.group("ver") or "", m.group("size") + "b"
+            model_id = index.get((fam, ver, sz)) or (index.get((fam, "3.1", sz)) if fam == "llama" and not ver else None)
+            model_id = model_id or index.get((fam, "", sz))
+            if model_id:
+                return model_id, _blank(text, m.span())
+    for fam, model_id in FAMILY_DEFAULTS.items():
+        m = re.search(rf"\b{fam}\b", text)
+        if m:
+            return model_id, _blank(text, m.span())
+    return None, text
+
+
+def find_params(text: str) -> tuple[str | None, str | None]:
+    """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bt])(?:n|illion)?(?![a-z0-9])(?!\s*tok)", text)
+    if not m:
+        return None, None
+    if m.group(2) == "b":
+        version = re.search(r"\((\d+(?:\.\d+)?)\)|\bllama\s*(\d+(?:\.\d+)?)", text)
+        ver = (version.group(1) or version.group(2)) if version else BARE_SIZE_FAMILY[1]
+        model_id = _family_index().get((BARE_SIZE_FAMILY[0], ver, m.group(1) + "b"))
+        if model_id:
+            return model_id, None
+    return None, f"{m.group(1)}{m.group(2).upper()}"
+
+
+@lru_cache(maxsize=1)
+def _gpu_patterns() -> list[tuple[re.Pattern, str]]:
+    pairs = []
+    for gpu in hardware_catalog.list_gpus():
+        for name in {gpu.id, *gpu.aliases}:
+            words = [re.escape(w) for w in re.split(r"[\s\-_]+", name.lower()) if w]
+            pattern = r"(?<![a-z0-9])(?:nvidia\s+|amd\s+)?" + SEP.join(words) + r"(?:s|'s)?(?![a-z0-9])"
+            pairs.append((len(name), re.compile(pattern), gpu.id))
+    return [(p, i) for _, p, i in sorted(pairs, key=lambda t: -t[0])]
+
+
+def find_gpu(text: str) -> tuple[str | None, dict, str]:
+    """(gpu id, counts written beside it {gpus, nodes, gpus_per_node}, text with the match blanked)."""
+    count_word = r"(?<![\w\-])(-?\d[\d,]*k?|one|single|a|an|two|four|eight)"
+    for pattern, gpu_id in _gpu_patterns():
+        m = pattern.search(text)
+        if not m:
+            continue
+        before, after = text[:m.start()], text[m.end():]
+        counts: dict = {}
+        start, end = m.start(), m.end()
+        c = re.search(count_word + r"\s*(?:x|\*|of)?\s*(?:(?:dgx|hgx)\s+)?$", before)
+        if c and _count(c.group(1)) is not None:
+            counts["gpus"] = _count(c.group(1))
+            start = c.start()
+            n = re.search(count_word + r"\s*(?:nodes?|boxes|servers|machines|hosts)\s*(?:of|with|,|x)?\s*$",
+                          before[:c.start()])
+            if n and _count(n.group(1)):  # "2 nodes of 8x H100": the count beside the GPU is per node
+                counts = {"nodes": _count(n.group(1)), "gpus_per_node": counts["gpus"]}
+                start = n.start()
+        node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?)\b", after)
+        if "gpus" in counts and node_after:
+            word = c.group(1)
+            if word in NUMBER_WORDS or re.search(r"\b(?:one|single|a|an|1)\s+$", before[:c.start()]):
+                counts = {"nodes": 1, "gpus_per_node": counts["gpus"]} if word not in NUMBER_WORDS else \
+                    {"nodes": counts["gpus"]}
+            else:
+                counts = {"nodes": counts["gpus"]}  # "8x H100 nodes": eight nodes
+        paren = re.match(r"\s*(?:rack|node|box|server|system|pod)?\s*\(\s*(\d[\d,]*)\s*(?:x\b|gpus?\b|\))", after)
+        if paren and "gpus" not in counts:  # "DGX A100 (8x 80GB)", "A100 40GB (8)", "16k H100s (16384)"
+            counts["gpus"] = int(paren.group(1).replace(",", ""))
+        elif paren and counts.get("gpus") and int(paren.group(1).replace(",", "")) > counts["gpus"]:
+            counts["gpus"] = int(paren.group(1).replace(",", ""))
+        if not counts:
+            x = re.match(r"\s*(?:x|\*)\s*(\d+)\b", after)
+            if x:
+                counts["gpus"] = int(x.group(1))
+            elif re.search(r"\b(?:dgx|hgx)\s*$", before):
+                counts = {"gpus": 8}  # a DGX/HGX server holds eight
+        return gpu_id, counts, _blank(text, (start, end))
+    return None, {}, text
+
+
+def find_network(text: str) -> str | None:
+    for pattern, network in NETWORK_PHRASES:
+        if re.search(pattern, text):
+            return network
+    return None
+
+
+def find_export_format(text: str) -> str | None:
+    for fmt, pattern in EXPORT_WORDS.items():
+        if re.search(pattern, text):
+            return fmt
+    return None
+
+
+def find_framework(text: str) -> str | None:
+    """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP")."""
+    for framework, pattern in FRAMEWORK_WORDS.items():
+        if re.search(pattern, text):
+            return framework
+    return None
+
+
+def find_concept(text: str) -> str | None:
+    for pattern, concept in CONCEPTS:
+        if re.search(pattern, text):
+            return concept
+    return None
+
+
+def find_unknown(text: str, model: str | None) -> list[str]:
+    unknown = [label for pattern, label in UNSUPPORTED_HARDWARE.items() if re.search(pattern, text)]
+    if model is None:
+        for m in re.finditer(rf"\b(?:{MODEL_FAMILIES})[\s\-]*[\w.]*\d[\w.]*", text):
+            unknown.append(m.group(0).strip())
+    return unknown

@@ -1,0 +1,104 @@
+"""Quantities in a message, the way engineers write them: GPU and node counts ("64 GPUs",
+"8 nodes", "nodes of 8", "8 GPUs each"), sequence lengths ("32k ctx", "8k seqs", "seq 4096",
+"1M token context"), batches ("gbs 512", "512 seqs per batch", "4M tok batch", "2M tokens/step")
+and the training mode ("LoRA r=64", "QLoRA", "full fine-tune")."""
+
+from __future__ import annotations
+
+import re
+
+DEFAULT_NODE_SIZE = 8  # HGX/DGX servers, when neither the message nor the session names a GPU
+K = 1024  # "8k context" = 8192 tokens and "16k GPUs" = 16384, as both are quoted in powers of two
+M = 2**20  # "1M context" = 1,048,576 tokens; "4M tokens" per batch is kept as text ('4M' = 4·2^20)
+NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
+
+
+def _count(text: str) -> int | None:
+    text = text.replace(",", "").strip()
+    if text in NUMBER_WORDS:
+        return NUMBER_WORDS[text]
+    m = re.fullmatch(r"(-?\d+)(k)?", text)
+    if not m:
+        return None
+    return int(m.group(1)) * (K if m.group(2) else 1)
+
+
+def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
+    """(gpus, nodes, gpus per node) from words like '64 GPUs', '8 nodes', '8 per node', 'nodes of 8'."""
+    gpus = nodes = per_node = None
+    m = re.search(r"(?<![\w.\-])(-?\s?\d[\d,]*k?)\s*(?:x\s*)?(?:gpus?|cards|accelerators|devices|ranks)\b", text)
+    if m:
+        gpus = _count(m.group(1).replace(" ", ""))
+    else:
+        m = re.search(r"(?<![\w.])(\d[\d,]*)\s+of\s+(?:them|those|these)\b", text)  # "assume 64 of them"
+        gpus = _count(m.group(1)) if m else None
+    m = re.search(r"(?<!span )(?<!spans )(?<!across )(?<!over )\b(\d+|one|a|single|two|four|eight)\s*(?:x\s*)?"
+                  r"(?:\d+\s*-?\s*gpu\s*)?(?:nodes?|boxes|servers|machines|hosts)\b", text)
+    if m:
+        nodes = _count(m.group(1))
+    m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:per|/|each)\s*(?:node|box|server|machine|host)?\b|"
+                  r"(?:nodes?|boxes|servers|machines)\s*(?:of|with)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
+                  r"|(\d+)\s*gpus?\s*each", text)
+    if m:
+        per_node = int(next(g for g in m.groups() if g))
+        if gpus == per_node and nodes:  # "8 nodes with 8 GPUs": the 8 was per node
+            gpus = None
+    return gpus, nodes, per_node
+
+
+def find_seq_len(text: str) -> int | None:
+    def tokens(number: str, unit: str | None) -> int:
+        scale = {"k": K, "m": M}.get(unit or "", 1)
+        return int(float(number.replace(",", "")) * scale)
+
+    patterns = [
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b",
+        r"(?:ctx|context|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
+        r"(\d+(?:\.\d+)?)\s*(k)\s*seqs?\b",  # "8k seqs": sequences 8k long
+        r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes))",  # "4k,"
+    ]
+    for pattern in patterns:
+        for m in re.finditer(pattern, text):
+            if re.match(r"\s*(?:tok\w*\s*)?(?:global\s*)?(?:batch|gbs)(?!\s*(?:size\s*)?(?:of|=|:)?\s*\d)", text[m.end():]):
+                continue
+            return tokens(m.group(1), m.group(2))
+    return None
+
+
+def find_batch(text: str) -> tuple[int | None, str | None]:
+    """(global batch in sequences, or tokens per batch as written: '4M')."""
+    token_patterns = [
+        r"(\d+(?:\.\d+)?)\s*([mb])\s*-?\s*(?:tok(?:en)?s?)?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b(?!\s*\d)",
+        r"(\d+(?:\.\d+)?)\s*(k)\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b",
+        r"(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)\s*(?:step|batch)",
+        r"(?:batch(?:es)?|gbs)\s*(?:size\s*)?(?:of|=|:)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
+    ]
+    for pattern in token_patterns:
+        m = re.search(pattern, text)
+        if m:
+            return None, f"{m.group(1)}{(m.group(2) or '').upper()}"
+    sequence_patterns = [
+        r"(?:global[\s_-]*(?:batch|bs)(?:[\s_-]*size)?|\bglobal|\bgbs|(?<!micro)(?<!micro[\s-])\bbatch(?:[\s_-]*size)?)"
+        r"\s*(?:of|=|:|is)?\s*(\d[\d,]*)\b(?!\s*[kmb]?\s*-?\s*tok)",
+        r"(\d[\d,]*)\s*(?:sequences?|seqs?|samples?)\s*(?:per|/)\s*(?:step|batch)",
+        r"(?<![\w.])(\d[\d,]*)\s*(?:gbs|global\s*batch|(?<!micro\s)batch\b)",
+        r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
+    ]
+    for pattern in sequence_patterns:
+        m = re.search(pattern, text)
+        if m:
+            return int(m.group(1).replace(",", "")), None
+    return None, None
+
+
+def find_mode(text: str) -> tuple[str | None, int | None]:
+    mode = None
+    if re.search(r"\bq[\s\-]?lora\b", text):
+        mode = "qlora"
+    elif re.search(r"\blora\b", text):
+        mode = "lora"
+    elif re.search(r"full[\s\-]*(?:fine[\s\-]?tun\w*|training|param\w*|ft)\b|pre[\s\-]?train|\bno\s+lora\b|\bwithout\s+lora\b",
+                   text):
+        mode = "full"
+    rank = re.search(r"\b(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b", text) if mode in ("lora", "qlora") else None
+    return mode, int(rank.group(1)) if rank else None
