@@ -32,23 +32,21 @@ class Args(BaseModel):
 
 
 class Scenario(Args):
-    """What is trained, on what. Leave a field null to use the default."""
+    """What is trained, on what; null = default."""
 
-    model: str | None = Field(None, description="catalog model id or name, e.g. 'llama-3.1-70b' (see lookup_model)")
-    params: str | None = Field(
-        None, description="parameter count when the model is not in the catalog, e.g. '70B' or '7e9' (approximate shape)")
-    gpu: str | None = Field(None, description="GPU id or alias, e.g. 'h100-sxm', 'H200', 'a100-80gb' (see list_hardware)")
-    gpus: int | None = Field(None, description="total number of GPUs, at least 1")
-    gpus_per_node: int | None = Field(None, description="GPUs sharing the fast intra-node link; null = the GPU's usual node size")
-    network: str | None = Field(None, description="scale-out network id, e.g. 'ib-ndr', 'roce-400g'; null = the GPU's usual one")
-    seq_len: int | None = Field(None, description=f"tokens per sequence (8k = 8192); null = {DEFAULT_SEQ_LEN}")
-    global_batch: int | None = Field(None, description=f"sequences per optimizer step; null = {DEFAULT_GLOBAL_BATCH}")
-    global_batch_tokens: str | None = Field(
-        None, description="tokens per optimizer step instead of global_batch, e.g. '4M' (= 4*2^20) or '4194304'")
-    mode: Literal["full", "lora", "qlora"] | None = Field(None, description="full fine-tune/pre-train, LoRA or QLoRA; null = full")
-    lora_rank: int | None = Field(None, description="LoRA rank; null = 16")
-    precision: Literal["bf16", "fp8"] | None = Field(None, description="null = bf16")
-    framework: Literal["megatron", "deepspeed", "fsdp"] | None = Field(None, description="null = megatron")
+    model: str | None = Field(None, description="catalog id, e.g. llama-3.1-70b")
+    params: str | None = Field(None, description="size when not in the catalog, e.g. 70B")
+    gpu: str | None = Field(None, description="GPU id, e.g. h100-sxm")
+    gpus: int | None = Field(None, description="total GPUs")
+    gpus_per_node: int | None = None
+    network: str | None = Field(None, description="network id, e.g. ib-ndr")
+    seq_len: int | None = Field(None, description=f"tokens per sequence, 8k = 8192; default {DEFAULT_SEQ_LEN}")
+    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}")
+    global_batch_tokens: str | None = Field(None, description="tokens per step instead, e.g. 4M")
+    mode: Literal["full", "lora", "qlora"] | None = None
+    lora_rank: int | None = None
+    precision: Literal["bf16", "fp8"] | None = None
+    framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -111,18 +109,18 @@ class ResolvedScenario:
 
 
 class Plan(Args):
-    """One parallelism plan. Null fields take the default (1, ZeRO-1, micro-batch 1, selective recompute, SP on)."""
+    """A parallelism plan; null = default (1, ZeRO-1, micro-batch 1, selective recompute, SP on)."""
 
-    tp: int | None = Field(None, description="tensor parallel degree")
-    pp: int | None = Field(None, description="pipeline parallel stages")
-    vpp: int | None = Field(None, description="virtual pipeline stages per rank (interleaved)")
-    cp: int | None = Field(None, description="context parallel degree")
-    ep: int | None = Field(None, description="expert parallel degree (MoE only)")
+    tp: int | None = None
+    pp: int | None = None
+    vpp: int | None = Field(None, description="virtual pipeline stages per rank")
+    cp: int | None = None
+    ep: int | None = None
     etp: int | None = Field(None, description="tensor parallel inside experts")
-    zero: int | None = Field(None, description="ZeRO stage 0-3 (3 = FSDP full shard)")
-    micro_batch: int | None = Field(None, description="sequences per micro-batch")
-    recompute: Literal["none", "selective", "full"] | None = Field(None, description="activation recomputation")
-    sequence_parallel: bool | None = Field(None, description="Megatron sequence parallelism (with tp > 1)")
+    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    micro_batch: int | None = None
+    recompute: Literal["none", "selective", "full"] | None = None
+    sequence_parallel: bool | None = None
 
     def strategy(self) -> Strategy:
         values = {"tp": self.tp, "pp": self.pp, "vpp": self.vpp, "cp": self.cp, "ep": self.ep, "etp": self.etp,
