@@ -91,7 +91,7 @@ def test_evaluate_plan_figures_and_an_invalid_plan_is_a_normal_result():
 
 def test_incomplete_scenario_is_a_fix_list():
     out = dispatch("evaluate_plan", json.dumps({"scenario": {"model": "llama-3.1-8b"}, "plan": {}}))
-    assert out.errors == ["the scenario is incomplete: give gpu (e.g. 'h100-sxm'), gpus (how many)"]
+    assert out.errors == ["the scenario is incomplete: give gpu (a GPU type such as h100-sxm), gpus (how many)"]
     out = dispatch("evaluate_plan", json.dumps({"scenario": {**SCENARIO, "model": "llama-9-8b"}, "plan": {}}))
     assert "unknown model 'llama-9-8b'" in out.errors[0]
 
