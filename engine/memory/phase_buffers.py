@@ -59,17 +59,22 @@ def _fsdp(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
     p, grid = rank.params, rank.grid
     block, out, emb, fc2 = p.largest_layer, p.output, p.embedding, p.largest_gemm
     reshards = (grid.zero_stage >= 3) & (grid.pp == 1)
-    in_layer = phase.startswith(("last_layer", "first_layer"))
     if phase == "loss":
-        gathered, rs_input, fresh = np.where(reshards, out, p.total), 0.0, 0.0
+        gathered, rs_input = np.where(reshards, out, p.total), 0.0
     elif phase.startswith("last_layer"):
         gathered, rs_input = np.where(reshards, 2 * block, p.total - out), block
     elif phase.startswith("first_layer"):  # the embedding is what FSDP prefetches next
         gathered, rs_input = block + np.where(reshards, np.maximum(block, emb), emb), block
     else:  # embedding_backward
         gathered, rs_input = emb, np.maximum(emb, block)
-    if phase != "loss":
-        fresh = BF16_BYTES * (block if phase.endswith("_end") else fc2 if in_layer else emb)
+    if phase == "loss":
+        fresh = 0.0
+    elif phase.endswith("_end"):
+        fresh = BF16_BYTES * block  # the layer's unsharded gradients, complete
+    elif phase == "embedding_backward":
+        fresh = BF16_BYTES * emb
+    else:
+        fresh = BF16_BYTES * fc2  # the first gradient out of the layer's backward (fc2)
     grads = FSDP_REDUCE_SCATTER_INPUTS_IN_FLIGHT * FP32_BYTES * rs_input + fresh
     # torch.distributed.pipelining runs every backward but the last without gradient sync and without
     # resharding (stage.py `backward_maybe_with_nosync`): the stage stays gathered and its gradients

@@ -1,13 +1,15 @@
 """Test-only PyTorch models used as an independent memory oracle (never imported by the engine).
 
 Plain eager PyTorch, Llama-style (RMSNorm, GQA attention through F.scaled_dot_product_attention with
-`enable_gqa=True`, RoPE, SwiGLU) and an MoE variant (softmax router, top-k, experts as batched matrices).
+`enable_gqa=True`, RoPE, SwiGLU) and an MoE variant (softmax router, top-k, SwiGLU experts).
 They are built under FakeTensorMode so real widths cost no memory.
 
-Two deliberate choices make the eager CPU code behave like the GPU kernels the engine assumes:
+Deliberate choices make the eager CPU code behave like the GPU kernels the engine assumes:
 - RMSNorm is a custom autograd Function that saves its input and the fp32 reciprocal RMS, as the
   fused CUDA kernels do (torch's own `_fused_rms_norm` on CUDA, Apex/TE `FusedRMSNorm`); the CPU
   decomposition of `nn.RMSNorm` would keep fp32 copies of the whole activation.
+- For the megatron flavour, fused SwiGLU, fused weight-gradient GEMMs (into `main_grad`) and Megatron's
+  cross-entropy are autograd Functions that save what Megatron's kernels save.
 - MoE routing is force-balanced (every expert gets exactly tokens·top_k/experts rows), as in the
   Megatron-Bridge benchmarks; data-dependent shapes do not exist under fake tensors.
 On CPU, `F.scaled_dot_product_attention` dispatches to `_scaled_dot_product_flash_attention_for_cpu`,

@@ -9,8 +9,8 @@ Flavours, each laid out as the framework does (see engine/memory/layouts.py for 
   fp32 master weights whose .grad is the main-grad buffer itself, fused SwiGLU (Megatron's
   bias_swiglu), Megatron's in-place vocab-parallel cross-entropy.
 - "fsdp": FSDP2 `fully_shard` as torchtitan 0.2.2 applies it (embedding, each block, [norm, output]
-  without resharding after forward, root), MixedPrecisionPolicy(bf16, fp32), AdamW; under a fake
-  process group of `world_size` ranks, measured with FSDPMemTracker.
+  without resharding after forward, root), MixedPrecisionPolicy(bf16, fp32), fused AdamW on the local
+  shards; under a fake process group of `world_size` ranks, measured with FSDPMemTracker.
 """
 
 from __future__ import annotations
