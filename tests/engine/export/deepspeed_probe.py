@@ -66,9 +66,16 @@ def main() -> None:
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     tdist.init_process_group("fake", store=FakeStore(), rank=0, world_size=request["world_size"])
+    import importlib
+
     import deepspeed.comm as dist
     from deepspeed.runtime.config import DeepSpeedConfig
 
+    deepspeed_torch_backend = importlib.import_module("deepspeed.comm.torch")  # the package's `torch` is torch
+
+    # DeepSpeed's CPU backend JIT-compiles a shared-memory all-reduce kernel when it starts
+    # (a minute, and a compiler); nothing here communicates, so it is not built.
+    deepspeed_torch_backend.build_shm_op = lambda: None
     dist.init_distributed(dist_backend="gloo", auto_mpi_discovery=False, verbose=False)
     mpu = None
     if request["pp"] > 1:
