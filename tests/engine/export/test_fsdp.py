@@ -24,6 +24,7 @@ def constants(text: str) -> dict:
             and node.targets[0].id.isupper() and isinstance(node.value, ast.Constant)}
 
 
+@pytest.mark.slow  # torchrun with two processes: ~8 s each
 @pytest.mark.parametrize("zero,recompute,replicas,want_mesh,want_wrapper", [
     (3, "full", 1, [2], "FSDPTinyCausalLM"),        # fully_shard over 2 ranks, blocks checkpointed
     (2, "none", 2, [2, 1], "FSDPTinyCausalLM"),     # HSDP: 2 replicas x 1 shard
