@@ -10,7 +10,8 @@ DATA_SUFFIXES = ["*.json", "*.yaml", "*.yml", "*.toml", "*.csv", "*.j2", "*.jinj
 subpackages = [p for p in find_packages(".") if p.split(".")[0] in LAYERS]
 packages = ["shardwise"] + [f"shardwise.{p}" for p in subpackages]
 
-package_data = {p: DATA_SUFFIXES + ["**/*.json", "**/*.yaml", "**/*.j2", "**/*.csv"] for p in packages}
+# Data files only inside the layers: the root package must not sweep up build/, .venv/ or tests/.
+package_data = {p: DATA_SUFFIXES + ["**/*.json", "**/*.yaml", "**/*.j2", "**/*.csv"] for p in packages[1:]}
 # The web page's templates and assets live in plain folders (not packages) under web/.
 package_data["shardwise.web"] += ["templates/*.html", "static/*.css", "static/*.js"]
 
