@@ -21,6 +21,7 @@ def installed_venv(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],
                    check=True, capture_output=True, cwd=tmp)
     wheel = next(dist.glob("shardwise-*.whl"))
+    _check_wheel_contents(wheel)
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
@@ -32,6 +33,19 @@ def installed_venv(tmp_path_factory) -> Path:
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
                    check=True, capture_output=True)
     return env_dir
+
+
+def _check_wheel_contents(wheel: Path) -> None:
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    # The page's templates and the catalogs are data files, not modules: they must ship.
+    for required in ("shardwise/web/templates/index.html", "shardwise/engine/data/models.json",
+                     "shardwise/engine/data/hardware.json"):
+        assert required in names, f"{required} missing from the wheel"
+    # Nothing from build output, virtualenvs or tests may be swept in.
+    stray = [n for n in names if n.startswith(("shardwise/build/", "shardwise/.venv/", "shardwise/tests/"))]
+    assert not stray, stray[:5]
 
 
 def _run(env_dir: Path, *args: str) -> subprocess.CompletedProcess:
