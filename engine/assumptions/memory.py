@@ -85,6 +85,11 @@ MOE_ROUTING_BYTES_PER_PAIR = 3 * INT64_BYTES + BF16_BYTES
 # and the fp32 gradient it produces are alive at once: 3 × 4 bytes per logit. (Forward holds the
 # bf16 logits, the fp32 copy and the log-softmax output: 10 bytes, less.)
 EAGER_CROSS_ENTROPY_BYTES_PER_LOGIT = 3 * FP32_BYTES
+# torchtitan with TP computes the loss under `loss_parallel` (vocabulary-sharded DTensor). Its backward
+# (torch/distributed/tensor/parallel/loss.py `_nll_loss_and_log_softmax_backward`) evaluates
+# `(grad_input + torch.exp(x)) * grad_output` next to the saved fp32 log-softmax x: four fp32 tensors of
+# the logits' size at once (measured with FSDPMemTracker, tests/oracle).
+LOSS_PARALLEL_CROSS_ENTROPY_BYTES_PER_LOGIT = 4 * FP32_BYTES
 # Megatron `vocab_parallel_cross_entropy` (megatron/core/tensor_parallel/cross_entropy.py): an fp32
 # copy of the bf16 logits, exp'ed in place and saved as the softmax; the backward writes the gradient
 # into that same buffer. Peak: bf16 logits + fp32 softmax (forward) or fp32 grad + its bf16 cast.

@@ -44,7 +44,8 @@ class Case:
     seq_len: int = 4096
     micro_batch: int = 1
     recompute: str = "none"
-    world_size: int = 1  # fsdp: data-parallel (sharding) degree
+    world_size: int = 1  # fsdp: GPUs (FSDP degree × tp)
+    tp: int = 1
     zero_stage: int = 0
     grad_accum: int = 2
 
@@ -69,6 +70,10 @@ CASES = [
     Case("Llama-3-8B width, fsdp ZeRO-3, 8 ranks, no grad accumulation", LLAMA3_8B, "fsdp", world_size=8,
          zero_stage=3, grad_accum=1),
     Case("Llama-3-8B width, deepspeed ZeRO-0, no grad accumulation", LLAMA3_8B, "deepspeed", grad_accum=1),
+    Case("Llama-3-8B width, fsdp ZeRO-3 × TP 4 (SP, loss_parallel), 8 ranks", LLAMA3_8B, "fsdp", world_size=8,
+         tp=4, zero_stage=3),
+    Case("Llama-3-8B width, fsdp ZeRO-3 × TP 2, 8 ranks, full AC", LLAMA3_8B, "fsdp", world_size=8, tp=2,
+         zero_stage=3, recompute="full"),
     Case("Llama-3-70B width, fsdp ZeRO-3, 8 ranks, full AC", LLAMA3_70B_4_LAYERS, "fsdp", world_size=8, zero_stage=3,
          recompute="full"),
     Case("8K vocab, fsdp ZeRO-3, 4 ranks, full AC", LLAMA3_8B_SMALL_VOCAB, "fsdp", world_size=4, zero_stage=3,
@@ -94,9 +99,10 @@ def _cluster(num_gpus: int) -> Cluster:
 
 def predicted(case: Case) -> dict[str, float]:
     """The engine's bytes per category; `peak` is total − other (what a tracker sees)."""
-    setup = TrainingSetup(seq_len=case.seq_len, global_batch=case.world_size * case.micro_batch * case.grad_accum,
+    setup = TrainingSetup(seq_len=case.seq_len,
+                          global_batch=case.world_size // case.tp * case.micro_batch * case.grad_accum,
                           framework=case.flavour)
-    grid = PlanGrid.build(case.world_size, setup.global_batch, zero_stage=case.zero_stage,
+    grid = PlanGrid.build(case.world_size, setup.global_batch, tp=case.tp, zero_stage=case.zero_stage,
                           micro_batch=case.micro_batch, recompute=RECOMPUTE[case.recompute])
     mem = memory_per_gpu(model_spec(case.cfg), _cluster(case.world_size), setup, grid)
     out = {"weights": mem.weights[0], "gradients": mem.gradients[0], "optimizer": mem.optimizer[0],
@@ -108,7 +114,7 @@ def predicted(case: Case) -> dict[str, float]:
 def measured(case: Case) -> dict[str, float]:
     """The tracker's bytes at its peak, mapped to the engine's categories."""
     if case.flavour == "fsdp":
-        r = measure_fsdp(case.cfg, case.seq_len, case.micro_batch, case.world_size,
+        r = measure_fsdp(case.cfg, case.seq_len, case.micro_batch, case.world_size, tp=case.tp,
                          reshard_after_forward=case.zero_stage >= 3, recompute=case.recompute,
                          grad_accum=case.grad_accum)
         out = {

@@ -91,6 +91,12 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x):
+        from torch.distributed.tensor import DTensor
+
+        if isinstance(x, DTensor):  # under sequence parallelism: normalise the local rows
+            weight = self.weight.to_local() if isinstance(self.weight, DTensor) else self.weight
+            out = _RMSNormFn.apply(x.to_local(), weight, self.eps)
+            return DTensor.from_local(out, x.device_mesh, x.placements)
         return _RMSNormFn.apply(x, self.weight, self.eps)
 
 
@@ -164,9 +170,9 @@ class Attention(nn.Module):
     def forward(self, x, cos, sin):
         b, s, _ = x.shape
         d = self.c.head_dim
-        q = self.wq(x).view(b, s, self.c.heads, d).transpose(1, 2)
-        k = self.wk(x).view(b, s, self.c.kv_heads, d).transpose(1, 2)
-        v = self.wv(x).view(b, s, self.c.kv_heads, d).transpose(1, 2)
+        q = self.wq(x).view(b, s, -1, d).transpose(1, 2)
+        k = self.wk(x).view(b, s, -1, d).transpose(1, 2)
+        v = self.wv(x).view(b, s, -1, d).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)

@@ -10,13 +10,14 @@ Flavours, each laid out as the framework does (see engine/memory/layouts.py for 
   bias_swiglu), Megatron's in-place vocab-parallel cross-entropy.
 - "fsdp": FSDP2 `fully_shard` as torchtitan 0.2.2 applies it (embedding, each block, [norm, output]
   without resharding after forward, root), MixedPrecisionPolicy(bf16, fp32), fused AdamW on the local
-  shards; under a fake process group of `world_size` ranks, measured with FSDPMemTracker.
+  shards, optionally torchtitan's TP plan with sequence parallelism and loss_parallel; under a fake
+  process group of `world_size` ranks, measured with FSDPMemTracker.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 
 import torch
@@ -205,39 +206,109 @@ def _label_unsharded_grads_on_arrival(tracker):
         FSDPParam.init_unsharded_param = original
 
 
-def measure_fsdp(cfg: OracleConfig, seq_len: int, micro_batch: int, world_size: int, *,
+def _torchtitan_tp_plan(model: Transformer, tp_mesh) -> None:
+    """torchtitan's Llama TP plan (models/llama3/infra/parallelize.py `apply_tp`) with sequence
+    parallelism and a vocabulary-sharded output for loss_parallel."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
+
+    parallelize_module(model, tp_mesh, {
+        "tok_embeddings": RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1)),
+        "norm": SequenceParallel(),
+        "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False),
+    })
+    for block in model.layers:
+        parallelize_module(block, tp_mesh, {
+            "attention_norm": SequenceParallel(),
+            "attention": PrepareModuleInput(input_layouts=(Shard(1), None, None),
+                                            desired_input_layouts=(Replicate(), None, None)),
+            "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(), "attention.wv": ColwiseParallel(),
+            "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+            "ffn_norm": SequenceParallel(),
+            "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+            "feed_forward.w1": ColwiseParallel(), "feed_forward.w3": ColwiseParallel(),
+            "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)),
+        })
+
+
+@contextmanager
+def _no_tracking_of_shape_inference():
+    """DTensor infers some ops' output shapes by running them on global-shape fake tensors
+    (ShardingPropagator._propagate_tensor_meta_non_cached); under FakeTensorMode the tracker would count
+    those (e.g. a full-vocabulary fp32 copy of the logits in loss_parallel). On a GPU they do not exist.
+    Yields a predicate: "are we inside such shape inference?"."""
+    from torch.distributed.tensor._sharding_prop import ShardingPropagator
+
+    depth = [0]
+    original = ShardingPropagator._propagate_tensor_meta_non_cached
+
+    def counted(self, *args, **kwargs):
+        depth[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    ShardingPropagator._propagate_tensor_meta_non_cached = counted
+    try:
+        yield lambda: depth[0] > 0
+    finally:
+        ShardingPropagator._propagate_tensor_meta_non_cached = original
+
+
+def measure_fsdp(cfg: OracleConfig, seq_len: int, micro_batch: int, world_size: int, *, tp: int = 1,
                  reshard_after_forward: bool = True, recompute: str = "none", grad_accum: int = 2) -> dict[str, int]:
-    """FSDPMemTracker categories (bytes) at the peak of one rank, FSDP2 over a fake process group."""
+    """FSDPMemTracker categories (bytes) at the peak of one rank: FSDP2 over world_size/tp ranks and,
+    with tp > 1, torchtitan's tensor + sequence parallelism and loss_parallel; fake process group."""
     from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.distributed.tensor.parallel import loss_parallel
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     if dist.is_initialized():
         raise RuntimeError("a process group is already initialised in this process")
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world_size)
     try:
-        mesh = init_device_mesh("cpu", (world_size,))
+        mesh = init_device_mesh("cpu", (world_size // tp, tp), mesh_dim_names=("dp", "tp"))
         mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        with FakeTensorMode():
+        fake = FakeTensorMode(allow_non_fake_inputs=tp > 1)
+        # With TP, FSDP's 2-D sharding works out device-mesh coordinates with real tensors, so the model
+        # is laid out on the meta device first (torchtitan's flow) and materialised as fake tensors.
+        with (torch.device("meta") if tp > 1 else fake):
             model = build(cfg, seq_len, torch.float32)
-            for i, block in enumerate(model.layers):
-                if recompute == "full":
-                    model.layers[i] = checkpoint_wrapper(block)
-                elif recompute == "selective":
-                    model.layers[i] = _torchtitan_op_sac(block)
-            fully_shard(model.tok_embeddings, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard_after_forward)
-            for block in model.layers:
-                fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard_after_forward)
-            fully_shard([model.norm, model.output], mesh=mesh, mp_policy=mp, reshard_after_forward=False)
-            fully_shard(model, mesh=mesh, mp_policy=mp)
+        if tp > 1:
+            _torchtitan_tp_plan(model, mesh["tp"])
+        for i, block in enumerate(model.layers):
+            if recompute == "full":
+                model.layers[i] = checkpoint_wrapper(block)
+            elif recompute == "selective":
+                model.layers[i] = _torchtitan_op_sac(block)
+        shard = {"mesh": mesh["dp"], "mp_policy": mp}
+        fully_shard(model.tok_embeddings, reshard_after_forward=reshard_after_forward, **shard)
+        for block in model.layers:
+            fully_shard(block, reshard_after_forward=reshard_after_forward, **shard)
+        fully_shard([model.norm, model.output], reshard_after_forward=False, **shard)
+        fully_shard(model, **shard)
+        with fake, _no_tracking_of_shape_inference() as in_shape_inference:
+            if tp > 1:
+                model.to_empty(device="cpu")
             opt = LocalShardAdamW(list(model.parameters()))
             tokens = torch.randint(0, cfg.vocab, (micro_batch, seq_len))
             labels = torch.randint(0, cfg.vocab, (micro_batch, seq_len))
-            tracker = FSDPMemTracker(model, opt)
+
+            class Tracker(FSDPMemTracker):
+                def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                    if in_shape_inference():
+                        return func(*args, **(kwargs or {}))
+                    return super().__torch_dispatch__(func, types, args, kwargs)
+
+            tracker = Tracker(model, opt)
             tracker.track_inputs((tokens, labels))
-            with _label_unsharded_grads_on_arrival(tracker):
+            # torchtitan runs forward and backward inside loss_parallel when TP is on
+            with _label_unsharded_grads_on_arrival(tracker), (loss_parallel() if tp > 1 else nullcontext()):
                 _train(model, opt, cross_entropy_loss, tokens, labels, grad_accum, tracker)
             return _bytes(tracker.get_tracker_snapshot("peak"))
     finally:

@@ -153,16 +153,19 @@ def test_context_parallel_divides_tokens():
     assert four["activations.layers"] / 32 == pytest.approx(2 * 4096 * 8192 / 4)
 
 
-@pytest.mark.parametrize("framework, bytes_per_logit", [("fsdp", 12), ("deepspeed", 12), ("megatron", 6)])
-def test_logits_and_loss_buffers(framework, bytes_per_logit):
+@pytest.mark.parametrize("framework, bytes_per_logit, with_tp", [("fsdp", 12, 16), ("deepspeed", 12, 12),
+                                                                 ("megatron", 6, 6)])
+def test_logits_and_loss_buffers(framework, bytes_per_logit, with_tp):
     # s·b·V logits per micro-batch. Eager F.cross_entropy(logits.float()): fp32 log-softmax output, its
     # incoming gradient and the gradient it produces, 12 bytes/logit. Megatron's vocab-parallel CE: bf16
     # logits + an fp32 softmax reused for the gradient, 6 bytes/logit. 8192 × 128256 = 1,050,673,152 logits.
     _, d = memory(LLAMA_8B, 8, framework=framework, seq_len=8192, micro_batch=1, zero_stage=3, global_batch=8)
     assert d["activations.logits_and_loss"] == 8192 * 128256 * bytes_per_logit
-    # TP splits the vocabulary: 1/8 of it per rank.
+    # TP splits the vocabulary: 1/8 of it per rank. torchtitan then computes the loss under loss_parallel,
+    # whose backward, (grad_input + exp(x)) * grad_output beside the saved log-softmax x, holds 4 fp32
+    # tensors (torch/distributed/tensor/parallel/loss.py).
     _, d8 = memory(LLAMA_8B, 8, framework=framework, seq_len=8192, micro_batch=1, tp=8, zero_stage=1, global_batch=8)
-    assert d8["activations.logits_and_loss"] == 8192 * 128256 * bytes_per_logit / 8
+    assert d8["activations.logits_and_loss"] == 8192 * 128256 * with_tp / 8
 
 
 def test_first_stage_holds_pp_microbatches_and_the_interleaving_factor():
