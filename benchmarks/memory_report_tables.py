@@ -8,7 +8,6 @@ of tests/oracle) and against measured peak memory (calibration/measured_runs.csv
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
