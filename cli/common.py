@@ -8,7 +8,7 @@ import sys
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, parse_count, resolve_model
+from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
@@ -94,10 +94,7 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
 
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
     if args.global_batch_tokens:
-        tokens = parse_count(args.global_batch_tokens.replace("M", "m"), "--global-batch-tokens")
-        if args.global_batch_tokens.strip().lower().endswith("m"):
-            tokens = tokens / 1e6 * 2**20  # "4M tokens" means 4·2^20 in training recipes
-        global_batch = max(1, round(tokens / args.seq_len))
+        global_batch = global_batch_from_tokens(args.global_batch_tokens, args.seq_len)
     else:
         global_batch = args.global_batch or 1024
     return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,

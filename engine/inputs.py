@@ -51,6 +51,26 @@ def parse_count(value: float | str, what: str) -> float:
     return float(value)
 
 
+# "4M tokens" in a training recipe means 4·2^20 (Llama 3's 4M-token batch is 512 × 8192);
+# the suffixes K/M read as binary units for token counts, as context lengths are quoted.
+TOKEN_SUFFIX_SCALE = {"k": 2**10, "m": 2**20}
+
+
+def parse_token_count(value: float | str, what: str = "global_batch_tokens") -> float:
+    """'4M' -> 4·2^20, '512k' -> 512·2^10, '4e6' / 4000000 -> as written."""
+    text = str(value).strip().lower().replace("_", "").replace(",", "")
+    if text.endswith("tokens"):
+        text = text[: -len("tokens")].strip()
+    if text[-1:] in TOKEN_SUFFIX_SCALE:
+        return parse_count(text[:-1], what) * TOKEN_SUFFIX_SCALE[text[-1]]
+    return parse_count(text, what)
+
+
+def global_batch_from_tokens(tokens: float | str, seq_len: int) -> int:
+    """Sequences per step for a token budget per step (at least one sequence)."""
+    return max(1, round(parse_token_count(tokens) / seq_len))
+
+
 def build_cluster(gpu: str, num_gpus: int, gpus_per_node: int | None = None,
                   network: str | None = None) -> Cluster:
     spec = get_gpu(gpu)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .cluster import Cluster
 from .errors import ShardwiseInputError
 from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diffs
-from .inputs import parse_count
+from .inputs import global_batch_from_tokens, parse_count
 from .model_spec import ModelSpec
 from .recommendation import Recommendation
 from .search import recommend
@@ -120,7 +120,7 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     if "global_batch" in changes:
         update["global_batch"] = _parse_int("global_batch", changes["global_batch"])
     elif "global_batch_tokens" in changes:
-        update["global_batch"] = max(1, round(parse_count(changes["global_batch_tokens"], "global_batch_tokens") / seq))
+        update["global_batch"] = global_batch_from_tokens(changes["global_batch_tokens"], seq)
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))

@@ -15,14 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, parse_count, resolve_model
+from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
 DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
-MIB_TOKENS = 2**20  # "4M tokens" in a training recipe means 4·2^20 (as `--global-batch-tokens` reads it)
 
 
 class Args(BaseModel):
@@ -91,11 +90,7 @@ class Scenario(Args):
         if self.global_batch is not None and self.global_batch_tokens:
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
         if self.global_batch_tokens:
-            text = str(self.global_batch_tokens).strip()
-            tokens = parse_count(text, "global_batch_tokens")
-            if text.lower().endswith("m"):
-                tokens = tokens / 1e6 * MIB_TOKENS
-            return max(1, round(tokens / seq_len))
+            return global_batch_from_tokens(self.global_batch_tokens, seq_len)
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
         return self.global_batch or DEFAULT_GLOBAL_BATCH

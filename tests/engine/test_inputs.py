@@ -1,0 +1,29 @@
+"""Reading what users type: token counts and parameter counts."""
+
+import pytest
+
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.engine.inputs import global_batch_from_tokens, parse_count, parse_token_count
+
+
+def test_token_suffixes_are_binary_as_in_training_recipes():
+    # Llama 3 paper: 4M-token batches = 512 sequences × 8,192 tokens = 4,194,304 = 4·2^20.
+    assert parse_token_count("4M") == 4 * 2**20
+    assert parse_token_count("512k") == 512 * 1024
+    assert global_batch_from_tokens("4M", 8192) == 512
+
+
+def test_plain_token_numbers_are_taken_as_written():
+    assert parse_token_count("4e6") == 4_000_000
+    assert parse_token_count("4,194,304") == 4_194_304
+
+
+def test_parameter_counts_are_decimal():
+    assert parse_count("70B", "--params") == 70e9
+    assert parse_count("7.5b", "--params") == 7.5e9
+
+
+@pytest.mark.parametrize("bad", ["lots", "-4M", "0", "nan", ""])
+def test_bad_counts_say_what_is_allowed(bad):
+    with pytest.raises(ShardwiseInputError, match="number"):
+        parse_token_count(bad)
