@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
+from ..engine.inputs import build_cluster, global_batch_from_tokens, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
 
 
-def positive_int(text: str) -> int:
+def _whole_number(text: str) -> int | None:
+    """'8', '1e3', '1_024', '8.0' -> int; '8.5', 'nan', 'inf', 'abc' -> None (never truncated)."""
+    s = text.strip().replace("_", "")
     try:
-        value = int(float(text)) if text.strip().lower().replace("e", "").replace(".", "").isdigit() else int(text)
+        value = float(s) if any(c in s.lower() for c in ".e") else int(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value <= 0:
+        return None
+    if not math.isfinite(value) or value != int(value):
+        return None
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    value = _whole_number(text)
+    if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return value
 
@@ -28,11 +38,13 @@ def seq_len_arg(text: str) -> int:
     """'8192', '8k', '32K', '128k' -> tokens (k = 1024, as context lengths are quoted)."""
     s = text.strip().lower()
     try:
-        if s.endswith("k"):
-            return positive_int(str(int(float(s[:-1]) * 1024)))
-        return positive_int(s)
-    except (ValueError, argparse.ArgumentTypeError):
-        raise argparse.ArgumentTypeError(f"expected a sequence length such as 8192 or 8k, got {text!r}") from None
+        value = float(s[:-1]) * 1024 if s.endswith("k") else _whole_number(s)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value != int(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a sequence length such as 8192 or 8k "
+                                         f"(a positive whole number of tokens), got {text!r}")
+    return int(value)
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,62 @@
+"""Regression tests for CLI input parsing: flags that were broken or silently wrong."""
+
+import json
+
+import pytest
+
+from shardwise.cli.main import main
+
+SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse errors exit from inside parse_args
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_tokens_gives_time_to_train(capsys):
+    # --train-tokens raised NameError (parse_count no longer imported) for every value.
+    code, out, err = run(capsys, "evaluate", *SCENARIO, "--tp", 2, "--train-tokens", "15T",
+                         "--price-per-gpu-hour", 2, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    cost = d["cost"]
+    assert cost["train_tokens"] == 15e12  # "T" = 10^12 tokens
+    # Definitions: time = tokens / (tokens/s); GPU-hours = hours x GPUs; cost = GPU-hours x price.
+    assert cost["time_to_train_s"] == pytest.approx(15e12 / d["throughput"]["tokens_per_s"])
+    assert cost["gpu_hours"] == pytest.approx(cost["time_to_train_s"] / 3600 * 8)
+    assert cost["total_cost"] == pytest.approx(cost["gpu_hours"] * 2)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan"])
+def test_bad_train_tokens_is_one_line_exit_2(capsys, value):
+    code, out, err = run(capsys, "evaluate", *SCENARIO, f"--train-tokens={value}")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--train-tokens" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--gpus", "8.5"), ("--tp", "2.5"), ("--micro-batch", "1.5"),
+                                         ("--gpus-per-node", "7.9"), ("--seq-len", "1.0001k"),
+                                         ("--seq-len", "4096.5"), ("--global-batch", "inf")])
+def test_fractional_whole_numbers_are_refused_not_truncated(capsys, flag, value):
+    # "--gpus 8.5" used to run as 8 GPUs without a word.
+    argv = ["evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", flag, value]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert flag in err and "whole number" in err
+
+
+@pytest.mark.parametrize("flag, value, key, expected", [
+    ("--gpus", "1e3", ("cluster", "num_gpus"), 1000),
+    ("--seq-len", "1.5k", None, None),  # 1.5 x 1024 = 1536 tokens: whole, accepted
+    ("--micro-batch", "2.0", ("strategy", "micro_batch"), 2),
+])
+def test_whole_numbers_in_other_spellings_are_accepted(capsys, flag, value, key, expected):
+    argv = ["evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", flag, value, "--json"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    if key:
+        assert json.loads(out)[key[0]][key[1]] == expected
