@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file or directory the user named (-o, --export-dir, --from-plan, ...)
+        where = f": {exc.filename!r}" if exc.filename else ""
+        print(f"shardwise: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

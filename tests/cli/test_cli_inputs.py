@@ -60,3 +60,16 @@ def test_whole_numbers_in_other_spellings_are_accepted(capsys, flag, value, key,
     assert code == 0, err
     if key:
         assert json.loads(out)[key[0]][key[1]] == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["export", "--format", "megatron", *SCENARIO, "-o", "{tmp}/no/such/dir/x.sh"],
+    ["export", "--format", "megatron", *SCENARIO, "-o", "{tmp}"],
+    ["recommend", *SCENARIO, "--export-dir", "{tmp}/a_file"],
+])
+def test_unwritable_output_paths_are_one_line_exit_2(capsys, tmp_path, argv):
+    # These raised FileNotFoundError / IsADirectoryError / FileExistsError tracebacks.
+    (tmp_path / "a_file").write_text("x")
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2 and err.count("\n") == 1 and err.startswith("shardwise: error:")
+    assert str(tmp_path) in err
