@@ -12,6 +12,7 @@ import argparse
 import importlib
 
 from ..engine.explain import compare
+from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
@@ -136,7 +137,10 @@ def _why(r: Recommendation) -> list[str]:
 
 def render_nothing_fits(n: NothingFits) -> list[str]:
     if n.reason == "no_valid_plan":
-        lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
+        if n.blocking and all(v.rule == CONSTRAINTS_EXCLUDE_ALL for v in n.blocking):
+            lines = ["NOTHING TO SEARCH: the constraints rule out every value of a knob:"]
+        else:
+            lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
         lines += [f"  [{v.rule}] {v.message}" for v in n.blocking]
         return lines
     lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "

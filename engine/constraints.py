@@ -136,4 +136,11 @@ def parse_constraints(raw: dict[str, Any]) -> Constraints:
     for knob in set(minimum) & set(maximum):
         if minimum[knob] > maximum[knob]:
             raise ShardwiseInputError(f"constraints min_{knob}={minimum[knob]} > max_{knob}={maximum[knob]}")
-    return Constraints(pins, minimum, maximum, framework)
+    c = Constraints(pins, minimum, maximum, framework)
+    for knob, values in pins.items():  # e.g. tp=4,8 with max_tp=2: contradictory, not "no valid plan"
+        if knob in BOUNDED and not c.filter(knob, values):
+            bounds = ", ".join(f"{b}_{knob}={d[knob]}" for b, d in (("min", minimum), ("max", maximum)) if knob in d)
+            shown = values[0] if len(values) == 1 else list(values)
+            raise ShardwiseInputError(f"constraints contradict each other: {knob}={shown} but {bounds}; "
+                                      f"drop one of them")
+    return c

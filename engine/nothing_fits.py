@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cluster import Cluster
-from .constraints import Constraints
+from .constraints import KNOBS, Constraints
 from .evaluate import strategy_summary
 from .model_spec import ModelSpec
 from .recommendation import FixOption, NothingFits
@@ -28,6 +28,7 @@ GIB = 2**30
 MAX_GPUS = 1_048_576  # Cluster's own limit
 REFINE_STEPS = 8  # between the last count that does not fit and the first that does, try 8 even steps
 FULL = RECOMPUTE_MODES.index("full")
+CONSTRAINTS_EXCLUDE_ALL = "constraints_exclude_every_value"  # a blocking reason that is not a validity rule
 
 
 @dataclass(frozen=True)
@@ -154,14 +155,37 @@ def _blocking(model, cluster, setup, excluded: dict[str, int], examples) -> list
     return out
 
 
+def _empty_knobs(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints) -> list[Violation]:
+    """Knobs the user's constraints leave with no value to try (e.g. min_tp=100 on 64 GPUs):
+    nothing was searched, so no validity rule can be the reason."""
+    from .enumerate import search_space
+    from .validity.rule import Scenario, listing
+
+    s = Scenario(model, cluster, setup)
+    constrained = search_space(s, c, tp_within_node=False)
+    free = search_space(s, c.without(*KNOBS), tp_within_node=False)
+    out = []
+    for knob in KNOBS:
+        if getattr(constrained, knob):
+            continue
+        asked = ", ".join(f"{k}={v}" for k, v in c.as_dict().items() if k.removeprefix("min_").removeprefix("max_") == knob)
+        tried = getattr(free, knob)
+        shown = ", ".join(RECOMPUTE_MODES[v] for v in tried) if knob == "recompute" else listing(list(tried))
+        out.append(Violation(rule=CONSTRAINTS_EXCLUDE_ALL,
+                             message=f"the constraint {asked} leaves no {knob} value to try; for this model, "
+                                     f"cluster and batch the search tries {knob} in: {shown}"))
+    return out
+
+
 def explain_nothing_fits(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints,
                          headroom: float, scan) -> NothingFits:
     capacity = cluster.gpu.memory_gib
     common = dict(capacity_gib=capacity, usable_gib=capacity * (1.0 - headroom))
     if len(scan.grid) == 0:
         e = scan.enumeration
-        return NothingFits(reason="no_valid_plan", blocking=_blocking(model, cluster, setup, e.excluded, e.examples),
-                           **common)
+        blocking = _empty_knobs(model, cluster, setup, c) if e.searched == 0 else []
+        blocking = blocking or _blocking(model, cluster, setup, e.excluded, e.examples)
+        return NothingFits(reason="no_valid_plan", blocking=blocking, **common)
     best = int(np.argmin(scan.total_bytes))
     n, found = min_gpus(model, cluster, setup, c, headroom)
     plan = found.plan if found else None
