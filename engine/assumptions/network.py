@@ -62,8 +62,9 @@ DP_BUCKET_PARAMS = 40_000_000
 # hidden behind that micro-batch's compute by prefetching (calibrated).
 FSDP_OVERLAP_FRACTION: float = calibrated.FSDP_OVERLAP_FRACTION
 # Tensor-parallel collectives overlapped with GEMMs. Megatron with Transformer Engine
-# --tp-comm-overlap (userbuffers) and torchtitan's async TP hide part of them (calibrated);
-# plain implementations hide none.
+# --tp-comm-overlap (userbuffers) and torchtitan's async TP hide part of them (calibrated, bounded
+# at 0.85: the first gather and last reduce of a layer have no GEMM to hide behind); plain
+# implementations hide none. Only within the NVLink domain: userbuffers need peer memory.
 TP_OVERLAP_FRACTION: dict[str, float] = {
     "megatron": calibrated.TP_OVERLAP_FRACTION,
     "fsdp": 0.0,        # torchtitan: async TP is opt-in

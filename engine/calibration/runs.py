@@ -337,7 +337,7 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     src = row["source"].lower()
     overlap = not any(k in src for k in ("nanotron", "narayanan", "korthikanti")) and "vanilla tp" not in notes.lower()
     group = f"{source} | {model.name} | {gpu.id} x{num_gpus} | seq {seq} | {precision}"
-    config = f"{strategy.label()} vpp{vpp} gbs{gbs} {row['zero_stage_or_fsdp']} {row['precision']}"
+    config = f"{strategy.label()} vpp{vpp} cp{cp} ep{ep} gbs{gbs}"  # precision is part of the group
     return CalibrationRun(
         model=model, cluster=cluster, setup=setup, strategy=strategy, measured_tokens_per_gpu=tokens,
         throughput_basis=basis, measured_memory_gib=_memory_gib(row), group=group, config=config,
@@ -350,7 +350,7 @@ def _dedupe(runs: list[CalibrationRun]) -> list[CalibrationRun]:
     newest: dict[tuple[str, str], CalibrationRun] = {}
     for r in runs:
         if r.used and r.source == "megatron-bridge":
-            k = (r.group, r.config.split(" FP8")[0].split(" MXFP8")[0].split(" BF16")[0])
+            k = (r.group, r.config)
             if k not in newest or _release(r) > _release(newest[k]):
                 newest[k] = r
     keep = {id(r) for r in newest.values()}

@@ -29,5 +29,6 @@ def tp_time_per_layer(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, 
     one = all_reduce_time(tokens * model.hidden_size * ACTIVATION_BYTES, links)
     count = ALL_REDUCES_PER_LAYER_FWD + ALL_REDUCES_PER_LAYER_BWD + np.where(
         grid.recompute == RECOMPUTE_FULL, ALL_REDUCES_PER_LAYER_FWD, 0)
-    exposed = 1.0 - assume.tp_overlap_for(setup.framework)
+    # Overlap (Transformer Engine userbuffers, torchtitan async TP) works over NVLink only.
+    exposed = 1.0 - np.where(links.crosses_nodes, 0.0, assume.tp_overlap_for(setup.framework))
     return exposed * count * one, exposed * 2 * one
