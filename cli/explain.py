@@ -29,11 +29,11 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
-    if args.b and not args.a:
+    if args.b is not None and args.a is None:
         raise ShardwiseInputError("--b needs --a (the plan to compare it with)")
-    if args.a:
+    if args.a is not None:
         a = parse_plan(args.a)
-        b = parse_plan(args.b) if args.b else None
+        b = parse_plan(args.b) if args.b is not None else None
     else:
         top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom)
         if not top.plans:
@@ -71,6 +71,11 @@ def render_explanation(x: Explanation) -> str:
         lines += [f"  {TERM_LABELS[t.term]:<24}{t.a:>12.2f}{t.b:>12.2f}{signed(t.delta, 'GiB'):>13}" for t in c.memory]
         lines.append("")
         lines.append(_verdict(c))
+    else:  # one plan: say which, and what it predicts, before explaining it
+        w = x.winner
+        lines += [f"plan  {plan_label(w.strategy)}",
+                  f"      {plan_line(w)}" if w.time is not None else
+                  f"      memory {w.memory.total_gib:.1f} of {w.memory.capacity_gib:g} GiB; no step time: INVALID plan"]
     for v in x.winner.violations:
         lines.append(f"  [{v.rule}] {v.message}")
     lines += ["", _binding(x)]

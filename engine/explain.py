@@ -13,7 +13,7 @@ from .cluster import Cluster
 from .evaluate import evaluate
 from .model_spec import ModelSpec
 from .results import Evaluation, StrategySummary, Violation
-from .search import RANK_RESOLUTION_S
+from .search import RANK_RESOLUTION_S, check_headroom
 from .strategy import RECOMPUTE_MODES, Strategy
 from .training import TrainingSetup
 from .validity.frameworks import capabilities
@@ -158,6 +158,7 @@ def compare(a: Evaluation, b: Evaluation) -> PlanComparison:
 
 def compare_plans(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy,
                   headroom: float = 0.1) -> PlanComparison:
+    headroom = check_headroom(headroom)
     return compare(evaluate(model, cluster, setup, a, headroom), evaluate(model, cluster, setup, b, headroom))
 
 
@@ -281,6 +282,7 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
 def explain(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy | None = None,
             headroom: float = 0.1) -> Explanation:
     """Compare a and b (if given), then explain the winner: binding constraint and counterfactuals."""
+    headroom = check_headroom(headroom)
     ea = evaluate(model, cluster, setup, a, headroom)
     comparison = None
     winner = ea

@@ -24,7 +24,7 @@ _SWITCH = {"on": True, "true": True, "yes": True, "1": True, "off": False, "fals
 def parse_plan(text: str) -> Strategy:
     """'tp=4,pp=2' / 'TP4 PP2 ZeRO1 mb1 rc-full' -> Strategy."""
     if not isinstance(text, str) or not text.strip():
-        raise ShardwiseInputError("a plan looks like 'tp=4,pp=2,zero=1,mb=1,recompute=selective'")
+        raise ShardwiseInputError("the plan is empty; a plan looks like 'tp=4,pp=2,zero=1,mb=1,recompute=selective'")
     values: dict[str, object] = {}
     for token in filter(None, re.split(r"[,\s;]+", text.strip().lower())):
         if token.startswith("rc-"):
@@ -41,6 +41,8 @@ def parse_plan(text: str) -> Strategy:
         name = KEYS.get(key.strip().replace("-", "_"))
         if name is None:
             raise ShardwiseInputError(f"unknown plan knob {key!r}; allowed: {', '.join(sorted(set(KEYS)))}")
+        if name in values:  # "tp=8,tp=4": which one was meant?
+            raise ShardwiseInputError(f"plan {text!r} gives {name} twice; give each knob once")
         values[name] = _value(name, value.strip())
     try:
         return Strategy(**values)

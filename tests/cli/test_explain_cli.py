@@ -1,0 +1,53 @@
+"""`shardwise explain`: bad plans and settings are one-line errors; a single plan is named."""
+
+import pytest
+
+from shardwise.cli.main import main
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.engine.plan_text import parse_plan
+
+SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("text", ["tp=8,tp=4", "TP8 tp=4", "zero=1 ZeRO3", "rc-full,recompute=none"])
+def test_a_knob_given_twice_is_refused(text):
+    # "tp=8,tp=4" used to mean TP=4 without a word.
+    with pytest.raises(ShardwiseInputError, match="twice"):
+        parse_plan(text)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--a", "tp=2", "--headroom", "2"],     # printed "-80.0 GiB usable"
+    ["--a", "tp=2", "--headroom", "-0.1"],
+    ["--a", ""],                            # an empty plan silently ran the recommendation instead
+    ["--a", "tp=2", "--b", ""],
+    ["--a", "tp=2,tp=4"],
+])
+def test_bad_explain_input_is_one_line_exit_2(capsys, argv):
+    code, out, err = run(capsys, "explain", *SCENARIO, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("shardwise: error:")
+
+
+def test_single_plan_is_named_with_its_numbers(capsys):
+    code, out, err = run(capsys, "explain", *SCENARIO, "--a", "tp=2,pp=1,zero=1")
+    assert code == 0, err
+    first = out.splitlines()[:2]
+    assert first[0].startswith("plan  TP=2 PP=1 DP=4 ZeRO-1")  # 8 GPUs / TP 2 = DP 4
+    assert "tokens/s/GPU" in first[1] and "of 80 GiB" in first[1]
+
+
+def test_single_invalid_plan_is_named_and_marked_invalid(capsys):
+    code, out, err = run(capsys, "explain", *SCENARIO, "--a", "tp=3")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("plan  TP=3") and "INVALID" in lines[1]
+    assert "[tp_divides_heads]" in out  # 32 heads are not divisible by 3
