@@ -67,8 +67,15 @@ def parse_token_count(value: float | str, what: str = "global_batch_tokens") -> 
 
 
 def global_batch_from_tokens(tokens: float | str, seq_len: int) -> int:
-    """Sequences per step for a token budget per step (at least one sequence)."""
-    return max(1, round(parse_token_count(tokens) / seq_len))
+    """Sequences per step for a token budget per step, to the nearest whole sequence. A budget
+    that rounds to no sequence at all is an error, not silently one sequence."""
+    count = parse_token_count(tokens)
+    sequences = round(count / seq_len)
+    if sequences < 1:
+        written = f"{tokens}" + ("" if f"{tokens}" in (f"{count:.0f}", f"{count:,.0f}") else f" = {count:,.0f}")
+        raise ShardwiseInputError(f"a global batch of {written} tokens is less than one sequence of {seq_len:,} "
+                                  f"tokens; give at least {seq_len:,} tokens per step")
+    return sequences
 
 
 def build_cluster(gpu: str, num_gpus: int, gpus_per_node: int | None = None,

@@ -81,21 +81,27 @@ def _parse_int(name: str, value) -> int:
 def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
     """'gpu=h200,gpus=128' or {'gpu': 'h200'} -> {'gpu': 'h200', 'num_gpus': 128}."""
     if isinstance(change, str):
-        pairs = {}
+        pairs = []
         for part in filter(None, (p.strip() for p in change.split(","))):
             if "=" not in part:
                 raise ShardwiseInputError(f"what-if change {part!r} must look like input=value, e.g. gpu=h200")
             key, value = part.split("=", 1)
-            pairs[key.strip()] = value.strip()
-        change = pairs
-    if not change:
+            pairs.append((key.strip(), value.strip()))
+    else:
+        pairs = list(change.items())
+    if not pairs:
         raise ShardwiseInputError(f"what-if needs a change such as gpu=h200; inputs: {', '.join(INPUTS)}")
     out: dict[str, Any] = {}
-    for key, value in change.items():
+    for key, value in pairs:
         name = ALIASES.get(key.strip().lower().replace("-", "_"), key.strip().lower().replace("-", "_"))
         if name not in INPUTS:
             raise ShardwiseInputError(f"what-if cannot change {key!r}; inputs: {', '.join(INPUTS)}")
+        if name in out:  # gpu=h200,gpu=b200: which one?
+            raise ShardwiseInputError(f"what-if changes {name} twice ({out[name]} and {value}); "
+                                      f"ask one what-if per value")
         out[name] = value
+    if "global_batch" in out and "global_batch_tokens" in out:
+        raise ShardwiseInputError("what-if: change global_batch (sequences) or global_batch_tokens, not both")
     return out
 
 
@@ -193,6 +199,10 @@ def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: di
             top_k: int = 3, headroom: float = 0.1, **constraints) -> WhatIf:
     changes = parse_changes(change)
     new_cluster, new_setup = apply_changes(cluster, setup, changes)
+    if not _input_changes(cluster, setup, new_cluster, new_setup):
+        asked = ", ".join(f"{k}={v}" for k, v in changes.items())
+        raise ShardwiseInputError(f"what-if {asked} changes nothing: the scenario already has it; "
+                                  f"name a different value")
     before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, **constraints)
     after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, **constraints)
     b, a = (before.plans[0] if before.plans else None), (after.plans[0] if after.plans else None)

@@ -1,0 +1,52 @@
+"""`shardwise what-if` and token-count batches: ambiguous or empty changes are one-line errors."""
+
+import pytest
+
+from shardwise.cli.main import main
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.engine.inputs import global_batch_from_tokens
+from shardwise.engine.whatif import parse_changes
+
+SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("change", ["gpu=h200,gpu=b200", "gpus=8,num_gpus=16", "seq=8k,seq_len=16k",
+                                    "global_batch=512,global_batch_tokens=4M"])
+def test_an_input_changed_twice_is_refused(change):
+    # "gpu=h200,gpu=b200" used to answer for b200 only.
+    with pytest.raises(ShardwiseInputError):
+        parse_changes(change)
+
+
+@pytest.mark.parametrize("changes", [["gpu=h100"], ["gpu=h100-sxm"], ["gpus=8"], ["seq_len=4096"], ["mode=full"],
+                                     ["gpu=h200", "gpu=b200"], ["global_batch_tokens=10"]])
+def test_bad_what_if_is_one_line_exit_2(capsys, changes):
+    # A change to the current value printed an empty "change" line and an empty "why:".
+    argv = ["what-if", *SCENARIO]
+    for c in changes:
+        argv += ["--change", c]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("shardwise: error:")
+
+
+@pytest.mark.parametrize("tokens, seq_len, sequences", [("4M", 8192, 512),       # 4·2^20 / 8192 (Llama 3)
+                                                       ("3k", 4096, 1),         # 3072 / 4096 = 0.75 -> 1
+                                                       (6144, 4096, 2)])        # 1.5 rounds to even: 2
+def test_token_budget_rounds_to_whole_sequences(tokens, seq_len, sequences):
+    assert global_batch_from_tokens(tokens, seq_len) == sequences
+
+
+@pytest.mark.parametrize("tokens", ["100", "2000"])  # < half of one 4,096-token sequence
+def test_token_budget_below_one_sequence_is_refused(capsys, tokens):
+    # Used to run silently with a global batch of one sequence.
+    code, out, err = run(capsys, "evaluate", *SCENARIO, "--global-batch-tokens", tokens)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "less than one sequence" in err
