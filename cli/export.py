@@ -30,6 +30,7 @@ from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_
                      strategy_from_args)
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
+PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
 
@@ -51,14 +52,20 @@ def register(subparsers) -> None:
     for action in p._actions:
         if action.dest in ("gpu", "gpus"):  # with --from-plan the file may carry the cluster
             action.required = False
-        if action.dest in SETUP_DESTS:  # None = not given, so --from-plan can tell flags from defaults
+        if action.dest in SETUP_DESTS + PLAN_DESTS:  # None = not given, so --from-plan can tell flags from defaults
             setup_defaults[action.dest], action.default = action.default, None
     p.set_defaults(handler=run, setup_defaults=setup_defaults)
 
 
 def _fill_setup_defaults(args: argparse.Namespace) -> bool:
-    """Put back the setup flags' defaults; True if any setup flag was given."""
+    """Put back the setup and plan flags' defaults; True if any setup flag was given.
+    With --from-plan the plan comes from the file, so a plan flag beside it is a contradiction."""
     given = any(getattr(args, dest) is not None for dest in SETUP_DESTS)
+    plan_flags = [dest for dest in PLAN_DESTS if getattr(args, dest) is not None]
+    if args.from_plan and plan_flags:
+        flags = ", ".join("--" + d.replace("_", "-") for d in plan_flags)
+        raise ShardwiseInputError(f"--from-plan takes the plan from the file, so {flags} would be ignored; "
+                                  f"drop {flags}, or export without --from-plan")
     for dest, default in args.setup_defaults.items():
         if getattr(args, dest) is None:
             setattr(args, dest, default)
@@ -145,10 +152,14 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
         cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
     s = top.get("setup")
     setup = (TrainingSetup(seq_len=s["seq_len"], global_batch=s["global_batch"], mode=s["mode"],
-                           precision=s["precision"], framework=s["framework"])
+                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"])
              if s and not setup_given else setup_from_args(args))
 
     summary = plan["strategy"]
+    implied = _implied_seq_len(plan)
+    if implied is not None and implied != setup.seq_len:
+        raise ShardwiseInputError(f"the plan was evaluated at sequence length {implied:,} but this scenario has "
+                                  f"{setup.seq_len:,}: pass --seq-len {implied}")
     dp = strategy.dp(cluster.num_gpus)
     if "dp" in summary and summary["dp"] != dp:
         raise ShardwiseInputError(f"the plan has DP={summary['dp']} but this scenario gives DP={dp} "
@@ -158,6 +169,17 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
                                   f"{setup.global_batch} gives {setup.global_batch // (dp * strategy.micro_batch)}: "
                                   f"pass the plan's --seq-len/--global-batch")
     return model, cluster, setup, strategy
+
+
+def _implied_seq_len(plan: dict) -> int | None:
+    """An evaluate --json object carries no setup, but its tokens per step (tokens/s × step time)
+    over the sequences per step (DP × micro-batch × grad-accum) is the sequence length it used."""
+    try:
+        s, t, tp = plan["strategy"], plan["time"], plan["throughput"]
+        sequences = s["dp"] * s["micro_batch"] * s["grad_accum"]
+        return round(tp["tokens_per_s"] * t["step_s"] / sequences)
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
 
 
 # --- recommend hooks ------------------------------------------------------------------
@@ -177,6 +199,9 @@ def _as_json(result: ExportResult | ExportRefused) -> dict:
 
 
 def extend_recommend(args: argparse.Namespace, recommendation, payload: dict) -> None:
+    if getattr(args, "exports", False) and not args.json:
+        raise ShardwiseInputError("--exports adds each plan's configs to the JSON output: use it with --json "
+                                  "(or --export-dir DIR to write the files)")
     if not (getattr(args, "export_dir", None) or getattr(args, "exports", False)):
         return
     if not recommendation.plans:

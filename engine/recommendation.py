@@ -21,6 +21,7 @@ class SetupSummary(_Result):
     global_batch: int
     global_batch_tokens: int
     mode: str
+    lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
     precision: str
     framework: str
 

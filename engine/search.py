@@ -111,7 +111,7 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
 def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
                         global_batch_tokens=setup.global_batch_tokens, mode=setup.mode,
-                        precision=setup.precision, framework=setup.framework)
+                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
 
 
 def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5, headroom: float = 0.1,
