@@ -81,13 +81,18 @@ def _recommend_cached(key: str):
     return recommend(specs.model, specs.cluster, specs.setup, top_k=1)
 
 
+# A GPU count ends the number: not a digit, a decimal, a unit or a name's suffix — so "32" is not
+# found in "Qwen2.5-32B", "32k context" or "32 GB" ("32 GPUs", "32x H100", "32 × H100" still count).
+GPU_COUNT_END = r"(?![\d,]|\.\d|[a-wyz]|\s*(?:[GMT]i?B|%|ms)\b)"
+
+
 def fix_words(nothing) -> list[str]:
     """What the engine says would make a plan fit, as words an answer would use for each fix."""
     words: list[str] = []
     if nothing is None:
         return words
     if nothing.min_gpus:
-        words += [rf"(?<![\d,.]){nothing.min_gpus}(?![\d,])", rf"(?<![\d,.]){nothing.min_gpus:,}(?![\d,])"]
+        words += [rf"(?<![\d,.]){n}{GPU_COUNT_END}" for n in (nothing.min_gpus, f"{nothing.min_gpus:,}")]
     if nothing.larger_gpu:
         words += _gpu_words(nothing.larger_gpu)
     rule_words = {"lora": [r"\bLoRA\b"], "qlora": [r"QLoRA"], "recompute_full": [r"full (?:activation )?recomput"],

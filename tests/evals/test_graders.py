@@ -217,6 +217,21 @@ def test_truth_keywords_are_required():
     assert facts.grade(ctx(answer="TP=4 wins.", c=c, truth=truth)) == ["missing: bubble"]
 
 
+def test_a_min_gpu_count_is_not_found_inside_a_name_or_a_unit():
+    """Nothing fits; the engine's fix is 32 GPUs. "Qwen2.5-32B", "32k" and "32 GB" do not name it."""
+    from types import SimpleNamespace
+
+    from shardwise.evals.truth import fix_words
+
+    c = case(family="nothing_fits", expect={})
+    words = fix_words(SimpleNamespace(min_gpus=32, larger_gpu=None, options=[]))
+    truth = Truth(kind="recommend", plan=None, keywords=(tuple(words),))
+    for vague in ("Qwen2.5-32B does not fit on 4 RTX 4090s.", "Nothing fits at 32k context.", "32 GB is not enough."):
+        assert facts.grade(ctx(answer=vague, c=c, truth=truth)) != [], vague
+    for fix in ("It fits from 32 GPUs.", "With 32x H100 it fits.", "Use 32 of them."):
+        assert facts.grade(ctx(answer=fix, c=c, truth=truth)) == [], fix
+
+
 # ---- grader 5: judge (advisory) ---------------------------------------------------------------
 
 def test_judge_parses_and_never_raises():
