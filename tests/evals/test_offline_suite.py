@@ -13,10 +13,15 @@ from shardwise.evals.runner import run_suite
 from shardwise.evals.targets import make_target
 
 MIN_PASS_RATE = 0.90  # measured 0.945 (121 of 128; 16 of the 23 held-out cases) when set
+# Cases written without reading the planner and never tuned on: `shardwise eval` measures and reports
+# them (by_tag), the gate does not count them — a gate on them would invite tuning the planner to
+# them, and then they would no longer estimate anything (docs/evals.md, "Fresh held-out set").
+UNGATED_TAGS = {"holdout-fresh"}
 
 
 @pytest.mark.slow
 def test_offline_planner_meets_the_pass_rate():
-    result = run_suite(load_cases(), make_target("offline"))
+    gated = [c for c in load_cases() if not UNGATED_TAGS & set(c.tags)]
+    result = run_suite(gated, make_target("offline"))
     failing = {r.case.id: r.failures()[:3] for r in result.runs if not r.passed}
     assert result.pass_rate >= MIN_PASS_RATE, f"{summary_table(result)}\nfailing: {failing}"
