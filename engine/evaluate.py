@@ -40,6 +40,17 @@ def strategy_summary(grid: PlanGrid, i: int) -> StrategySummary:
                            hsdp_replicas=s.hsdp_replicas)
 
 
+CATEGORY_ORDER = ("weights", "gradients", "optimizer", "activations", "other")
+
+
+def _detail_order(key: str) -> tuple:
+    """'<category>.<term>' in the report's category order, then by name: the same order every run
+    (the memory model gathers terms in sets, whose order changes from one process to the next)."""
+    category, _, term = key.partition(".")
+    rank = CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
+    return rank, category, term
+
+
 def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: float = 0.0) -> MemoryReport:
     total = float(mem.total[i]) / GIB
     return MemoryReport(
@@ -47,7 +58,7 @@ def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: floa
         optimizer_gib=float(mem.optimizer[i]) / GIB, activations_gib=float(mem.activations[i]) / GIB,
         other_gib=float(mem.other[i]) / GIB, total_gib=total, capacity_gib=capacity_gib,
         fits=total <= capacity_gib * (1.0 - headroom),
-        details_gib={k: float(v[i]) / GIB for k, v in mem.details.items()},
+        details_gib={k: float(mem.details[k][i]) / GIB for k in sorted(mem.details, key=_detail_order)},
     )
 
 
