@@ -74,13 +74,27 @@ def _uneven_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
     return (g.pp > 1) & (chunks <= s.model.num_layers) & (s.model.num_layers % chunks != 0)
 
 
+def heaviest_stage_layers(layers: int, pp: int, vpp: int) -> tuple[int, int]:
+    """(layers per chunk, layers on the heaviest rank) when chunks of
+    ceil(L/(PP·VPP)) layers are filled in order and rank r holds chunks r, r+PP, … — the
+    assignment engine/memory/stages.py models, so the warning quotes the memory model's numbers.
+    Rank 0 fills first, so it is the heaviest."""
+    chunks = pp * vpp
+    chunk = math.ceil(layers / chunks)
+    heaviest = sum(min(chunk, max(0, layers - v * pp * chunk)) for v in range(vpp))
+    return chunk, heaviest
+
+
 def _uneven_message(s: Scenario, p: Plan) -> str:
     layers, chunks = s.model.num_layers, p.pp * p.vpp
-    heaviest = math.ceil(layers / chunks) * p.vpp
+    chunk, heaviest = heaviest_stage_layers(layers, p.pp, p.vpp)
     even = [d for d in divisors(layers) if d > 1]
-    return (f"{layers} layers do not split evenly over PP·VPP = {p.pp}·{p.vpp} = {chunks} chunks: the heaviest "
-            f"stage holds {heaviest} layers vs {layers / p.pp:.2f} on average, and it sets memory and step time "
-            f"(Megatron and Nanotron allow this); even splits need PP·VPP in: {listing(even, chunks)}")
+    split = f"PP·VPP = {p.pp}·{p.vpp} = {chunks} chunks" if p.vpp > 1 else f"PP = {p.pp} stages"
+    unit = "chunk" if p.vpp > 1 else "stage"
+    return (f"{layers} layers do not split evenly over {split}: {unit}s of up to {chunk} layers, the heaviest "
+            f"stage holds {heaviest} layers vs {layers / p.pp:.2f} on average; the heaviest stage sets "
+            f"memory and step time (Megatron and Nanotron allow uneven splits); even splits need "
+            f"{'PP·VPP' if p.vpp > 1 else 'PP'} in: {listing(even, chunks)}")
 
 
 UNEVEN_PIPELINE_SPLIT = Rule("uneven_pipeline_split", "warning", "layout", _uneven_broken, _uneven_message)
