@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.results import Evaluation
 from ..engine.explain import explain
-from ..engine.search import recommend
+from ..engine.search import RANK_RESOLUTION_S, recommend
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
@@ -109,6 +109,19 @@ class RecommendResult(Result):
                 f"{self.best.tokens_per_s:,.0f} tokens/s [{self.id}]")
 
 
+def runner_up(plans: list[Evaluation], figures: list[PlanFigures]) -> PlanFigures | None:
+    """The fastest plan with another layout that is predicted slower than the best; a tie (same
+    step time, e.g. CP=2 with twice the micro-batch) explains nothing. Failing that, a tied
+    plan with another layout, then simply the second."""
+    if len(plans) < 2:
+        return None
+    best = plans[0]
+    other_layout = [i for i in range(1, len(plans))
+                    if any(getattr(plans[i].strategy, k) != getattr(best.strategy, k) for k in LAYOUT_KNOBS)]
+    slower = [i for i in other_layout if plans[i].time.step_s - best.time.step_s > RANK_RESOLUTION_S]
+    return figures[(slower or other_layout or [1])[0]]
+
+
 def why_it_wins(best: PlanFigures, runner: PlanFigures) -> WhyItWins:
     time_diff, memory_diff = differences(best, runner, "time"), differences(best, runner, "memory")
     return WhyItWins(runner_up=runner.label, speedup_percent=r(100 * (best.tokens_per_s / runner.tokens_per_s - 1), 1),
@@ -142,8 +155,7 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL), **kwargs)
     figures = [plan_figures(e) for e in rec.plans]
     best = figures[0] if figures else None
-    runner = next((f for f in figures[1:] if any(getattr(f.strategy, knob) != getattr(best.strategy, knob)
-                                                  for knob in LAYOUT_KNOBS)), figures[1] if len(figures) > 1 else None)
+    runner = runner_up(rec.plans, figures)
     why = why_it_wins(best, runner) if runner is not None and runner.tokens_per_s else None
     binding, options = None, []
     if explain_best and rec.plans:
