@@ -216,15 +216,24 @@ def test_explain_pipeline_bubble_with_the_users_numbers(opening):
     assert f"{1e3 * e.time.pp_bubble_s:.1f} ms of exposed bubble" in explained.answer
 
 
-def test_export_deepspeed_attaches_the_exporters_file(opening):
-    from shardwise.engine.export import export_plan
+@pytest.mark.parametrize("asked, fmt", [("give me the DeepSpeed config", "deepspeed"),
+                                         ("give me the Megatron config", "megatron")])
+def test_export_attaches_the_exporters_file_or_says_why_not(opening, asked, fmt):
+    # The exporter decides: the best plan may be one a framework cannot express (DeepSpeed has
+    # no TP with Ulysses CP); then the answer carries the refusal and nothing is attached.
+    from shardwise.engine.export import ExportRefused, export_plan
 
-    done, _ = follow_up(opening, "give me the DeepSpeed config")
+    done, _ = follow_up(opening, asked)
     call = done.tool_calls[0]
-    assert call["name"] == "export_config" and call["arguments"]["format"] == "deepspeed"
+    assert call["name"] == "export_config" and call["arguments"]["format"] == fmt
     best = best_plan(*engine_scenario())
-    expected = export_plan("deepspeed", *engine_scenario(), strategy_of(best.strategy))
-    assert done.configs["deepspeed"] == expected.text
+    try:
+        expected = export_plan(fmt, *engine_scenario(), strategy_of(best.strategy))
+    except ExportRefused as refused:
+        assert fmt not in done.configs and "cannot express" in done.answer
+        assert str(refused).split(": ", 1)[1].split(";")[0][:40] in done.answer
+        return
+    assert done.configs[fmt] == expected.text
     assert "is attached" in done.answer and expected.text not in done.answer  # the file is attached, not typed
 
 
