@@ -129,16 +129,17 @@ def find_model(text: str) -> tuple[str | None, str]:
 
 def find_params(text: str) -> tuple[str | None, str | None]:
     """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
-    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bt])(?:n|illion)?(?![a-z0-9])(?!\s*tok)", text)
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)", text)
     if not m:
         return None, None
-    if m.group(2) == "b":
+    unit = m.group(2) or m.group(3)
+    if unit == "b":
         version = re.search(r"\((\d+(?:\.\d+)?)\)|\bllama\s*(\d+(?:\.\d+)?)", text)
         ver = (version.group(1) or version.group(2)) if version else BARE_SIZE_FAMILY[1]
         model_id = _family_index().get((BARE_SIZE_FAMILY[0], ver, m.group(1) + "b"))
         if model_id:
             return model_id, None
-    return None, f"{m.group(1)}{m.group(2).upper()}"
+    return None, f"{m.group(1)}{unit.upper()}"
 
 
 @lru_cache(maxsize=1)

@@ -167,3 +167,18 @@ def test_what_if_in_one_message_splits_scenario_and_change():
     assert before.scenario_patch().network == "ib-ndr" and before.scenario_patch().gpus == 32
     assert {k: v for k, v in change.scenario_patch().model_dump().items() if v is not None} == {"network": "eth-100g"}
     assert what_if_split("how about TP=8?") is None  # a plan change is not a scenario change
+
+
+@pytest.mark.parametrize("text, params", [("10 trillion params on 8 rtx 4090", "10T"), ("a 1.5tn model", "1.5T"),
+                                          ("a 2t model", "2T"), ("7 billion parameters", "7B")])
+def test_bare_sizes_in_words(text, params):
+    # "trillion" was not read ("t" + "rillion" did not match "illion"): the planner asked for a model.
+    from shardwise.agent.planner.names import find_params
+
+    assert find_params(text) == (None, params)
+
+
+def test_trillion_tokens_is_not_a_model_size():
+    from shardwise.agent.planner.names import find_params
+
+    assert find_params("train on 2 trillion tokens") == (None, None)
