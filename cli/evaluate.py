@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
+from ..engine.search import recommend
+from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
+from .render import seconds
+
+# recommend's default headroom, read from its signature so the two never disagree
+RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
 
 
 def register(subparsers) -> None:
@@ -20,23 +27,38 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = evaluate(model_from_args(args), cluster_from_args(args), setup_from_args(args), strategy_from_args(args),
+    setup = setup_from_args(args)
+    result = evaluate(model_from_args(args), cluster_from_args(args), setup, strategy_from_args(args),
                       **cost_args_from(args))
     if args.json:
         print_json(result)
     else:
-        print(render_evaluation(result))
+        print(render_evaluation(result, setup))
     return 0
 
 
-def render_evaluation(e: Evaluation) -> str:
+def setup_line(setup: TrainingSetup) -> str:
+    mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
+    return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
+            f"tokens), {mode}, {setup.precision}, {setup.framework}")
+
+
+def _tokens(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if n >= scale:
+            return f"{n / scale:,.4g}{unit}"
+    return f"{n:,.0f}"
+
+
+def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     s, m = e.strategy, e.memory
     lines = [
         f"model    {e.model.name}: {e.model.params / 1e9:.2f} B params"
         + (f" ({e.model.active_params / 1e9:.2f} B active)" if e.model.active_params != e.model.params else "")
         + (" [approximate shape]" if e.model.approximate else ""),
-        f"cluster  {e.cluster.num_gpus} x {e.cluster.gpu} ({e.cluster.gpu_memory_gib:g} GiB), "
+        f"cluster  {e.cluster.num_gpus:,} x {e.cluster.gpu} ({e.cluster.gpu_memory_gib:g} GiB), "
         f"{e.cluster.gpus_per_node} per node, {e.cluster.network}",
+        *([setup_line(setup)] if setup is not None else []),
         f"plan     TP={s.tp} PP={s.pp} VPP={s.vpp} CP={s.cp} EP={s.ep} ETP={s.etp} DP={s.dp} ZeRO={s.zero_stage} "
         f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
         f"recompute={s.recompute}",
@@ -55,17 +77,21 @@ def render_evaluation(e: Evaluation) -> str:
                          ("activations (incl. logits)", m.activations_gib), ("other (context, NCCL, fragmentation)", m.other_gib)]:
         lines.append(f"  {label:<38}{value:>8.2f}")
     verdict = "fits" if m.fits else "DOES NOT FIT"
+    if e.violations:
+        verdict += " (but the plan is invalid)" if m.fits else " (and the plan is invalid)"
+    elif m.fits and m.total_gib > m.capacity_gib * (1 - RECOMMEND_HEADROOM):
+        verdict += f" (above the {RECOMMEND_HEADROOM:.0%} headroom `recommend` keeps free)"
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
-        lines += ["", "time per step (exposed)                  ms"]
+        lines += ["", "time per step (exposed)"]
         for label, value in [("compute", t.compute_s), ("TP communication", t.tp_comm_s), ("CP communication", t.cp_comm_s),
                              ("EP communication", t.ep_comm_s), ("pipeline bubble", t.pp_bubble_s),
                              ("PP communication", t.pp_comm_s), ("DP communication", t.dp_comm_s),
                              ("optimizer step", t.optimizer_s)]:
             if value > 0 or label == "compute":
-                lines.append(f"  {label:<38}{value * 1e3:>8.1f}")
-        lines.append(f"  {'step':<38}{t.step_s * 1e3:>8.1f}")
+                lines.append(f"  {label:<38}{seconds(value):>11}")
+        lines.append(f"  {'step':<38}{seconds(t.step_s):>11}")
         lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU), "
                       f"MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model TFLOP/s per GPU"]
     if e.cost is not None:
@@ -73,6 +99,6 @@ def render_evaluation(e: Evaluation) -> str:
         lines.append(f"cost        ${c.price_per_gpu_hour:.2f}/GPU-hour ({c.price_source}): "
                      f"${c.cluster_cost_per_hour:,.0f}/hour, ${c.cost_per_billion_tokens:,.0f} per billion tokens")
         if c.train_tokens is not None:
-            lines.append(f"            {c.train_tokens:.3g} tokens: {c.time_to_train_days:,.1f} days, "
+            lines.append(f"            {_tokens(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "
                          f"{c.gpu_hours:,.0f} GPU-hours, ${c.total_cost:,.0f}")
     return "\n".join(lines)
