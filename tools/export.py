@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..engine.export import FORMATS, ExportRefused, export_plan
+from ..engine.export import FORMATS, ExportRefused, export_plan, planning_framework
 from .base import Result, Tool
 from .scenario import Args, Plan, Scenario, plan_label
 
@@ -32,6 +32,10 @@ class ExportConfigResult(Result):
     warnings: list[str] = Field(default_factory=list, description="what the user must know for the file to match the plan")
     refused_reason: str | None = Field(None, description="why this framework cannot express the plan")
     hint: str | None = None
+    substituted_for: str | None = Field(None, description="the plan that was asked for but this format cannot express; "
+                                                          "`plan` is then the best plan the format can run")
+    planned_for: str | None = Field(None, description="the framework the substitute plan was searched for")
+    slowdown_percent: float | None = Field(None, description="how much slower the substitute is predicted to be")
     text: str | None = Field(None, description="the file; attached to the answer, never shown to the model")
 
     def hidden_from_model(self) -> set[str]:
@@ -69,10 +73,43 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
     try:
         out = export_plan(args.format, resolved.model, resolved.cluster, resolved.setup, strategy)
     except ExportRefused as refused:
-        return ExportConfigResult(format=args.format, plan=label, exported=False, refused_reason=refused.reason,
-                            hint=refused.hint or None)
+        substitute = best_exportable(args.format, resolved, strategy)
+        if substitute is None:
+            return ExportConfigResult(format=args.format, plan=label, exported=False, refused_reason=refused.reason,
+                                      hint=refused.hint or None)
+        out, sub_strategy, framework, slowdown = substitute
+        return ExportConfigResult(format=args.format, plan=plan_label(sub_strategy), exported=True,
+                                  filename=out.filename, lines=len(out.text.splitlines()), header=out.header,
+                                  warnings=list(out.warnings), text=out.text, substituted_for=label,
+                                  refused_reason=refused.reason, planned_for=framework, slowdown_percent=slowdown)
     return ExportConfigResult(format=args.format, plan=label, exported=True, filename=out.filename,
                         lines=len(out.text.splitlines()), header=out.header, warnings=list(out.warnings), text=out.text)
+
+
+SUBSTITUTE_POOL = 20  # plans of the format's own framework tried, fastest first
+
+
+def best_exportable(fmt: str, resolved, refused_strategy):
+    """When a format cannot express the plan asked for: the fastest plan, searched for the framework
+    that format runs, that it can express — with how much slower it is than the plan asked for."""
+    from ..engine.evaluate import evaluate
+    from ..engine.search import recommend
+
+    framework = planning_framework(fmt, resolved.setup.framework)
+    setup = resolved.setup.model_copy(update={"framework": framework})
+    rec = recommend(resolved.model, resolved.cluster, setup, top_k=SUBSTITUTE_POOL)
+    asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy)
+    for candidate in rec.plans:
+        strategy = Plan.from_strategy(candidate.strategy).strategy()
+        try:
+            out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
+        except ExportRefused:
+            continue
+        slowdown = None
+        if asked.throughput and candidate.throughput:
+            slowdown = round(100 * (1 - candidate.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
+        return out, strategy, framework, slowdown
+    return None
 
 
 EXPORT_CONFIG = Tool(

@@ -45,6 +45,13 @@ def export_plan(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSet
     return module.export(plan, notes)
 
 
+def planning_framework(fmt: str, default: str) -> str:
+    """The framework whose plans a format runs (DeepSpeed JSON runs DeepSpeed plans, a torchtitan
+    TOML runs FSDP2 plans); `default` for formats that follow the plan (accelerate, launch)."""
+    module = EXPORTERS[fmt]
+    return getattr(module, "FAMILY", None) or default
+
+
 def export_all(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
                strategy: Strategy) -> dict[str, ExportResult | ExportRefused]:
     """Every format for one plan; a refusal is a value here, not an exception."""
@@ -57,4 +64,4 @@ def export_all(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     return out
 
 
-__all__ = ["export_plan", "export_all", "FORMATS", "ExportPlan", "ExportResult", "ExportRefused"]
+__all__ = ["export_plan", "export_all", "planning_framework", "FORMATS", "ExportPlan", "ExportResult", "ExportRefused"]

@@ -153,9 +153,20 @@ def test_export_attaches_the_exporters_text_and_hides_it_from_the_model():
     assert expected.text not in out.content()
 
 
-def test_export_refusal_is_a_normal_result():
+def test_export_refusal_carries_the_reason_and_a_substitute_the_format_can_run():
     result = call("export_config", {"scenario": SCENARIO, "format": "fsdp", "plan": {"tp": 8}})
-    assert result.exported is False and "TP" in result.refused_reason and result.attachments() == {}
+    assert "TP" in result.refused_reason and result.substituted_for.startswith("TP=8")
+    # the substitute was searched for FSDP and is one the FSDP snippet can express (no TP: the
+    # snippet is plain fully_shard), so exporting it directly must succeed
+    assert result.exported and result.planned_for == "fsdp" and "TP=8" not in result.plan
+    assert list(result.attachments()) == ["fsdp"]
+
+
+def test_export_refusal_with_no_substitute_is_a_normal_result():
+    # DeepSpeed's config has no FP8 switch: no DeepSpeed plan can be exported at --precision fp8.
+    result = call("export_config", {"scenario": {**SCENARIO, "precision": "fp8"}, "format": "deepspeed",
+                                    "plan": {"tp": 1}})
+    assert result.exported is False and "FP8" in result.refused_reason and result.attachments() == {}
 
 
 # -- explain_concept: textbook numbers by hand ---------------------------------------------
