@@ -6,6 +6,7 @@ import numpy as np
 
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
+from .calibration import extrapolation_warnings
 from .cluster import Cluster
 from .cost import cost_report
 from .memory import memory_per_gpu
@@ -13,7 +14,7 @@ from .model_spec import ModelSpec
 from .params import active_params, total_params
 from .performance import step_time
 from .plans import PlanGrid
-from .results import (ClusterSummary, Evaluation, MemoryReport, ModelSummary, StrategySummary,
+from .results import (ClusterSummary, Evaluation, Violation, MemoryReport, ModelSummary, StrategySummary,
                       ThroughputReport, TimeReport)
 from .strategy import Strategy
 from .training import TrainingSetup
@@ -82,12 +83,18 @@ def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSe
     )
 
 
+def outside_validated_range(model: ModelSpec, cluster: Cluster, setup: TrainingSetup) -> list[Violation]:
+    """Inputs far from the measured runs the time model was calibrated on: its error band widens."""
+    return [Violation(rule="outside_validated_range", message=m) for m in extrapolation_warnings(model, cluster, setup)]
+
+
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
              headroom: float = 0.0, train_tokens: float | None = None,
              price_per_gpu_hour: float | None = None) -> Evaluation:
     """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
+    warnings = warnings + outside_validated_range(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
     times = step_time(model, cluster, setup, grid) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
