@@ -68,6 +68,10 @@ BACKWARD_KERNEL_RATIO = 2.0
 # cut the operator count. It binds when sharded GEMMs are small (large TP, micro-batch 1).
 # "nanotron" is the Ultra-Scale Playbook's framework, used by the calibration only.
 HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
+# Full recompute dispatches every layer's forward a second time inside backward: forward (1/3 of a
+# layer's kernels, BACKWARD_KERNEL_RATIO = 2 above) is launched twice, so 4/3 ≈ 1.33; we keep 1.5 to
+# cover the checkpoint wrappers' own Python work (an assumption, not fitted).
+FULL_RECOMPUTE_HOST_FACTOR = 1.5
 
 # --- Attention core (FlashAttention) -----------------------------------------------------
 # Fraction of the BF16 peak reached by FlashAttention-2-class attention, forward (calibrated;

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import TimeArrays
+from ..assumptions.compute import FULL_RECOMPUTE_HOST_FACTOR
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
 from ..flops import hardware_flops_per_token, lora_trainable_params, model_flops_per_token
@@ -66,7 +67,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     per_mb_busiest = np.where(grid.pp > 1, busiest * per_layer, per_mb_avg)
 
     # The host must dispatch every layer's kernels: a micro-batch is never faster than that.
-    host = assume.host_time_for(setup.framework) * avg_layers * np.where(grid.recompute == RECOMPUTE_FULL, 1.5, 1.0)
+    host = assume.host_time_for(setup.framework) * avg_layers * np.where(
+        grid.recompute == RECOMPUTE_FULL, FULL_RECOMPUTE_HOST_FACTOR, 1.0)
     host_wait = np.maximum(host - per_mb_avg, 0.0)
     compute_avg = compute_avg + host_wait
     per_mb_avg = per_mb_avg + host_wait
