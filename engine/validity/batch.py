@@ -18,7 +18,8 @@ def _batch_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
 
 def _batch_message(s: Scenario, p: Plan) -> str:
     gb, step = s.setup.global_batch, p.dp * p.micro_batch
-    text = f"global batch {gb:,} sequences is not divisible by DP·micro-batch = {p.dp}·{p.micro_batch} = {step:,}"
+    text = (f"global batch {gb:,} {'sequence' if gb == 1 else 'sequences'} is not divisible by DP·micro-batch = "
+            f"{p.dp}·{p.micro_batch} = {step:,}")
     if step > gb:
         text += " (DP·micro-batch exceeds the global batch)"
     if gb % p.dp == 0:
@@ -60,7 +61,7 @@ def _few_microbatches_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
 def _few_microbatches_message(s: Scenario, p: Plan) -> str:
     m = p.grad_accum
     bubble = (p.pp - 1) / (m + p.pp - 1)  # 1F1B idle fraction, Narayanan et al. 2021, eq. 1
-    return (f"only {m} micro-batch(es) per step for PP={p.pp} stages: each stage idles "
+    return (f"only {m} {'micro-batch' if m == 1 else 'micro-batches'} per step for PP={p.pp} stages: each stage idles "
             f"(PP−1)/(M+PP−1) = {bubble:.0%} of the step; a smaller micro-batch or fewer stages gives M ≥ PP")
 
 
