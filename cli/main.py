@@ -37,11 +37,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def format_validation_error(exc: ValidationError) -> str:
+# Spec fields as the flags that set them, so a range error names what the user typed.
+FIELD_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--ep", "etp": "--etp",
+               "zero_stage": "--zero", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
+               "global_batch": "--global-batch", "lora_rank": "--lora-rank", "num_gpus": "--gpus",
+               "gpus_per_node": "--gpus-per-node"}
+
+
+def format_validation_error(exc: ValidationError, use_flags: bool = False) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err.get("loc", ())) or "input"
-        parts.append(f"{where}: {err.get('msg')}")
+        if use_flags:
+            where = FIELD_FLAGS.get(where, where)
+        got = f" (got {err['input']!r})" if isinstance(err.get("input"), (int, float, str)) else ""
+        parts.append(f"{where}: {err.get('msg')}{got}")
     return "; ".join(parts)
 
 
@@ -54,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shardwise: error: {exc}", file=sys.stderr)
         return 2
     except ValidationError as exc:
-        print(f"shardwise: error: {format_validation_error(exc)}", file=sys.stderr)
+        flags = args.command in ("evaluate", "recommend", "explain", "export")  # what-if names inputs, not flags
+        print(f"shardwise: error: {format_validation_error(exc, flags)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -73,3 +73,12 @@ def test_unwritable_output_paths_are_one_line_exit_2(capsys, tmp_path, argv):
     code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert code == 2 and err.count("\n") == 1 and err.startswith("shardwise: error:")
     assert str(tmp_path) in err
+
+
+@pytest.mark.parametrize("flag, value", [("--vpp", "300"), ("--seq-len", "1e9"), ("--micro-batch", "100000"),
+                                         ("--global-batch", "2e9")])
+def test_range_errors_name_the_flag_and_the_value(capsys, flag, value):
+    # "vpp: Input should be ..." named a field; the user typed a flag.
+    code, out, err = run(capsys, "evaluate", *SCENARIO, flag, value)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"shardwise: error: {flag}: ") and "(got " in err
