@@ -67,10 +67,17 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     b = g.add_mutually_exclusive_group()
     b.add_argument("--global-batch", type=positive_int, help="sequences per optimizer step (default 1024)")
     b.add_argument("--global-batch-tokens", help="tokens per optimizer step, e.g. 4M or 4194304")
-    g.add_argument("--mode", choices=["full", "lora", "qlora"], default="full")
-    g.add_argument("--lora-rank", type=positive_int, default=16)
-    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
-    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron")
+    g.add_argument("--mode", choices=["full", "lora", "qlora"], default="full",
+                   help="full training, or LoRA / QLoRA adapters on a frozen base (default full)")
+    g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
+    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
+                   help="compute precision of the linear layers (default bf16)")
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron",
+                   help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan (default megatron)")
+
+
+def add_cost_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cost")
     g.add_argument("--train-tokens", help="token budget for time-to-train and cost, e.g. 15T or 2e12")
     g.add_argument("--price-per-gpu-hour", type=float,
                    help="USD per GPU-hour for the cost estimate (default: a listed price per GPU, see docs/performance.md)")

@@ -9,9 +9,9 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
-from .common import (add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
+from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
-from .render import seconds
+from .render import seconds, tokens_text
 
 # recommend's default headroom, read from its signature so the two never disagree
 RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
@@ -21,6 +21,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("evaluate", help="evaluate one parallelism plan",
                               description="Predict memory per GPU, step time and throughput for one plan.")
     add_scenario_args(p)
+    add_cost_args(p)
     add_plan_args(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON (stable contract, see README)")
     p.set_defaults(handler=run)
@@ -41,13 +42,6 @@ def setup_line(setup: TrainingSetup) -> str:
     mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
     return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
             f"tokens), {mode}, {setup.precision}, {setup.framework}")
-
-
-def _tokens(n: float) -> str:
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
-        if n >= scale:
-            return f"{n / scale:,.4g}{unit}"
-    return f"{n:,.0f}"
 
 
 def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
@@ -99,6 +93,6 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         lines.append(f"cost        ${c.price_per_gpu_hour:.2f}/GPU-hour ({c.price_source}): "
                      f"${c.cluster_cost_per_hour:,.0f}/hour, ${c.cost_per_billion_tokens:,.0f} per billion tokens")
         if c.train_tokens is not None:
-            lines.append(f"            {_tokens(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "
+            lines.append(f"            {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "
                          f"{c.gpu_hours:,.0f} GPU-hours, ${c.total_cost:,.0f}")
     return "\n".join(lines)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from ..engine.cost import cost_report
 from ..engine.explain import compare
 from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
-from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
-from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed
+from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
+                     print_json, setup_from_args)
+from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed, tokens_text
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -31,8 +33,8 @@ def _export_hooks():
         raise
 
 
-def add_search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--top", type=int, default=5, metavar="K", help="how many plans to return (default 5)")
+def add_search_args(p: argparse.ArgumentParser, top: int = 5) -> None:
+    p.add_argument("--top", type=int, default=top, metavar="K", help=f"how many plans to return (default {top})")
     p.add_argument("--headroom", type=float, default=0.1,
                    help="share of GPU memory kept free, 0..1 (default 0.1: plans must fit in 90%%)")
     g = p.add_argument_group("constraints (pin a knob to a value or a comma list; bound it with --max-/--min-)")
@@ -72,6 +74,7 @@ def register(subparsers) -> None:
                               description="Enumerate every valid parallelism plan, drop those that do not fit, "
                                           "rank the rest by predicted throughput.")
     add_scenario_args(p)
+    add_cost_args(p)
     add_search_args(p)
     p.add_argument("--json", action="store_true",
                    help="print {plans: [...], searched, excluded, nothing_fits, ...} as JSON")
@@ -84,6 +87,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
                        headroom=args.headroom, **constraints_from_args(args))
+    result = with_cost(result, **cost_args_from(args))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
     if hooks is not None and hasattr(hooks, "extend_recommend"):
@@ -93,6 +97,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_recommendation(result))
     return 0
+
+
+def with_cost(r: Recommendation, train_tokens: float | None, price_per_gpu_hour: float | None) -> Recommendation:
+    """Each plan's cost for the user's token budget and price (recommend ranks without them)."""
+    if train_tokens is None and price_per_gpu_hour is None:
+        return r
+    plans = [p.model_copy(update={"cost": cost_report(p.throughput.tokens_per_s, p.cluster.num_gpus, p.cluster.gpu,
+                                                      train_tokens, price_per_gpu_hour)}) for p in r.plans]
+    return r.model_copy(update={"plans": plans})
 
 
 def _header(r: Recommendation) -> list[str]:
@@ -163,6 +176,10 @@ def render_recommendation(r: Recommendation) -> str:
         return "\n".join(lines + render_nothing_fits(r.nothing_fits))
     best = r.plans[0]
     lines += [f"BEST     {plan_label(best.strategy)}", f"         {plan_line(best)}"]
+    if best.cost is not None and best.cost.train_tokens is not None:
+        c = best.cost
+        lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "
+                     f"{c.gpu_hours:,.0f} GPU-hours, ${c.total_cost:,.0f} at ${c.price_per_gpu_hour:.2f}/GPU-hour")
     lines += _why(r)
     if len(r.plans) > 1:
         lines += ["", "alternatives (fastest first):"] + plans_table(r.plans)

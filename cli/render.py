@@ -61,3 +61,11 @@ def signed(value: float, unit: str) -> str:
     if unit == "s":
         return ("+" if value >= 0 else "−") + seconds(abs(value))
     return f"{'+' if value >= 0 else '−'}{abs(value):.2f} {unit}"
+
+
+def tokens_text(n: float) -> str:
+    """15e12 -> '15T', 2.5e9 -> '2.5B'."""
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if n >= scale:
+            return f"{n / scale:,.4g}{unit}"
+    return f"{n:,.0f}"

@@ -18,9 +18,9 @@ def register(subparsers) -> None:
     add_scenario_args(p)
     p.add_argument("--change", action="append", required=True, metavar="INPUT=VALUE",
                    help="e.g. gpu=h200, gpus=128, seq_len=16k, mode=lora, network=ib-xdr (repeatable)")
-    add_search_args(p)
+    add_search_args(p, top=3)
     p.add_argument("--json", action="store_true", help="print the what-if result as JSON")
-    p.set_defaults(handler=run, top=3)
+    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,48 @@
+"""--train-tokens / --price-per-gpu-hour: honoured by recommend (they were accepted and ignored),
+refused by subcommands that have no cost to report (explain, what-if, export)."""
+
+import json
+
+import pytest
+
+from shardwise.cli.main import main
+
+SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recommend_fills_each_plans_cost(capsys):
+    code, out, err = run(capsys, "recommend", *SCENARIO, "--top", 2, "--train-tokens", "1T",
+                         "--price-per-gpu-hour", 3, "--json")
+    assert code == 0, err
+    for plan in json.loads(out)["plans"]:
+        cost, tps = plan["cost"], plan["throughput"]["tokens_per_s"]
+        assert cost["train_tokens"] == 1e12 and cost["price_per_gpu_hour"] == 3
+        # time = tokens / (tokens/s); GPU-hours = hours x 8 GPUs; cost = GPU-hours x $3
+        assert cost["time_to_train_s"] == pytest.approx(1e12 / tps)
+        assert cost["total_cost"] == pytest.approx(1e12 / tps / 3600 * 8 * 3)
+
+
+def test_recommend_text_shows_the_budget(capsys):
+    code, out, err = run(capsys, "recommend", *SCENARIO, "--top", 1, "--train-tokens", "1T")
+    assert code == 0, err
+    assert "1T tokens:" in out and "GPU-hours" in out
+
+
+@pytest.mark.parametrize("command", [["explain"], ["what-if", "--change", "gpu=h200"], ["export", "--format", "megatron"]])
+def test_cost_flags_are_not_silently_ignored(capsys, command):
+    code, out, err = run(capsys, command[0], *SCENARIO, *command[1:], "--train-tokens", "1T")
+    assert code == 2 and "--train-tokens" in err
+
+
+def test_what_if_help_states_its_own_default_top(capsys):
+    code, out, _ = run(capsys, "what-if", "--help")
+    assert code == 0 and "(default 3)" in out and "(default 5)" not in out  # what-if returns 3 plans
