@@ -126,8 +126,10 @@ def _partial_node_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
 
 def _partial_node_message(s: Scenario, p: Plan) -> str:
     n, node = _gpus(s), s.cluster.gpus_per_node
-    return (f"{n:,} GPUs are {n // node} full node(s) of {node} plus {n % node} GPUs: allowed, but groups "
-            f"that span the partial node use the scale-out network")
+    full, rest = n // node, n % node
+    return (f"{n:,} GPUs are {full} full {'node' if full == 1 else 'nodes'} of {node} plus {rest} "
+            f"{'GPU' if rest == 1 else 'GPUs'}: allowed, but groups that span the partial node use the scale-out "
+            f"network")
 
 
 GPUS_NOT_MULTIPLE_OF_NODE = Rule("gpus_not_multiple_of_node", "warning", "layout", _partial_node_broken,

@@ -17,3 +17,9 @@ def test_one_sequence_and_one_micro_batch_are_singular(capsys):
     e = evaluate(capsys, "--global-batch", 2, "--pp", 2, "--tp", 2)  # DP 2, one micro-batch of 1 each
     (few,) = [w["message"] for w in e["warnings"] if w["rule"] == "fewer_microbatches_than_stages"]
     assert few.startswith("only 1 micro-batch per step for PP=2 stages")
+
+
+def test_partial_node_counts_read_as_english(capsys):
+    e = evaluate(capsys, "--gpus-per-node", 7)  # 8 GPUs = 1 full node of 7 plus 1 GPU
+    (msg,) = [w["message"] for w in e["warnings"] if w["rule"] == "gpus_not_multiple_of_node"]
+    assert msg.startswith("8 GPUs are 1 full node of 7 plus 1 GPU: allowed")
