@@ -84,17 +84,22 @@ def add_cost_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_plan_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("plan")
-    g.add_argument("--tp", type=positive_int, default=1)
-    g.add_argument("--pp", type=positive_int, default=1)
-    g.add_argument("--vpp", type=positive_int, default=1, help="virtual pipeline stages per rank (interleaved)")
-    g.add_argument("--cp", type=positive_int, default=1)
-    g.add_argument("--ep", type=positive_int, default=1)
-    g.add_argument("--etp", type=positive_int, default=1)
-    g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1, help="ZeRO stage (3 = FSDP full shard)")
-    g.add_argument("--micro-batch", type=positive_int, default=1)
-    g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
-    g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism")
+    g = p.add_argument_group("plan (DP is what is left: GPUs / (TP·CP·PP))")
+    g.add_argument("--tp", type=positive_int, default=1, metavar="N", help="tensor parallel size (default 1)")
+    g.add_argument("--pp", type=positive_int, default=1, metavar="N", help="pipeline stages (default 1)")
+    g.add_argument("--vpp", type=positive_int, default=1, metavar="N",
+                   help="virtual pipeline stages per rank, interleaved 1F1B (default 1)")
+    g.add_argument("--cp", type=positive_int, default=1, metavar="N", help="context parallel size (default 1)")
+    g.add_argument("--ep", type=positive_int, default=1, metavar="N", help="expert parallel size, MoE only (default 1)")
+    g.add_argument("--etp", type=positive_int, default=1, metavar="N",
+                   help="tensor parallel size inside the experts, MoE only (default 1)")
+    g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1,
+                   help="ZeRO stage: 1 optimizer states, 2 + gradients, 3 + parameters = FSDP full shard (default 1)")
+    g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
+                   help="sequences per micro-batch per data-parallel rank (default 1)")
+    g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
+                   help="activation recompute (default selective: attention core only)")
+    g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism (on by default when TP > 1)")
 
 
 def add_scenario_args(p: argparse.ArgumentParser) -> None:

@@ -46,3 +46,12 @@ def test_cost_flags_are_not_silently_ignored(capsys, command):
 def test_what_if_help_states_its_own_default_top(capsys):
     code, out, _ = run(capsys, "what-if", "--help")
     assert code == 0 and "(default 3)" in out and "(default 5)" not in out  # what-if returns 3 plans
+
+
+def test_evaluate_help_states_every_plan_default(capsys):
+    # the plan flags had no help at all: a user could not tell that ZeRO-1 and selective recompute are the defaults
+    code, out, _ = run(capsys, "evaluate", "--help")
+    plan = out[out.index("plan (DP"):]
+    for flag in ("--tp", "--pp", "--vpp", "--cp", "--ep", "--etp", "--zero", "--micro-batch", "--recompute"):
+        assert flag in plan
+    assert plan.count("(default") >= 9 and "default 1)" in plan and "default selective" in plan
