@@ -49,10 +49,13 @@ def plan_line(e: Evaluation) -> str:
 
 
 def plans_table(plans: list[Evaluation]) -> list[str]:
-    lines = [f"  {'#':<3}{'plan':<62}{'tok/s/GPU':>10}{'MFU':>7}{'step':>11}{'GiB':>7}"]
-    for i, e in enumerate(plans, 1):
+    labels = [plan_label(e.strategy) for e in plans]
+    width = max([len("plan"), *map(len, labels)]) + 2  # MoE labels outgrow any fixed width
+    number = len(str(len(plans))) + 2
+    lines = [f"  {'#':<{number}}{'plan':<{width}}{'tok/s/GPU':>10}{'MFU':>7}{'step':>11}{'GiB':>7}"]
+    for i, (e, label) in enumerate(zip(plans, labels), 1):
         t = e.throughput
-        lines.append(f"  {i:<3}{plan_label(e.strategy):<62}{t.tokens_per_s_per_gpu:>10,.0f}{t.mfu:>7.1%}"
+        lines.append(f"  {i:<{number}}{label:<{width}}{t.tokens_per_s_per_gpu:>10,.0f}{t.mfu:>7.1%}"
                      f"{seconds(e.time.step_s):>11}{e.memory.total_gib:>7.1f}")
     return lines
 
