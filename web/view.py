@@ -240,4 +240,5 @@ def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:
             log.exception("export to %s failed", fmt)
             tabs.append(ConfigTab(fmt, title, engine_calls.default_filename(fmt), None,
                                   "this export failed unexpectedly; it has been logged"))
-    return tabs
+    # Formats that can express the plan first (stable otherwise), so the open tab holds a file.
+    return sorted(tabs, key=lambda tab: tab.text is None)
