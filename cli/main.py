@@ -57,7 +57,10 @@ def format_validation_error(exc: ValidationError, use_flags: bool = False) -> st
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # let the subcommand say it, so the hint points at its own --help
+        sub = parser._subparsers._group_actions[0].choices[args.command]
+        sub.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args) or 0)
     except ShardwiseInputError as exc:

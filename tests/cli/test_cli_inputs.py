@@ -82,3 +82,9 @@ def test_range_errors_name_the_flag_and_the_value(capsys, flag, value):
     code, out, err = run(capsys, "evaluate", *SCENARIO, flag, value)
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"shardwise: error: {flag}: ") and "(got " in err
+
+
+def test_unknown_flag_points_at_the_subcommands_help(capsys):
+    code, out, err = run(capsys, "explain", *SCENARIO, "--bogus", "1")
+    assert code == 2 and err.count("\n") == 1
+    assert "unrecognized arguments: --bogus 1" in err and "`shardwise explain --help`" in err
