@@ -95,6 +95,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
                    help="tensor parallel size inside the experts, MoE only (default 1)")
     g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1,
                    help="ZeRO stage: 1 optimizer states, 2 + gradients, 3 + parameters = FSDP full shard (default 1)")
+    g.add_argument("--hsdp", type=positive_int, default=1, metavar="R",
+                   help="HSDP: shard within DP/R ranks, replicate across R replicas; needs ZeRO 2 or 3 (default 1)")
     g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
                    help="sequences per micro-batch per data-parallel rank (default 1)")
     g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
@@ -134,8 +136,8 @@ def cost_args_from(args: argparse.Namespace) -> dict:
 
 def strategy_from_args(args: argparse.Namespace) -> Strategy:
     return Strategy(tp=args.tp, pp=args.pp, vpp=args.vpp, cp=args.cp, ep=args.ep, etp=args.etp,
-                    zero_stage=args.zero, micro_batch=args.micro_batch, recompute=args.recompute,
-                    sequence_parallel=not args.no_sp)
+                    zero_stage=args.zero, hsdp_replicas=args.hsdp, micro_batch=args.micro_batch,
+                    recompute=args.recompute, sequence_parallel=not args.no_sp)
 
 
 def print_json(obj) -> None:

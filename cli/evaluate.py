@@ -54,7 +54,8 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         f"{e.cluster.gpus_per_node} per node, {e.cluster.network}",
         *([setup_line(setup)] if setup is not None else []),
         f"plan     TP={s.tp} PP={s.pp} VPP={s.vpp} CP={s.cp} EP={s.ep} ETP={s.etp} DP={s.dp} ZeRO={s.zero_stage} "
-        f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
+        + (f"HSDP={s.hsdp_replicas} " if s.hsdp_replicas > 1 else "")
+        + f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
         f"recompute={s.recompute}",
         "",
     ]

@@ -30,7 +30,7 @@ from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_
                      strategy_from_args)
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
-PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute", "no_sp")
+PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
 

@@ -43,6 +43,7 @@ def add_search_args(p: argparse.ArgumentParser, top: int = 5) -> None:
         g.add_argument(f"--max-{flag}", type=int, metavar="N", help=argparse.SUPPRESS)
         g.add_argument(f"--min-{flag}", type=int, metavar="N", help=argparse.SUPPRESS)
     g.add_argument("--zero", metavar="Z[,Z]", help="allowed ZeRO stages, e.g. 1 or 1,3")
+    g.add_argument("--hsdp", metavar="R[,R]", help="HSDP replica counts to try (the search tries 1 unless given)")
     g.add_argument("--recompute", metavar="MODE[,MODE]", help="allowed recompute modes: none, selective, full")
     g.add_argument("--sp", choices=["on", "off"], help="force sequence parallelism on or off")
     g.add_argument("--max", dest="max_any", metavar="KNOB=N[,KNOB=N]",
@@ -59,7 +60,8 @@ def constraints_from_args(args: argparse.Namespace) -> dict:
             value = getattr(args, f"{bound}_{attr}", None)
             if value is not None:
                 out[f"{bound}_{name}"] = value
-    for flag, name in (("zero", "zero_stage"), ("recompute", "recompute"), ("sp", "sequence_parallel")):
+    for flag, name in (("zero", "zero_stage"), ("hsdp", "hsdp_replicas"), ("recompute", "recompute"),
+                       ("sp", "sequence_parallel")):
         if getattr(args, flag, None) is not None:
             out[name] = getattr(args, flag)
     if getattr(args, "max_any", None):

@@ -24,7 +24,10 @@ def plan_label(s: StrategySummary) -> str:
         parts.append(f"EP={s.ep}")
     if s.etp > 1:
         parts.append(f"ETP={s.etp}")
-    parts += [f"DP={s.dp}", f"ZeRO-{s.zero_stage}", f"mb={s.micro_batch}", f"recompute={s.recompute}"]
+    parts += [f"DP={s.dp}", f"ZeRO-{s.zero_stage}"]
+    if s.hsdp_replicas > 1:
+        parts.append(f"HSDP={s.hsdp_replicas}")
+    parts += [f"mb={s.micro_batch}", f"recompute={s.recompute}"]
     if s.tp > 1:
         parts.append("SP" if s.sequence_parallel else "no-SP")
     return " ".join(parts)
@@ -33,7 +36,8 @@ def plan_label(s: StrategySummary) -> str:
 def plan_text(s: StrategySummary) -> str:
     """The same plan in the form `--a` / `--b` accept."""
     return (f"tp={s.tp},pp={s.pp},vpp={s.vpp},cp={s.cp},ep={s.ep},etp={s.etp},zero={s.zero_stage},"
-            f"mb={s.micro_batch},recompute={s.recompute},sp={'on' if s.sequence_parallel else 'off'}")
+            f"hsdp={s.hsdp_replicas},mb={s.micro_batch},recompute={s.recompute},"
+            f"sp={'on' if s.sequence_parallel else 'off'}")
 
 
 def seconds(value: float) -> str:

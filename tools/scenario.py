@@ -142,5 +142,8 @@ def plan_label(s) -> str:
     dp = getattr(s, "dp", None)
     if isinstance(dp, int):
         parts.append(f"DP={dp}")
-    parts += [f"ZeRO-{s.zero_stage}", f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
+    parts.append(f"ZeRO-{s.zero_stage}")
+    if getattr(s, "hsdp_replicas", 1) > 1:
+        parts.append(f"HSDP={s.hsdp_replicas}")
+    parts += [f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
     return " ".join(parts)
