@@ -26,6 +26,11 @@ MAX_MICRO_BATCH = 64  # sequences; beyond this GEMMs are already large and activ
 MAX_TOKENS_PER_MICRO_BATCH = 65_536  # GEMM efficiency saturates long before M = 64K rows
 MIN_TOKENS_PER_CP_RANK = 1024  # ring attention cannot hide its K/V exchange behind less work
 MAX_VPP = 8  # the interleaved bubble shrinks as 1/VPP; past 8 the extra P2P outweighs it
+# The search interleaves only when the layers split into PP·VPP equal chunks: Megatron's
+# --num-layers-per-virtual-pipeline-stage and torchtitan's schedule both need it (an uneven
+# layout needs Megatron's explicit --pipeline-model-parallel-layout), and the bubble formula
+# (p−1)/(m·v) assumes equal chunks. `evaluate` still accepts an uneven VPP, with a warning.
+INTERLEAVE_ONLY_EVEN_CHUNKS = True
 TP_WITHIN_NODE = True  # TP's per-layer collectives belong on NVLink; the search widens TP past a
 # node only when nothing fits otherwise (search.rank) and in the nothing-fits probes
 ETP_IS_1_OR_TP = True  # expert TP either off or equal to TP (torchtitan's and DeepSpeed's only options)
@@ -123,6 +128,8 @@ def enumerate_plans(s: Scenario, c: Constraints, tp_within_node: bool = TP_WITHI
     keep = np.ones(len(cols["tp"]), dtype=bool)
     if "vpp" not in c.pins:
         keep &= (cols["vpp"] == 1) | ((cols["pp"] > 1) & (cols["pp"] * cols["vpp"] <= s.model.num_layers))
+        if INTERLEAVE_ONLY_EVEN_CHUNKS:
+            keep &= (cols["vpp"] == 1) | (s.model.num_layers % (cols["pp"] * cols["vpp"]) == 0)
     if "etp" not in c.pins and ETP_IS_1_OR_TP:
         keep &= (cols["etp"] == 1) | (cols["etp"] == cols["tp"])
     cols = {k: v[keep] for k, v in cols.items()}

@@ -58,3 +58,14 @@ def test_fsdp_flavour_has_no_zero1():
     e = enumerate_plans(scenario("fsdp"), parse_constraints({}))
     assert 1 not in set(e.grid.zero_stage.tolist())
     assert e.space.zero_stage == (0, 2, 3)
+
+
+def test_interleaving_only_where_layers_split_into_equal_chunks():
+    """6 layers on 2 GPUs: PP=2 with VPP=3 gives 6 chunks of 1 layer (Megatron's
+    --num-layers-per-virtual-pipeline-stage 1); VPP=2 would need 1.5 layers per chunk, so the
+    search leaves it out (evaluate still accepts it, with the uneven_pipeline_split warning)."""
+    six = TINY.model_copy(update={"num_layers": 6})
+    cluster = Cluster(gpu=GPU, num_gpus=2, gpus_per_node=2, network=NVLINK)
+    e = enumerate_plans(Scenario(six, cluster, TrainingSetup(seq_len=2048, global_batch=4)), parse_constraints({}))
+    pipelined = {(int(p), int(v)) for p, v in zip(e.grid.pp, e.grid.vpp) if p > 1}
+    assert pipelined == {(2, 1), (2, 3)}
