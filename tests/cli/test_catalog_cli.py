@@ -4,13 +4,8 @@ import json
 
 import pytest
 
-from shardwise.cli.main import main
+from support.cli_runner import run
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_models_table_lists_the_catalog(capsys):

@@ -4,13 +4,8 @@ import json
 
 import yaml
 
-from shardwise.cli.main import main
+from support.cli_runner import run
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_list_selects_by_family(capsys):

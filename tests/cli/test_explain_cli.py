@@ -2,20 +2,12 @@
 
 import pytest
 
-from shardwise.cli.main import main
 from shardwise.engine.errors import ShardwiseInputError
 from shardwise.engine.plan_text import parse_plan
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
 
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("text", ["tp=8,tp=4", "TP8 tp=4", "zero=1 ZeRO3", "rc-full,recompute=none"])

@@ -6,16 +6,11 @@ import json
 
 import pytest
 
-from shardwise.cli.main import main
 from shardwise.engine.export import FORMATS
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "16"]
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_export_prints_the_file_and_the_json_header_on_stderr(capsys):

@@ -4,18 +4,10 @@ import json
 
 import pytest
 
-from shardwise.cli.main import main
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
 
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _save(tmp_path, capsys, name, *argv):

@@ -6,15 +6,10 @@ import json
 
 import pytest
 
-from shardwise.cli.main import main
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "4k", "--global-batch", "256"]
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_recommend_json_contract(capsys):

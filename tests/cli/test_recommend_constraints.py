@@ -5,20 +5,12 @@ import json
 
 import pytest
 
-from shardwise.cli.main import main
 from shardwise.engine.constraints import parse_constraints
 from shardwise.engine.errors import ShardwiseInputError
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64"]
 
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("raw", [{"tp": "4,8", "max_tp": 2}, {"mb": 3, "max_micro_batch": 2},

@@ -2,21 +2,13 @@
 
 import pytest
 
-from shardwise.cli.main import main
 from shardwise.engine.errors import ShardwiseInputError
 from shardwise.engine.inputs import global_batch_from_tokens
 from shardwise.engine.whatif import parse_changes
+from support.cli_runner import run
 
 SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"]
 
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("change", ["gpu=h200,gpu=b200", "gpus=8,num_gpus=16", "seq=8k,seq_len=16k",
