@@ -164,7 +164,11 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
         counts: dict = {}
         start, end = m.start(), m.end()
         c = re.search(count_word + r"\s*(?:x|\*|of)?\s*(?:(?:dgx|hgx)\s+)?$", before)
-        if c and _count(c.group(1)) is not None:
+        grid = re.search(r"(?<![\w.\-])(\d+)\s*[x*]\s*(\d+)\s*(?:x\s*)?$", before)
+        if grid:  # "2x8 A100": two nodes of eight
+            counts = {"nodes": int(grid.group(1)), "gpus_per_node": int(grid.group(2))}
+            start = grid.start()
+        elif c and _count(c.group(1)) is not None:
             counts["gpus"] = _count(c.group(1))
             start = c.start()
             n = re.search(count_word + r"\s*(?:nodes?|boxes|servers|machines|hosts)\s*(?:of|with|,|x)?\s*$",

@@ -37,13 +37,16 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
     if m:
         nodes = _count(m.group(1))
     m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:per|/|each)\s*(?:node|box|server|machine|host)?\b|"
-                  r"(?:nodes?|boxes|servers|machines)\s*(?:of|with)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
+                  r"(?:nodes?|boxes|servers|machines)\s*(?:of|with|x)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
                   r"|(\d+)\s*gpus?\s*each", text)
     if m:
         per_node = int(next(g for g in m.groups() if g))
         if gpus == per_node and nodes:  # "8 nodes with 8 GPUs": the 8 was per node
             gpus = None
     return gpus, nodes, per_node
+
+
+BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbs|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")
 
 
 def find_seq_len(text: str) -> int | None:
@@ -53,12 +56,15 @@ def find_seq_len(text: str) -> int | None:
 
     patterns = [
         r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b",
-        r"(?:ctx|context|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
+        r"(?:ctx|context|max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?|block[\s_-]*size|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)"
+        r"\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
         r"(\d+(?:\.\d+)?)\s*(k)\s*seqs?\b",  # "8k seqs": sequences 8k long
         r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes))",  # "4k,"
     ]
     for pattern in patterns:
         for m in re.finditer(pattern, text):
+            if BATCH_WORD_BEFORE.search(text[:m.start()]):
+                continue  # "gbs 1k": a batch of 1,024 sequences, not a length
             if re.match(r"\s*(?:tok\w*\s*)?(?:global\s*)?(?:batch|gbs)(?!\s*(?:size\s*)?(?:of|=|:)?\s*\d)", text[m.end():]):
                 continue
             return tokens(m.group(1), m.group(2))
@@ -71,15 +77,16 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(\d+(?:\.\d+)?)\s*([mb])\s*-?\s*(?:tok(?:en)?s?)?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b(?!\s*\d)",
         r"(\d+(?:\.\d+)?)\s*(k)\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b",
         r"(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)\s*(?:step|batch)",
-        r"(?:batch(?:es)?|gbs)\s*(?:size\s*)?(?:of|=|:)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
+        r"(?:batch(?:es)?|gbs|\bbs)\s*(?:size\s*)?(?:of|=|:|is|to)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
     ]
     for pattern in token_patterns:
         m = re.search(pattern, text)
         if m:
             return None, f"{m.group(1)}{(m.group(2) or '').upper()}"
     sequence_patterns = [
-        r"(?:global[\s_-]*(?:batch|bs)(?:[\s_-]*size)?|\bglobal|\bgbs|(?<!micro)(?<!micro[\s-])\bbatch(?:[\s_-]*size)?)"
-        r"\s*(?:of|=|:|is)?\s*(\d[\d,]*)\b(?!\s*[kmb]?\s*-?\s*tok)",
+        # "global bs 512", "gbs=1k", "total bs 128", "bs 16", "batch size of 64", "bump the batch to 1024"
+        r"(?:global[\s_-]*(?:batch|bs)(?:[\s_-]*size)?|\bglobal|\bgbs|(?<!micro)(?<!micro[\s_-])\b(?:total[\s_-]*)?"
+        r"(?:batch(?:[\s_-]*size)?|bs))\s*(?:of|=|:|is|to)?\s*(\d[\d,]*)(?:\s?(k))?\b(?!\s*[kmb]?\s*-?\s*tok)",
         r"(\d[\d,]*)\s*(?:sequences?|seqs?|samples?)\s*(?:per|/)\s*(?:step|batch)",
         r"(?<![\w.])(\d[\d,]*)\s*(?:gbs|global\s*batch|(?<!micro\s)batch\b)",
         r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
@@ -87,7 +94,8 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
     for pattern in sequence_patterns:
         m = re.search(pattern, text)
         if m:
-            return int(m.group(1).replace(",", "")), None
+            scale = K if m.lastindex and m.lastindex >= 2 and m.group(2) else 1
+            return int(m.group(1).replace(",", "")) * scale, None
     return None, None
 
 

@@ -1,0 +1,46 @@
+"""The offline planner on phrasings engineers write in Slack and issues. Written for the causes the
+fresh held-out evals exposed (docs/evals.md), in phrasings of our own (not the eval cases'); every
+expected value is read off the sentence by hand: "bs 24" is a global batch of 24 sequences,
+"max_len 1024" a sequence length of 1,024 tokens, "gbs 2k" 2 x 1024 = 2,048 sequences."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.agent.planner.entities import extract
+from shardwise.agent.planner.intents import classify
+from shardwise.agent.state import ConversationState
+
+# ---- 1. setup phrasings: batch, sequence length, GPU spellings, model nicknames ----------------------
+
+SETUP = [
+    ("phi-4 on 8 h100s, bs 24, 4k ctx", dict(model="phi-4", gpu="h100-sxm", gpus=8, global_batch=24, seq_len=4096)),
+    ("qwen3 8b, 16 h200, bs=48, seq 2048", dict(model="qwen3-8b", gpus=16, global_batch=48, seq_len=2048)),
+    ("falcon 7b, 8 l40s, total bs 96, max_len 1024", dict(model="falcon-7b", gpu="l40s", global_batch=96, seq_len=1024)),
+    ("olmo2 7b on 32 b200, global bs 768, max_seq_len=3072", dict(gpu="b200", gpus=32, global_batch=768, seq_len=3072)),
+    ("gemma 2 27b, 64 h100, gbs 2k, ctx 16k", dict(model="gemma-2-27b", global_batch=2048, seq_len=16384)),
+    ("qwen2.5-14b on 24 a100s, global 192, seqlen=6144", dict(gpus=24, global_batch=192, seq_len=6144)),
+    ("4 A100-40G for a 3b", dict(gpu="a100-40gb", gpus=4)),
+    ("mistral 7b on 16 A100 40GB", dict(gpu="a100-40gb", gpus=16)),
+    ("32 a100-80g, llama 3 8b", dict(gpu="a100-80gb", gpus=32, model="llama-3-8b")),
+    ("a node of 8 H100 80GB HBM3", dict(gpu="h100-sxm", gpus=8)),
+    ("24 MI300 over roce", dict(gpu="mi300x", gpus=24)),
+    ("3x8 A100 80G, seq 4k", dict(gpu="a100-80gb", gpus=24, gpus_per_node=8)),
+    ("DSv3 finetune on 256 h800", dict(model="deepseek-v3", gpu="h800", gpus=256)),
+    ("ds-v3 on 1024 h100", dict(model="deepseek-v3", gpus=1024)),
+    ("L3.1-70B on 64 h100", dict(model="llama-3.1-70b")),
+    ("mixtral 8x22 on 128 h100", dict(model="mixtral-8x22b")),
+]
+
+
+@pytest.mark.parametrize("message, expected", SETUP)
+def test_setup_is_read(message, expected):
+    scenario = extract(message).scenario_patch()
+    assert {k: getattr(scenario, k) for k in expected} == expected
+
+
+def test_node_count_that_contradicts_the_gpu_count_is_asked_about():
+    # 24 GPUs written, but 2 nodes x 8 = 16: neither is guessed
+    message = "phi-4 on 24 H100 (2 nodes x 8), 4k, gbs 128, what plan?"
+    e = extract(message)
+    assert e.conflicts and classify(message, e, ConversationState()).family == "clarify"
