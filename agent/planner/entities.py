@@ -87,9 +87,10 @@ def extract(message: str) -> Entities:
     e.gpus = counts.get("gpus") if counts.get("gpus") is not None else gpus
     e.nodes = counts.get("nodes") or nodes
     e.gpus_per_node = counts.get("gpus_per_node") or per_node
-    if e.gpus is None and re.search(r"\b(?:double|twice)\b[^.?!]*\bgpus?\b|\b2x\s+(?:the\s+)?gpus", text):
+    hardware = r"\b(?:gpus?|nodes?|cards|accelerators)\b"  # "double the nodes", "half that many gpus"
+    if e.gpus is None and re.search(rf"\b(?:double|twice)\b[^.?!]*{hardware}|\b2x\s+(?:the\s+)?gpus", text):
         e.gpus_factor = 2.0
-    elif e.gpus is None and re.search(r"\bhalve\b[^.?!]*\bgpus?\b|\bhalf\s+(?:the\s+)?gpus", text):
+    elif e.gpus is None and re.search(rf"\b(?:halve[ds]?|half)\b[^.?!]*{hardware}", text):
         e.gpus_factor = 0.5
     e.network = find_network(rest)
     e.seq_len = find_seq_len(rest)

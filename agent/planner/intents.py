@@ -37,6 +37,15 @@ WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b")  # "why does ZeRO-1 sh
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
+# A change stated as news rather than asked as "what if": "the new cluster only has 25GbE", "getting a
+# quote for 16 H100s instead", "bump the batch to 8M tokens", "we only get half that many GPUs". The
+# change is the sentence the word is in; the sentences before it are the current setup.
+CHANGE_MARKER = re.compile(
+    r"\binstead\b(?!\s+of)|\bonly\s+(?:has|have|had|gets?|got|getting)\b|\bnew\s+(?:cluster|hardware|nodes?|machines?|"
+    r"setup|box(?:es)?)\b|\bbump(?:ed|ing)?\b|\b(?:increas|decreas|reduc|rais|doubl|halv)(?:e|es|ed|ing)\b|\bhalf\b|"
+    r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
+    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b")
+SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
 MEMORY = re.compile(r"\bmemory\b|\bmem\b|\bgib\b|\bvram\b|\bhbm\b|\boom\b|out\s+of\s+memory|\bfit(?:s)?\b|how\s+much\s+(?:ram|mem)")
 SPEED = re.compile(r"\b(?:fast|faster|speed|throughput|mfu|step\s*time|tokens?/s)\b")
 EVALUATE = re.compile(r"\bevaluate\b|\bcheck\b|\bis\s+(?:this|that|it)\b|\bwould\b|\bdoes\b|\bhow\s+(?:fast|good|slow)\b|"
@@ -66,13 +75,17 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     """("the scenario before the what-if", "the change") when the message asks a what-if."""
     text = normalise(message)
     marker = WHAT_IF_MARKER.search(text)
+    start = marker.start() if marker else None
     if marker is None:
-        return None
-    change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[marker.start():])
+        news = CHANGE_MARKER.search(text)
+        if news is None:
+            return None
+        start = max(m.end() for m in SENTENCE_START.finditer(text[:news.start()]))
+    change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[start:])
     change = extract(change_text)
     if not change.has_scenario():
         return None
-    return extract(text[:marker.start()]), change
+    return extract(text[:start]), change
 
 
 def classify(message: str, e: Entities, state: ConversationState) -> Intent:

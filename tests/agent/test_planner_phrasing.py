@@ -44,3 +44,46 @@ def test_node_count_that_contradicts_the_gpu_count_is_asked_about():
     message = "phi-4 on 24 H100 (2 nodes x 8), 4k, gbs 128, what plan?"
     e = extract(message)
     assert e.conflicts and classify(message, e, ConversationState()).family == "clarify"
+
+
+# ---- 2. a change stated as news, not asked as "what if" ---------------------------------------------
+
+from shardwise.agent.planner.intents import what_if_split  # noqa: E402
+from shardwise.tools.scenario import Scenario  # noqa: E402
+
+WHAT_IFS = [  # (message, the setup before the change, the change)
+    ("phi-4 on 32 H100 over NDR, 4k ctx, gbs 256. the new site only has 100GbE, what now?",
+     dict(network="ib-ndr", gpus=32), dict(network="eth-100g")),
+    ("llama 3 8b on 8 A100 80GB, 2k seq, bs 64. we got budget for 8 H200s instead, new plan?",
+     dict(gpu="a100-80gb", gpus=8), dict(gpu="h200", gpus=8)),
+    ("qwen3 8b, 16 h100, 4k, 1M tok batch. thinking of raising the batch to 4M tokens",
+     dict(global_batch_tokens="1M"), dict(global_batch_tokens="4M")),
+    ("gemma 2 9b LoRA r=16 on 2 h100, 4k ctx, bs 8. does QLoRA change anything?",
+     dict(mode="lora", lora_rank=16), dict(mode="qlora")),
+    ("mistral 7b on 16 a100s, seq 4096, gbs 128. we're moving to MI300X next month",
+     dict(gpu="a100-80gb"), dict(gpu="mi300x")),
+]
+
+
+@pytest.mark.parametrize("message, before, change", WHAT_IFS)
+def test_change_stated_as_news_is_a_what_if(message, before, change):
+    split = what_if_split(message)
+    assert split is not None
+    old, new = split[0].scenario_patch(), split[1].scenario_patch()
+    assert {k: getattr(old, k) for k in before} == before
+    assert {k: getattr(new, k) for k in change} == change
+    assert classify(message, extract(message), ConversationState()).family == "what_if"
+
+
+SESSION = ConversationState(scenario=Scenario(model="phi-4", gpu="h100", gpus=48, seq_len=4096, global_batch=256))
+
+
+@pytest.mark.parametrize("message, gpus", [
+    ("finance says we can only have half as many nodes", 24),  # 48 / 2
+    ("turns out we get double the gpus", 96),  # 48 x 2
+    ("fine, assume 40 of them then", 40),
+])
+def test_follow_up_changing_the_gpu_count(message, gpus):
+    e = extract(message)
+    assert classify(message, e, SESSION).family == "what_if"
+    assert e.scenario_patch(base_gpus=48).gpus == gpus
