@@ -27,6 +27,8 @@ KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4",
     r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
 PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brather\s+than\b|\bcompared\s+(?:to|with)\b"
                             r"|\bthan\b|\bnot\b|\bor\b")
+BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
+KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
 SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
 
 
@@ -84,6 +86,16 @@ def find_plans(text: str) -> list[dict]:
     if sep is not None:
         first = {k: v for pos, k, v in found if pos < sep.start()}
         rest = [(pos, k, v) for pos, k, v in found if pos > sep.start()]
+        # Knobs in an earlier clause than the contrast are the setup both plans share: "tp8 pp1 mb1 (8k):
+        # keep zero-1 instead of zero-3", "full recompute, zero1 for both: CP=4 or TP=4".
+        brk = [b.start() for b in SHARED_BREAK.finditer(text, 0, sep.start())]
+        leading = {k: v for pos, k, v in found if brk and pos < brk[-1]}
+        if leading and any(brk[-1] < pos < sep.start() for pos, _, _ in found):
+            shared_layout = {**shared_layout, **leading}
+            first = {k: v for pos, k, v in found if brk[-1] < pos < sep.start()}
+        if not rest and first and BASELINE.match(text, sep.end()):
+            # "vpp=2 vs plain 1F1B", "cp4 or without cp": the same plan with the contrasted knobs off
+            return [{**shared_layout, **first}, {**shared_layout, **{k: KNOB_OFF.get(k, v) for k, v in first.items()}}]
         if rest:
             second: dict = {}
             shared: dict = {}

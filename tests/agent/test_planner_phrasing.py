@@ -87,3 +87,27 @@ def test_follow_up_changing_the_gpu_count(message, gpus):
     e = extract(message)
     assert classify(message, e, SESSION).family == "what_if"
     assert e.scenario_patch(base_gpus=48).gpus == gpus
+
+
+# ---- 3. "A vs B": each side keeps the knobs the user stated for it ----------------------------------
+
+COMPARISONS = [
+    # the layout in an earlier clause is shared; the contrast is the knob in the question
+    ("phi-4 on 64 h100, tp4 pp2 mb2 (4k, gbs 512): should we stay on zero-2 instead of zero-3?",
+     [dict(tp=4, pp=2, micro_batch=2, zero=2), dict(tp=4, pp=2, micro_batch=2, zero=3)]),
+    # "for both" settings go to both sides
+    ("qwen3 8b, 32k, 16 h100, gbs 32. selective recompute, mb1, zero2 for both: CP=2 or TP=2?",
+     [dict(recompute="selective", micro_batch=1, zero=2, cp=2), dict(recompute="selective", micro_batch=1, zero=2, tp=2)]),
+    # "X vs plain" is the same plan with X off
+    ("llama 3 70b, 128 h100, tp8 pp4 mb1, 8k -- vpp=4 vs plain pipeline, which wins?",
+     [dict(tp=8, pp=4, micro_batch=1, vpp=4), dict(tp=8, pp=4, micro_batch=1, vpp=1)]),
+    ("qwen3 8b on 8 h100, 128k ctx, tp2 mb1 -- cp=4 vs no cp?",
+     [dict(tp=2, micro_batch=1, cp=4), dict(tp=2, micro_batch=1, cp=1)]),
+]
+
+
+@pytest.mark.parametrize("message, plans", COMPARISONS)
+def test_comparison_sides(message, plans):
+    e = extract(message)
+    assert e.plans == plans
+    assert classify(message, e, ConversationState()).family == "compare"
