@@ -21,5 +21,9 @@ browser:
 test:
 	$(PY) -m pytest -q
 
+# Benchmarks report figures (wall time, plans/s); they assert nothing.
 bench:
-	$(PY) -m pytest benchmarks -q --benchmark-only
+	$(PY) benchmarks/bench_search.py
+	$(PY) benchmarks/bench_step_time.py
+	$(PY) benchmarks/bench_memory.py
+	$(PY) benchmarks/bench_chat.py
