@@ -23,13 +23,16 @@ HELP = re.compile(r"^\s*help\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|
 OUT_OF_SCOPE = re.compile(  # near the domain, but not what shardwise answers
     r"learning[\s-]?rate|\blr\s+schedule|hyper[\s-]?param|warm[\s-]?up\s+steps|\bdataset\b|\bdata\s*mix|tokeni[sz]er|"
     r"\bserv(?:e|ing)\b|\binference\b|\bvllm\b|\btgi\b|req(?:uest)?s?\s*/\s*s|requests?\s+per\s+second|\blatency\b|"
-    r"\bbook\b|\breserve\b|\bpurchase\b|\bbuy\b|\bsign\s+up\b|\bquota\b")
+    r"\bbook\b|\breserve\b|\bpurchase\b|\bbuy\b(?!\s+(?:me|us|you|them)\b)|\bsign\s+up\b|\bquota\b|"
+    # reading or summarising papers and articles ("tl;dr the llama 3 paper")
+    r"\btl\s*;?\s*dr\b|\bsummari[sz]e\s+(?:the|this|that)\s+(?:\w+\s+){0,3}(?:paper|article|blog|post|thread)\b|"
+    r"\b(?:the|this|that)\s+(?:\w+\s+){0,3}paper\s+(?:in|as)\s+(?:\d+|a\s+few|some)\s+(?:bullets?|sentences?|lines?|words)")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:is|are|does)\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
                             r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
-                            r"\bhow\s+much\s+does\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
+                            r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
@@ -46,6 +49,16 @@ CHANGE_MARKER = re.compile(
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
     r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b")
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
+# A value of a plan asked for ("what does the planner pick", "whats the DP degree"), not the idea behind it.
+PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|land\s+on)s?\b|"
+                        r"\b(?:tp|pp|dp|cp|ep|vpp|etp|zero)\s+(?:degree|size|stage)\b|\bwhich\s+(?:tp|pp|dp|cp|ep|zero)\b")
+# "Where does the memory go", "breakdown pls (weights vs optimizer vs activations)": the memory estimate.
+BREAKDOWN = re.compile(r"\bmemory\s*(?:break\s*down|split)\b|\bbreak\s*down\b|where\s+(?:does|did|do)\s+(?:all\s+)?"
+                       r"(?:the\s+|my\s+|our\s+)?(?:memory|vram|hbm)\b|what\s+(?:takes|eats|uses)\s+(?:up\s+)?(?:all\s+)?"
+                       r"(?:the\s+)?(?:memory|vram)")
+# Asking for a verdict on a plan they have ("review our cfg", "does it fit"), not for a config file.
+REVIEW = re.compile(r"\breview\b|\bsanity[\s-]?check\b|\b(?:does|will|would)\s+(?:it|this|that)\s+(?:fit|work|oom)\b|"
+                    r"\bhow\s+fast\b|\bis\s+(?:it|this|that)\s+(?:ok|fine|good|valid)\b")
 MEMORY = re.compile(r"\bmemory\b|\bmem\b|\bgib\b|\bvram\b|\bhbm\b|\boom\b|out\s+of\s+memory|\bfit(?:s)?\b|how\s+much\s+(?:ram|mem)")
 SPEED = re.compile(r"\b(?:fast|faster|speed|throughput|mfu|step\s*time|tokens?/s)\b")
 EVALUATE = re.compile(r"\bevaluate\b|\bcheck\b|\bis\s+(?:this|that|it)\b|\bwould\b|\bdoes\b|\bhow\s+(?:fast|good|slow)\b|"
@@ -113,6 +126,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")
+    if e.plans and REVIEW.search(text) and not re.search(r"\b(?:export|generate|write)\b", text):
+        return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
             EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want|pls|please)\b", text):
         return Intent("export", e.export_format)
@@ -126,6 +141,11 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…" asks about ZeRO itself
         if knob in concept_of_knob:
             e.concept = concept_of_knob[knob]
+    if BREAKDOWN.search(text) and (has_scenario or new_scenario) and not e.plans:
+        return Intent("memory")
+    if e.concept and PLAN_VALUE.search(text) and (has_scenario or new_scenario) and not e.plans \
+            and not re.search(r"\bexplain\b|\bwhat\s+(?:is|are)\s+(?:a\s+|the\s+)?(?:concept|idea)", text):
+        e.concept = None  # "what does the planner pick, whats the DP degree": a recommendation
     if e.concept and (not why or WHY_CONCEPT.search(text)) and (
             EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
             or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-KNOB = r"tp|pp|vpp|cp|ep|etp|zero(?:\s*stage)?|mbs?|micro[\s\-]?batch(?:[\s\-]?size)?"
+KNOB = r"tp|pp|vpp|cp|ep|etp|zero(?:\s*stage)?|mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs)"
 KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb 2", "micro-batch of 2"
     "tp": r"\btp\s*(?:=|:|-|\s)?\s*(\d+)\b|\btensor[\s\-]?parallel(?:ism)?\s*(?:of|=|:)?\s*(\d+)\b",
     "pp": r"\bpp\s*(?:=|:|-|\s)?\s*(\d+)\b|\bpipeline[\s\-]?parallel(?:ism)?\s*(?:of|=|:)?\s*(\d+)\b",
@@ -15,7 +15,7 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "ep": r"\bep\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
-    "micro_batch": r"\b(?:mbs?|micro[\s\-]?batch(?:[\s\-]?size)?)\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
+    "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
     "recompute": r"\b(none|no|selective|full)\s+(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
                  r"|\b(?:recompute|recomputation|checkpointing)\s*(?:=|:)?\s*(none|off|selective|full)\b",
 }
@@ -43,7 +43,7 @@ def _knob_name(written: str) -> str:
     written = re.sub(r"[\s\-]", "", written)
     if written.startswith("zero"):
         return "zero"
-    if written.startswith(("mb", "micro")):
+    if written.startswith(("mb", "micro")):  # "mbs", "micro_batch", "micro bs"
         return "micro_batch"
     return written
 

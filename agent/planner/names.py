@@ -49,8 +49,9 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
 CONCEPTS = [  # (pattern, concept), most specific first
     (r"\bq[\s\-]?lora\b", "qlora"),
     (r"\blora\b", "lora"),
-    (r"bubble", "pipeline_bubble"),
+    # interleaving before the bubble: "what does interleaved 1F1B buy me, how much bubble goes away" is about VPP
     (r"interleav|virtual\s*(?:pipeline|stage)|\bvpp\b(?!\s*[=:]?\s*\d)", "virtual_pipeline"),
+    (r"bubble", "pipeline_bubble"),
     (r"sequence[\s\-]?parallel|\bsp\b(?!\s*[=:]?\s*\d)", "sequence_parallel"),
     (r"context[\s\-]?parallel|ring[\s\-]?attention|\bcp\b(?!\s*[=:]?\s*\d)", "context_parallel"),
     (r"expert[\s\-]?parallel|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
@@ -59,7 +60,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
     (r"recomput|checkpointing|rematerial", "activation_recompute"),
     (r"micro[\s\-]?batch|gradient\s*accum|grad[\s\-]?accum", "micro_batch"),
     (r"\bmfu\b|\bhfu\b|flops?\s*utili", "mfu"),
-    (r"memory\s*breakdown|where\s+(?:does|did)\s+(?:the\s+)?memory|activation\s*memory|memory\s*go", "memory_breakdown"),
+    (r"memory\s*breakdown|where\s+(?:does|did)\s+(?:all\s+)?(?:the\s+|my\s+|our\s+)?memory|activation\s*memory|memory\s*go", "memory_breakdown"),
     (r"tensor[\s\-]?parallel|\btp\b(?!\s*[=:]?\s*\d)|all[\s\-]?reduce|tp\s*comm", "tensor_parallel"),
     (r"pipeline[\s\-]?parallel|\bpp\b(?!\s*[=:]?\s*\d)|pipelin", "pipeline_bubble"),
     (r"data[\s\-]?parallel|\bdp\b(?!\s*[=:]?\s*\d)|\bddp\b", "data_parallel"),

@@ -111,3 +111,33 @@ def test_comparison_sides(message, plans):
     e = extract(message)
     assert e.plans == plans
     assert classify(message, e, ConversationState()).family == "compare"
+
+
+# ---- 4. the question goes to the tool that answers it -----------------------------------------------
+
+ROUTES = [
+    # a value of the plan asked for is a recommendation, not the glossary entry of that knob
+    ("gemma 2 27b on 64 h100, 4k ctx, gbs 512. which plan would you pick, and what tp degree?", "recommend"),
+    ("phi-4, 32 h200, seq 4096, bs 256 -- whats the zero stage you'd recommend?", "recommend"),
+    # where the memory goes: the memory estimate
+    ("qwen3 4b on one h100, 16k ctx, gbs 16: where does my memory go? break it down", "memory"),
+    ("what eats all the vram for llama 3 8b on 8 a100s, 8k, gbs 64?", "memory"),
+    # "what does X buy me" is a question about the idea X, with their numbers
+    ("llama 3 70b, 64 h100, tp8 pp8 mb1, 8k, gbs 128: what does interleaving buy us here?", "explain"),
+    # a plan pasted for review wants a verdict, not a config file
+    ("sanity check this config pls\ntp: 4\npp: 2\nzero: 1\nmicro_batch: 2\n(phi-4, 16 h100, 4k, gbs 256)", "evaluate"),
+    ("can you review our setup? qwen3 8b, 8 h100, 8k ctx, bs 64, tp2 mbs 1 zero2 -- is it ok?", "evaluate"),
+    # reading papers is not what the advisor does
+    ("tldr the deepseek v3 paper please", "out_of_domain"),
+    ("summarize the gemma 2 tech paper in a few bullets", "out_of_domain"),
+]
+
+
+@pytest.mark.parametrize("message, family", ROUTES)
+def test_question_routing(message, family):
+    assert classify(message, extract(message), ConversationState()).family == family
+
+
+def test_interleaving_question_names_the_virtual_pipeline_concept():
+    message = "how much bubble does interleaved 1F1B remove for us? llama 3 70b, 64 h100, tp8 pp8 mb1, 8k, gbs 128"
+    assert classify(message, extract(message), ConversationState()).detail == "virtual_pipeline"
