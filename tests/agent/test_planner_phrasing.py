@@ -141,3 +141,52 @@ def test_question_routing(message, family):
 def test_interleaving_question_names_the_virtual_pipeline_concept():
     message = "how much bubble does interleaved 1F1B remove for us? llama 3 70b, 64 h100, tp8 pp8 mb1, 8k, gbs 128"
     assert classify(message, extract(message), ConversationState()).detail == "virtual_pipeline"
+
+
+# ---- end to end: the tool called and its arguments ---------------------------------------------------
+
+def ask(service, *messages):
+    """The tool calls of each turn of one conversation: [[(name, arguments), ...], ...]."""
+    from shardwise.agent.events import DoneEvent
+
+    session, calls = None, []
+    for message in messages:
+        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
+        session = done.session_id
+        calls.append([(c["name"], c["arguments"]) for c in done.tool_calls])
+    return calls
+
+
+def test_news_of_a_slower_network_is_answered_for_the_new_network(make_service):
+    [calls] = ask(make_service(), "phi-4 on 32 H100 over NDR, 4k ctx, gbs 256. the new site only has 100GbE, what now?")
+    name, args = calls[0]
+    assert name == "what_if" and args["change"]["network"] == "eth-100g" and args["scenario"]["network"] == "ib-ndr"
+
+
+def test_half_as_many_gpus_carries_into_the_next_turn(make_service):
+    turns = ask(make_service(), "phi-4, 48 h100, 4k, gbs 384. plan?", "finance says we can only have half as many gpus",
+                "and with LoRA?")
+    _, args = turns[2][0]
+    assert args["scenario"]["gpus"] == 24  # 48 / 2, carried from turn 2
+
+
+def test_comparison_keeps_each_sides_knobs(make_service):
+    [calls] = ask(make_service(), "phi-4 on 64 h100, tp4 pp2 mb2 (4k, gbs 512): should we stay on zero-2 instead of zero-3?")
+    name, args = calls[-1]
+    assert name == "compare_plans"
+    picked = ("tp", "pp", "micro_batch", "zero")
+    assert [{k: args[side][k] for k in picked} for side in ("plan_a", "plan_b")] == \
+        [dict(tp=4, pp=2, micro_batch=2, zero=2), dict(tp=4, pp=2, micro_batch=2, zero=3)]
+
+
+def test_memory_breakdown_question_estimates_memory(make_service):
+    [calls] = ask(make_service(), "qwen3 1.7b on one h100, 4k ctx, gbs 16: where does my memory go? break it down")
+    assert "estimate_memory" in [name for name, _ in calls]
+
+
+def test_pasted_plan_to_review_is_evaluated_not_exported(make_service):
+    [calls] = ask(make_service(), "sanity check this config pls\ntp: 4\npp: 2\nzero: 1\nmicro_batch: 2\n"
+                                  "(phi-4, 16 h100, 4k, gbs 256)")
+    name, args = calls[0]
+    assert name == "evaluate_plan"
+    assert {k: args["plan"][k] for k in ("tp", "pp", "zero", "micro_batch")} == dict(tp=4, pp=2, zero=1, micro_batch=2)
