@@ -225,6 +225,17 @@ def recompute_for_row(row: dict) -> str:
     return "none"  # not stated: performance recipes run without recomputation
 
 
+# Megatron-Bridge's LoRA recipe (megatron/bridge/peft/lora.py, class LoRA): rank ``dim`` 32 on
+# every linear layer (linear_qkv, linear_proj, linear_fc1, linear_fc2), base model frozen.
+BRIDGE_LORA_RANK = 32
+
+
+def mode_for_row(row: dict) -> str:
+    """'lora' for Megatron-Bridge's 'LoRA Performance' rows (a frozen base: no weight gradients,
+    no optimizer over the base, measured faster than pre-training); 'full' otherwise (SFT is full)."""
+    return "lora" if "task=lora" in row["notes"].lower() else "full"
+
+
 def _ga_from_notes(notes: str) -> int | None:
     m = re.search(r"(?:GA|GradAcc|GradAccum)=(\d+)", notes)
     return int(m.group(1)) if m else None
@@ -323,6 +334,9 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
         if local is None:
             return excluded("global batch not stated (the pipeline bubble depends on it)", model)
         gbs = local * dp
+    ga = _ga_from_notes(notes)
+    if ga is not None and _int(row["global_batch_seqs"]) is not None and micro * ga * dp != gbs:
+        return excluded("inconsistent batch: micro-batch × gradient accumulation × DP differs from the global batch", model)
     mfu = _num(row["measured_mfu"])
     if mfu is not None and mfu < STALLED_MFU_PERCENT:
         return excluded(f"stalled run: measured MFU below {STALLED_MFU_PERCENT:g} %", model)
@@ -331,12 +345,14 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
         return excluded("no measured throughput", model)
     cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(fast_domain, num_gpus),
                       network=network_for_row(row, gpu))
-    setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row))
+    mode = mode_for_row(row)
+    setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
+                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
                         recompute=recompute_for_row(row), sequence_parallel=True)
     src = row["source"].lower()
     overlap = not any(k in src for k in ("nanotron", "narayanan", "korthikanti")) and "vanilla tp" not in notes.lower()
-    group = f"{source} | {model.name} | {gpu.id} x{num_gpus} | seq {seq} | {precision}"
+    group = f"{source} | {model.name} | {gpu.id} x{num_gpus} | seq {seq} | {precision}" + (" | lora" if mode == "lora" else "")
     config = f"{strategy.label()} vpp{vpp} cp{cp} ep{ep} gbs{gbs}"  # precision is part of the group
     return CalibrationRun(
         model=model, cluster=cluster, setup=setup, strategy=strategy, measured_tokens_per_gpu=tokens,

@@ -1,0 +1,35 @@
+"""How calibration rows are read: the expectations come from the rows' own text and the
+frameworks' documented defaults, not from the loader."""
+
+from __future__ import annotations
+
+from shardwise.engine.calibration.runs import load_runs
+
+
+def _run(key: str):
+    return next(r for r in load_runs() if r.key == key)
+
+
+def test_bridge_lora_rows_are_lora_with_bridges_default_rank():
+    # measured_runs.csv:348 says "task=LoRA Performance" (Llama-3-70B, 8 GB300). Megatron-Bridge's
+    # LoRA (megatron/bridge/peft/lora.py) defaults to dim=32 on linear_qkv/proj/fc1/fc2.
+    run = _run("measured_runs.csv:348")
+    assert run.used
+    assert run.setup.mode == "lora"
+    assert run.setup.lora_rank == 32
+    assert run.group.endswith("| lora")  # not ranked against pre-training plans
+
+
+def test_bridge_sft_rows_stay_full_fine_tuning():
+    run = _run("measured_runs.csv:343")  # "task=SFT Performance": all weights train
+    assert run.used and run.setup.mode == "full"
+
+
+def test_rows_whose_batch_contradicts_itself_are_excluded():
+    # Playbook row 1459: micro-batch 1 × GradAcc=64 × DP 64 = 4,096 sequences, but the row (and
+    # its own note) says GBS = 256: the row cannot describe one run.
+    run = _run("ultrascale_playbook_sweep_1b_8b.csv:1459")
+    assert not run.used
+    assert "inconsistent batch" in run.status
+    # A consistent neighbour: 1 × GradAcc=4 × DP 64 = 256.
+    assert _run("ultrascale_playbook_sweep_1b_8b.csv:1434").used
