@@ -1,10 +1,10 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 14.4 %
-on the held-out groups the fit never saw, 7 % on the published tables, 17.0 % on all 827 scored
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 14.3 %
+on the held-out groups the fit never saw, 7.2 % on the published tables, 16.8 % on all 820 scored
 runs (the Playbook sweep's nanotron quirks and Megatron-Bridge's release-to-release spread
-dominate); Spearman 0.71 weighted by plans. We assert the target where it is met and the
+dominate); Spearman 0.72 weighted by plans. We assert the target where it is met and the
 current level elsewhere as a floor, so regressions fail."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_every_row_is_scored_or_excluded_with_a_reason():
 
 def test_throughput_mape_target(report):
     assert report.mape_holdout <= 0.15  # the 15 % target, on groups the fit never saw
-    assert report.mape <= 0.18  # all scored runs (target 15 %: not yet met, see docstring)
+    assert report.mape <= 0.17  # all scored runs (target 15 %: not yet met, see docstring)
     assert report.median_abs_error <= 0.10
 
 
@@ -47,8 +47,8 @@ def test_sources_with_clean_published_tables_are_tight(report):
     assert by["korthikanti-2022"].mape <= 0.10
     assert by["megatron-lm-readme"].mape <= 0.15
     # Broader sources: many software releases (Bridge) or one framework's quirks (Playbook sweep).
-    assert by["megatron-bridge"].mape <= 0.27
-    assert by["playbook-sweep"].mape <= 0.23
+    assert by["megatron-bridge"].mape <= 0.25
+    assert by["playbook-sweep"].mape <= 0.22
     assert by["torchtitan"].mape <= 0.17
 
 
