@@ -46,6 +46,7 @@ PARAMS = [
     ("dp_overlap_nanotron", 0.1, 0.0, 1.0),
     ("fsdp_overlap", 0.9, 0.0, 1.0),
     ("tp_overlap", 0.6, 0.0, 0.85),
+    ("fp8_rowwise_factor", 0.8, 0.4, 1.0),
 ]
 # Host dispatch time per layer for Megatron (Transformer Engine fused kernels) and eager PyTorch
 # FSDP/DeepSpeed: not identifiable from the data (their runs are GPU-bound), so assumed: ~15 and
@@ -91,6 +92,7 @@ def assumptions(v: dict[str, float]) -> PerformanceAssumptions:
                     "deepspeed": v["dp_overlap"], "nanotron": v["dp_overlap_nanotron"]},
         fsdp_overlap=v["fsdp_overlap"],
         tp_overlap={**DEFAULT_ASSUMPTIONS.tp_overlap, "megatron": v["tp_overlap"]},
+        fp8_rowwise_factor=v["fp8_rowwise_factor"],
     )
 
 
@@ -107,6 +109,7 @@ def current_values() -> dict[str, float]:
         "infiniband": k.INFINIBAND_BANDWIDTH_FRACTION, "efa": k.EFA_BANDWIDTH_FRACTION,
         "dp_overlap": k.DP_OVERLAP_FRACTION["megatron"], "dp_overlap_nanotron": k.DP_OVERLAP_FRACTION["nanotron"],
         "fsdp_overlap": k.FSDP_OVERLAP_FRACTION, "tp_overlap": k.TP_OVERLAP_FRACTION,
+        "fp8_rowwise_factor": k.FP8_ROWWISE_GEMM_FACTOR,
     }
 
 
@@ -160,6 +163,7 @@ EFA_BANDWIDTH_FRACTION = {v['efa']}
 DP_OVERLAP_FRACTION = {{"megatron": {v['dp_overlap']}, "fsdp": {v['dp_overlap']}, "deepspeed": {v['dp_overlap']}, "nanotron": {v['dp_overlap_nanotron']}}}
 FSDP_OVERLAP_FRACTION = {v['fsdp_overlap']}
 TP_OVERLAP_FRACTION = {v['tp_overlap']}
+FP8_ROWWISE_GEMM_FACTOR = {v['fp8_rowwise_factor']}  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
 FIT_SCORE = {score:.4f}  # source-weighted mean |log(predicted / measured)| on the fitted runs
 '''
     OUT.write_text(text)

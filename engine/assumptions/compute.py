@@ -47,6 +47,11 @@ GEMM_EFFICIENCY: dict[str, float] = calibrated.GEMM_EFFICIENCY
 FP8_GEMM_EFFICIENCY: dict[str, float] = calibrated.FP8_GEMM_EFFICIENCY
 # Generations not covered by the calibration data use this (AMD, Ada): a conservative value
 # close to the fitted Hopper one, flagged by extrapolation_warnings().
+# torchao's "rowwise" FP8 recipe (one scale per row of each operand, torchtitan
+# --float8.recipe_name rowwise) against its tensorwise one (calibrated on torchtitan's table,
+# which measures both on the same plans): the row-scaled GEMMs and the extra per-row amax and
+# scaling kernels run slower. Multiplies FP8_GEMM_EFFICIENCY for runs that used it.
+FP8_ROWWISE_GEMM_FACTOR: float = calibrated.FP8_ROWWISE_GEMM_FACTOR
 DEFAULT_GEMM_EFFICIENCY = 0.55
 DEFAULT_FP8_GEMM_EFFICIENCY = 0.40
 

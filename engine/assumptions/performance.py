@@ -20,6 +20,7 @@ class PerformanceAssumptions:
     fused_attention_speedup: float = c.FUSED_ATTENTION_SPEEDUP
     kernel_stack: dict[str, str] = field(default_factory=lambda: dict(c.KERNEL_STACK_BY_FRAMEWORK))
     pytorch_gemm_factor: float = c.PYTORCH_GEMM_FACTOR
+    fp8_rowwise_factor: float = c.FP8_ROWWISE_GEMM_FACTOR
     kernel_fixed_s: float = c.KERNEL_FIXED_S
     host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
     balance_output_layer: bool = c.PIPELINE_BALANCES_OUTPUT_LAYER

@@ -42,11 +42,14 @@ def _grid(runs: list[CalibrationRun]) -> PlanGrid:
 
 def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> PerformanceAssumptions:
     """The engine's assumptions as they apply to this run's software: frameworks that did not
-    overlap TP communication, and nanotron's host overhead for the Playbook runs."""
+    overlap TP communication, torchao's rowwise FP8 recipe, and nanotron's host overhead for the
+    Playbook runs."""
     fw = run.setup.framework
     changes = {}
     if not run.tp_comm_overlap:
         changes["tp_overlap"] = {**assume.tp_overlap, fw: 0.0}
+    if run.fp8_rowwise:
+        changes["fp8_gemm_efficiency"] = {g: e * assume.fp8_rowwise_factor for g, e in assume.fp8_gemm_efficiency.items()}
     other = run.host_framework
     if other != fw:  # the run's software is not one a user can pick: use its own profile
         changes["host_time_per_layer"] = {**assume.host_time_per_layer, fw: assume.host_time_for(other)}
@@ -62,7 +65,7 @@ def predict(runs: list[CalibrationRun], assumptions: PerformanceAssumptions | No
     batches: dict[tuple, list[int]] = defaultdict(list)
     for i, r in enumerate(runs):
         batches[(id(r.model), r.cluster.model_dump_json(), r.setup.model_dump_json(), r.tp_comm_overlap,
-                 r.host_framework)].append(i)
+                 r.host_framework, r.fp8_rowwise)].append(i)
     out: list[Prediction | None] = [None] * len(runs)
     for idx in batches.values():
         group = [runs[i] for i in idx]

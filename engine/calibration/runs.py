@@ -63,6 +63,7 @@ class CalibrationRun:
     setup: TrainingSetup | None
     strategy: Strategy | None
     tp_comm_overlap: bool  # False where the framework/paper did not overlap TP communication
+    fp8_rowwise: bool  # torchao's rowwise-scaled FP8 recipe (slower GEMMs than tensorwise)
     host_framework: str  # whose host-dispatch overhead applies ("nanotron" for the Playbook)
     measured_tokens_per_gpu: float | None
     throughput_basis: str  # "reported" or how it was derived
@@ -296,7 +297,7 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     source = short_source(row["source"])
     host = "nanotron" if "nanotron" in row["framework"].lower() else framework_for_row(row)
     common = dict(key=key, source=source, model_label=label, tp_comm_overlap=True, release=row["framework"],
-                  host_framework=host)
+                  host_framework=host, fp8_rowwise="rowwise" in row["precision"].lower())
 
     def excluded(reason: str, model=None) -> CalibrationRun:
         return CalibrationRun(model=model, cluster=None, setup=None, strategy=None, measured_tokens_per_gpu=None,
