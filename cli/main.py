@@ -51,7 +51,9 @@ def format_validation_error(exc: ValidationError, use_flags: bool = False) -> st
         if use_flags:
             where = FIELD_FLAGS.get(where, where)
         got = f" (got {err['input']!r})" if isinstance(err.get("input"), (int, float, str)) else ""
-        parts.append(f"{where}: {err.get('msg')}{got}")
+        message = str(err.get("msg", "")).removeprefix("Value error, ")
+        # A check across several inputs (a model validator) has no single field to name.
+        parts.append(message if where == "input" or not err.get("loc") else f"{where}: {message}{got}")
     return "; ".join(parts)
 
 

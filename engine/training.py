@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Mode = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp8"]
@@ -24,6 +24,15 @@ class TrainingSetup(BaseModel):
     precision: Precision = "bf16"
     framework: Framework = "megatron"
     optimizer: Literal["adamw"] = "adamw"
+
+    @model_validator(mode="after")
+    def _qlora_computes_in_bf16(self) -> "TrainingSetup":
+        # QLoRA keeps the frozen base in 4-bit NF4 and dequantises it to BF16 for every matmul
+        # (Dettmers et al. 2023; bitsandbytes/PEFT): there is no FP8 path to predict.
+        if self.mode == "qlora" and self.precision == "fp8":
+            raise ValueError("QLoRA dequantises its 4-bit base to BF16 for every matmul, so it cannot train in "
+                             "FP8: use precision bf16 with qlora, or mode lora/full with fp8")
+        return self
 
     @property
     def global_batch_tokens(self) -> int:

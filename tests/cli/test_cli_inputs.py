@@ -80,3 +80,10 @@ def test_unknown_flag_points_at_the_subcommands_help(capsys):
     code, out, err = run(capsys, "explain", *SCENARIO, "--bogus", "1")
     assert code == 2 and err.count("\n") == 1
     assert "unrecognized arguments: --bogus 1" in err and "`shardwise explain --help`" in err
+
+
+def test_qlora_with_fp8_is_one_clear_line(capsys):
+    code, out, err = run(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--mode", "qlora", "--precision", "fp8")
+    assert code == 2 and err.count("\n") == 1
+    assert "QLoRA" in err and "bf16" in err and "Value error" not in err

@@ -27,3 +27,14 @@ def test_parameter_counts_are_decimal():
 def test_bad_counts_say_what_is_allowed(bad):
     with pytest.raises(ShardwiseInputError, match="number"):
         parse_token_count(bad)
+
+
+def test_qlora_with_fp8_is_refused_with_what_works():
+    # QLoRA paper (Dettmers et al. 2023): NF4 storage, BF16 compute — no FP8 matmuls exist for it.
+    import pydantic
+
+    from shardwise.engine.training import TrainingSetup
+
+    with pytest.raises(pydantic.ValidationError, match="bf16"):
+        TrainingSetup(mode="qlora", precision="fp8")
+    assert TrainingSetup(mode="lora", precision="fp8").precision == "fp8"
