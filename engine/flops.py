@@ -128,15 +128,21 @@ def lora_target_dims(model: ModelSpec, target: str, ffn: int) -> tuple[int, int]
     return dims.get(target, (0, 0))
 
 
+def lora_targets_by_block(model: ModelSpec, setup: TrainingSetup) -> tuple[list[str], list[str]]:
+    """The LoRA targets that exist in this model: (attention projections, MLP projections)."""
+    attn = [t for t in setup.lora_targets if t in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    mlp = [t for t in setup.lora_targets if t in ("gate_proj", "up_proj", "down_proj")]
+    if not model.gated_mlp:  # a plain MLP has no gate projection
+        mlp = [t for t in mlp if t != "gate_proj"]
+    return attn, mlp
+
+
 def lora_adapter_params_per_token(model: ModelSpec, setup: TrainingSetup) -> float:
     """Adapter weight entries a token multiplies through (A: in×r, B: r×out per target)."""
     if setup.mode == "full":
         return 0.0
     r = setup.lora_rank
-    attn_targets = [t for t in setup.lora_targets if t in ("q_proj", "k_proj", "v_proj", "o_proj")]
-    mlp_targets = [t for t in setup.lora_targets if t in ("gate_proj", "up_proj", "down_proj")]
-    if not model.gated_mlp:
-        mlp_targets = [t for t in mlp_targets if t != "gate_proj"]
+    attn_targets, mlp_targets = lora_targets_by_block(model, setup)
     per_attn = sum(r * sum(lora_target_dims(model, t, 0)) for t in attn_targets)
     total = model.num_layers * per_attn
     dense_mlp = sum(r * sum(lora_target_dims(model, t, model.ffn_hidden_size)) for t in mlp_targets)
@@ -231,10 +237,7 @@ def lora_trainable_params(model: ModelSpec, setup: TrainingSetup) -> int:
     if setup.mode == "full":
         return 0
     r = setup.lora_rank
-    attn = [t for t in setup.lora_targets if t in ("q_proj", "k_proj", "v_proj", "o_proj")]
-    mlp = [t for t in setup.lora_targets if t in ("gate_proj", "up_proj", "down_proj")]
-    if not model.gated_mlp:
-        mlp = [t for t in mlp if t != "gate_proj"]
+    attn, mlp = lora_targets_by_block(model, setup)
     total = model.num_layers * sum(r * sum(lora_target_dims(model, t, 0)) for t in attn)
     total += model.num_dense_layers * sum(r * sum(lora_target_dims(model, t, model.ffn_hidden_size)) for t in mlp)
     if model.moe is not None:
