@@ -39,6 +39,7 @@ PARAMS = [
     ("fused_attention_speedup", 1.6, 1.0, 3.0),
     ("kernel_fixed_us", 16.0, 1.0, 40.0),
     ("host_nanotron_ms", 4.6, 0.5, 10.0),
+    ("pp_host_nanotron_ms_per_tp", 2.0, 0.0, 10.0),
     ("nvlink", 0.65, 0.3, 0.95),
     ("infiniband", 0.9, 0.3, 0.98),
     ("efa", 0.36, 0.05, 0.95),
@@ -86,6 +87,7 @@ def assumptions(v: dict[str, float]) -> PerformanceAssumptions:
         kernel_fixed_s=v["kernel_fixed_us"] * 1e-6,
         host_time_per_layer={"megatron": HOST_MEGATRON_MS * 1e-3, "fsdp": HOST_FSDP_MS * 1e-3,
                              "deepspeed": HOST_FSDP_MS * 1e-3, "nanotron": v["host_nanotron_ms"] * 1e-3},
+        pipeline_host_time_per_tp={"nanotron": v["pp_host_nanotron_ms_per_tp"] * 1e-3},
         bandwidth_fraction={**DEFAULT_ASSUMPTIONS.bandwidth_fraction, "nvlink": v["nvlink"],
                             "infiniband": v["infiniband"], "roce": 0.9 * v["infiniband"], "efa": v["efa"]},
         dp_overlap={"megatron": v["dp_overlap"], "fsdp": v["dp_overlap"],
@@ -105,7 +107,8 @@ def current_values() -> dict[str, float]:
         "fp8_blackwell": k.FP8_GEMM_EFFICIENCY["blackwell"], "pytorch_gemm_factor": k.PYTORCH_GEMM_FACTOR,
         "attention_ampere": k.ATTENTION_EFFICIENCY["ampere"], "attention_hopper": k.ATTENTION_EFFICIENCY["hopper"],
         "fused_attention_speedup": k.FUSED_ATTENTION_SPEEDUP, "kernel_fixed_us": k.KERNEL_FIXED_S * 1e6,
-        "host_nanotron_ms": k.HOST_TIME_PER_LAYER_S["nanotron"] * 1e3, "nvlink": k.NVLINK_BANDWIDTH_FRACTION,
+        "host_nanotron_ms": k.HOST_TIME_PER_LAYER_S["nanotron"] * 1e3,
+        "pp_host_nanotron_ms_per_tp": k.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S["nanotron"] * 1e3, "nvlink": k.NVLINK_BANDWIDTH_FRACTION,
         "infiniband": k.INFINIBAND_BANDWIDTH_FRACTION, "efa": k.EFA_BANDWIDTH_FRACTION,
         "dp_overlap": k.DP_OVERLAP_FRACTION["megatron"], "dp_overlap_nanotron": k.DP_OVERLAP_FRACTION["nanotron"],
         "fsdp_overlap": k.FSDP_OVERLAP_FRACTION, "tp_overlap": k.TP_OVERLAP_FRACTION,
@@ -157,6 +160,7 @@ PYTORCH_GEMM_FACTOR = {v['pytorch_gemm_factor']}
 FUSED_ATTENTION_SPEEDUP = {v['fused_attention_speedup']}
 KERNEL_FIXED_S = {v['kernel_fixed_us']}e-6
 HOST_TIME_PER_LAYER_S = {{"megatron": {HOST_MEGATRON_MS}e-3, "fsdp": {HOST_FSDP_MS}e-3, "deepspeed": {HOST_FSDP_MS}e-3, "nanotron": {v['host_nanotron_ms']}e-3}}
+PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S = {{"nanotron": {v['pp_host_nanotron_ms_per_tp']}e-3}}  # nanotron, pipeline sends across nodes
 NVLINK_BANDWIDTH_FRACTION = {v['nvlink']}
 INFINIBAND_BANDWIDTH_FRACTION = {v['infiniband']}
 EFA_BANDWIDTH_FRACTION = {v['efa']}

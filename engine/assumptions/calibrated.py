@@ -6,18 +6,19 @@ network.py name and document each constant; docs/performance.md reports the erro
 Host times for megatron/fsdp/deepspeed are assumptions the data cannot identify (see the script).
 """
 
-GEMM_EFFICIENCY = {"ampere": 0.7237, "hopper": 0.6849, "blackwell": 0.5767}  # Blackwell: FP8 value × Hopper's BF16/FP8 ratio
-FP8_GEMM_EFFICIENCY = {"hopper": 0.6765, "blackwell": 0.5696}
-ATTENTION_EFFICIENCY = {'ampere': 0.3225, 'hopper': 0.1691, 'blackwell': 0.1691}  # FlashAttention-2-class kernels; Blackwell assumed = Hopper
-PYTORCH_GEMM_FACTOR = 0.9179
+GEMM_EFFICIENCY = {"ampere": 0.712, "hopper": 0.6409, "blackwell": 0.527}  # Blackwell: FP8 value × Hopper's BF16/FP8 ratio
+FP8_GEMM_EFFICIENCY = {"hopper": 0.631, "blackwell": 0.5189}
+ATTENTION_EFFICIENCY = {'ampere': 0.3119, 'hopper': 0.1695, 'blackwell': 0.1695}  # FlashAttention-2-class kernels; Blackwell assumed = Hopper
+PYTORCH_GEMM_FACTOR = 0.9533
 FUSED_ATTENTION_SPEEDUP = 3.0
-KERNEL_FIXED_S = 22.7361e-6
-HOST_TIME_PER_LAYER_S = {"megatron": 0.3e-3, "fsdp": 0.5e-3, "deepspeed": 0.5e-3, "nanotron": 4.5754e-3}
-NVLINK_BANDWIDTH_FRACTION = 0.6645
+KERNEL_FIXED_S = 18.7145e-6
+HOST_TIME_PER_LAYER_S = {"megatron": 0.3e-3, "fsdp": 0.5e-3, "deepspeed": 0.5e-3, "nanotron": 4.6538e-3}
+PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S = {"nanotron": 2.6645e-3}  # nanotron, pipeline sends across nodes
+NVLINK_BANDWIDTH_FRACTION = 0.7309
 INFINIBAND_BANDWIDTH_FRACTION = 0.98
-EFA_BANDWIDTH_FRACTION = 0.44
+EFA_BANDWIDTH_FRACTION = 0.4603
 DP_OVERLAP_FRACTION = {"megatron": 1.0, "fsdp": 1.0, "deepspeed": 1.0, "nanotron": 0.0}
 FSDP_OVERLAP_FRACTION = 1.0
 TP_OVERLAP_FRACTION = 0.85
-FP8_ROWWISE_GEMM_FACTOR = 0.5149  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
-FIT_SCORE = 0.1303  # source-weighted mean |log(predicted / measured)| on the fitted runs
+FP8_ROWWISE_GEMM_FACTOR = 0.5098  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
+FIT_SCORE = 0.1066  # source-weighted mean |log(predicted / measured)| on the fitted runs

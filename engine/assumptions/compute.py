@@ -73,6 +73,16 @@ BACKWARD_KERNEL_RATIO = 2.0
 # cut the operator count. It binds when sharded GEMMs are small (large TP, micro-batch 1).
 # "nanotron" is the Ultra-Scale Playbook's framework, used by the calibration only.
 HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
+# Extra host time per layer and micro-batch, per TP rank, when pipeline sends leave the node
+# (calibrated, nanotron only). In the Ultra-Scale Playbook sweep, nanotron runs whose pipeline
+# stages sit on different nodes never ran a micro-batch faster than
+# layers_per_stage × (host time + this × TP), whatever the model width or micro-batch: about
+# 10 / 15 / 25 ms per layer at TP 2 / 4 / 8, against 4.6 ms with PP = 1 or with every stage in one
+# node. It shows up as a ~2× slowdown of TP×PP runs with small micro-batches (mb/TP <= 1). The
+# mechanism is not identified (nanotron's p2p blocks the host on every receive to read tensor
+# metadata, and its TP collectives are launched from Python); Megatron, FSDP and DeepSpeed show
+# nothing like it in their data, so it is zero for them.
+PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S: dict[str, float] = calibrated.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S
 # Full recompute dispatches every layer's forward a second time inside backward: forward (1/3 of a
 # layer's kernels, BACKWARD_KERNEL_RATIO = 2 above) is launched twice, so 4/3 ≈ 1.33; we keep 1.5 to
 # cover the checkpoint wrappers' own Python work (an assumption, not fitted).

@@ -23,6 +23,8 @@ class PerformanceAssumptions:
     fp8_rowwise_factor: float = c.FP8_ROWWISE_GEMM_FACTOR
     kernel_fixed_s: float = c.KERNEL_FIXED_S
     host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
+    pipeline_host_time_per_tp: dict[str, float] = field(
+        default_factory=lambda: dict(c.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S))
     balance_output_layer: bool = c.PIPELINE_BALANCES_OUTPUT_LAYER
     hbm_efficiency: float = c.HBM_EFFICIENCY
     bandwidth_fraction: dict[str, float] = field(default_factory=lambda: dict(n.ACHIEVABLE_BANDWIDTH_FRACTION))
@@ -58,6 +60,9 @@ class PerformanceAssumptions:
 
     def host_time_for(self, framework: str) -> float:
         return self.host_time_per_layer.get(framework, max(self.host_time_per_layer.values()))
+
+    def pipeline_host_time_for(self, framework: str) -> float:
+        return self.pipeline_host_time_per_tp.get(framework, 0.0)
 
     def tp_overlap_for(self, framework: str) -> float:
         return self.tp_overlap.get(framework, 0.0)

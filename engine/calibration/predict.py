@@ -53,6 +53,8 @@ def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> Perf
     other = run.host_framework
     if other != fw:  # the run's software is not one a user can pick: use its own profile
         changes["host_time_per_layer"] = {**assume.host_time_per_layer, fw: assume.host_time_for(other)}
+        changes["pipeline_host_time_per_tp"] = {**assume.pipeline_host_time_per_tp,
+                                                fw: assume.pipeline_host_time_for(other)}
         changes["dp_overlap"] = {**assume.dp_overlap, fw: assume.dp_overlap_for(other)}
         changes["kernel_stack"] = {**assume.kernel_stack, fw: assume.kernel_stack.get(other, "pytorch")}
         changes["zero_grads_all_reduced"] = {**assume.zero_grads_all_reduced,

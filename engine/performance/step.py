@@ -27,6 +27,7 @@ from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
 from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
+from .topology import pp_group
 from .tp import tp_time_per_layer
 
 
@@ -67,8 +68,11 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     per_mb_busiest = np.where(grid.pp > 1, busiest * per_layer, per_mb_avg)
 
     # The host must dispatch every layer's kernels: a micro-batch is never faster than that.
-    host = assume.host_time_for(setup.framework) * avg_layers * np.where(
-        grid.recompute == RECOMPUTE_FULL, FULL_RECOMPUTE_HOST_FACTOR, 1.0)
+    # Some frameworks pay more per layer when pipeline sends leave the node (see the assumption).
+    pp_remote = pp_group(cluster, grid, assume).crosses_nodes
+    host_per_layer = assume.host_time_for(setup.framework) + np.where(
+        pp_remote, assume.pipeline_host_time_for(setup.framework) * grid.tp, 0.0)
+    host = host_per_layer * avg_layers * np.where(grid.recompute == RECOMPUTE_FULL, FULL_RECOMPUTE_HOST_FACTOR, 1.0)
     host_wait = np.maximum(host - per_mb_avg, 0.0)
     compute_avg = compute_avg + host_wait
     per_mb_avg = per_mb_avg + host_wait

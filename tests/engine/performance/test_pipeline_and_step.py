@@ -118,3 +118,28 @@ def test_a_million_plans_at_once():
     cluster = Cluster(gpu=H100, num_gpus=1024, gpus_per_node=8, network=IB)
     t = step_time(LLAMA3_8B, cluster, TrainingSetup(seq_len=8192, global_batch=1024), grid, DEFAULT_ASSUMPTIONS)
     assert t.step.shape == (n,) and np.all(np.isfinite(t.step)) and np.all(t.step > 0)
+
+
+def test_host_floor_and_the_cross_node_pipeline_host_cost():
+    """A micro-batch never runs faster than the host dispatches its stage's layers:
+    layers/stage × host time per layer. A framework with a pipeline host cost pays
+    + that × TP per layer, only when its pipeline sends leave the node.
+    Hand numbers: 32 layers / PP 2 = 16 per stage; 10 ms + 5 ms × TP 4 = 30 ms per layer -> 0.48 s;
+    without the cross-node cost 16 × 10 ms = 0.16 s. GPU work per micro-batch (8B, seq 2048,
+    TP 4, 16 layers: 6·3.5e9·2048/4 ≈ 1.1e13 FLOPs ≈ 20 ms) is far below both, so the host binds."""
+    from dataclasses import replace
+    assume = replace(DEFAULT_ASSUMPTIONS, host_time_per_layer={"megatron": 0.010},
+                     pipeline_host_time_per_tp={"megatron": 0.005})
+    setup = TrainingSetup(seq_len=2048, global_batch=64)
+
+    def per_microbatch(num_gpus):
+        cluster = Cluster(gpu=H100, num_gpus=num_gpus, gpus_per_node=8, network=IB)
+        grid = PlanGrid.build(num_gpus, 64, tp=[4], pp=[2])
+        return step_time(LLAMA3_8B, cluster, setup, grid, assume).details["microbatch_s"][0]
+
+    # 64 GPUs: PP peers are tp·dp = 32 ranks apart -> different nodes.
+    assert per_microbatch(64) == pytest.approx(16 * (0.010 + 0.005 * 4))
+    # 8 GPUs: both stages in one node -> only the plain host time.
+    assert per_microbatch(8) == pytest.approx(16 * 0.010)
+    # The shipped assumption charges nothing extra to Megatron, FSDP or DeepSpeed.
+    assert all(DEFAULT_ASSUMPTIONS.pipeline_host_time_for(fw) == 0.0 for fw in ("megatron", "fsdp", "deepspeed"))
