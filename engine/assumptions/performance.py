@@ -5,7 +5,7 @@ other values (dataclasses.replace) without touching module globals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..hardware import GPUSpec, NetworkSpec
 from . import compute as c
@@ -66,6 +66,23 @@ class PerformanceAssumptions:
 
     def tp_overlap_for(self, framework: str) -> float:
         return self.tp_overlap.get(framework, 0.0)
+
+    def running_as(self, framework: str, software: str) -> "PerformanceAssumptions":
+        """These assumptions with `framework`'s software profile (host dispatch, pipeline host cost,
+        DP and TP overlap, kernel stack, ZeRO gradient reduction) replaced by `software`'s: how a
+        plan made for `framework` runs under a framework a user cannot plan for (e.g. nanotron)."""
+        if software == framework:
+            return self
+        return replace(
+            self,
+            host_time_per_layer={**self.host_time_per_layer, framework: self.host_time_for(software)},
+            pipeline_host_time_per_tp={**self.pipeline_host_time_per_tp,
+                                       framework: self.pipeline_host_time_for(software)},
+            dp_overlap={**self.dp_overlap, framework: self.dp_overlap_for(software)},
+            tp_overlap={**self.tp_overlap, framework: self.tp_overlap_for(software)},
+            kernel_stack={**self.kernel_stack, framework: self.kernel_stack.get(software, "pytorch")},
+            zero_grads_all_reduced={**self.zero_grads_all_reduced,
+                                    framework: self.zero_grads_all_reduced.get(software, False)})
 
 
 DEFAULT_ASSUMPTIONS = PerformanceAssumptions()

@@ -50,16 +50,9 @@ def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> Perf
         changes["tp_overlap"] = {**assume.tp_overlap, fw: 0.0}
     if run.fp8_rowwise:
         changes["fp8_gemm_efficiency"] = {g: e * assume.fp8_rowwise_factor for g, e in assume.fp8_gemm_efficiency.items()}
-    other = run.host_framework
-    if other != fw:  # the run's software is not one a user can pick: use its own profile
-        changes["host_time_per_layer"] = {**assume.host_time_per_layer, fw: assume.host_time_for(other)}
-        changes["pipeline_host_time_per_tp"] = {**assume.pipeline_host_time_per_tp,
-                                                fw: assume.pipeline_host_time_for(other)}
-        changes["dp_overlap"] = {**assume.dp_overlap, fw: assume.dp_overlap_for(other)}
-        changes["kernel_stack"] = {**assume.kernel_stack, fw: assume.kernel_stack.get(other, "pytorch")}
-        changes["zero_grads_all_reduced"] = {**assume.zero_grads_all_reduced,
-                                             fw: assume.zero_grads_all_reduced.get(other, False)}
-    return replace(assume, **changes) if changes else assume
+    assume = replace(assume, **changes) if changes else assume
+    # The run's software may not be one a user can pick (nanotron): use its own profile.
+    return assume.running_as(fw, run.host_framework)
 
 
 def predict(runs: list[CalibrationRun], assumptions: PerformanceAssumptions | None = None) -> list[Prediction]:

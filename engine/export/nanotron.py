@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import yaml
 
+from ..assumptions.performance import DEFAULT_ASSUMPTIONS
+from ..performance import step_time
+from ..plans import PlanGrid
 from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .fsdp import hf_model_id
@@ -26,6 +29,8 @@ from .result import ExportRefused, ExportResult
 
 FORMAT = "nanotron"
 FAMILY = "megatron"  # Megatron-style TP (+SP as tp_mode REDUCE_SCATTER) and 1F1B pipelines
+# Below this predicted slowdown under nanotron's measured profile the export says nothing.
+SLOWER_UNDER_NANOTRON_NOTE_FROM = 0.10
 
 
 def refuse_unexpressible(plan: ExportPlan) -> None:
@@ -86,6 +91,32 @@ def model_config(plan: ExportPlan) -> tuple[dict, list[str]]:
     return cfg, notes
 
 
+def nanotron_slowdown(plan: ExportPlan) -> tuple[float, bool]:
+    """Predicted extra step time when the plan runs on nanotron instead of the framework it was
+    planned for, and whether nanotron's host dispatch then sets the pace. Nanotron's software
+    profile is the one calibrated on the Ultra-Scale Playbook sweep (eager kernels, ~4.7 ms of
+    host work per layer per micro-batch, +2.7 ms × TP when pipeline sends leave the node, no
+    DP/TP overlap; engine/assumptions/calibrated.py)."""
+    grid = PlanGrid.from_strategy(plan.strategy, plan.cluster.num_gpus, plan.setup.global_batch)
+    planned = step_time(plan.model, plan.cluster, plan.setup, grid).step[0]
+    nanotron = DEFAULT_ASSUMPTIONS.running_as(plan.setup.framework, "nanotron")
+    t = step_time(plan.model, plan.cluster, plan.setup, grid, nanotron)
+    return float(t.step[0] / planned - 1.0), bool(t.details["host_wait_s"][0] > 0)
+
+
+def speed_note(plan: ExportPlan) -> list[str]:
+    slower, host_bound = nanotron_slowdown(plan)
+    if slower < SLOWER_UNDER_NANOTRON_NOTE_FROM:
+        return []
+    how_much = f"{1 + slower:.1f}× as long" if slower >= 1 else f"{slower:.0%} longer"
+    advice = ("; nanotron's host dispatch sets the pace here: a larger micro-batch, or pipeline stages "
+              "inside one node, narrows the gap") if host_bound else ""
+    return [f"shardwise's numbers for this plan are for {plan.setup.framework}; under nanotron's measured "
+            f"profile (Ultra-Scale Playbook sweep: eager kernels, ~4.7 ms host time per layer per micro-batch, "
+            f"more when pipeline stages sit on different nodes) its step is predicted to take {how_much}"
+            f"{advice}"]
+
+
 def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     refuse_unexpressible(plan)
     s = plan.strategy
@@ -120,6 +151,7 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
         "data_stages": [{"name": "stable", "start_training_step": 1,
                          "data": {"dataset": None, "seed": 42, "num_loading_workers": 1}}],
     }
+    notes += speed_note(plan)
     notes.append("data_stages uses Nanotron's dummy data (dataset: null), and train_steps/learning rate are "
                  "placeholders: replace them with yours")
     return cfg, notes

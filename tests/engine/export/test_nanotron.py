@@ -118,3 +118,30 @@ def test_nanotron_refusals(scenario, kwargs, reason):
     kwargs = {"model": "llama-3-8b", "gpus": 16, "global_batch": 64, **kwargs}
     with pytest.raises(ExportRefused, match=reason):
         scenario(**kwargs).export("nanotron")
+
+
+def test_nanotron_export_says_how_much_slower_nanotron_runs_the_plan(scenario):
+    """The plan's numbers are Megatron's; the export says what nanotron's measured profile predicts.
+    Hand floor for Llama-3-8B, 32 GPUs, TP4 PP2 mb1 (pipeline peers 16 ranks apart: other node):
+    16 layers per stage × (host + pipeline host × TP) per micro-batch, m + p − 1 = 64 + 1 slots."""
+    from shardwise.engine.assumptions import calibrated as k
+    from shardwise.engine.export.nanotron import nanotron_slowdown
+    from shardwise.engine.export.plan import ExportPlan
+    from shardwise.engine.performance import step_time
+    from shardwise.engine.plans import PlanGrid
+
+    sc = scenario("llama-3-8b", 32, global_batch=256, tp=4, pp=2, micro_batch=1, zero_stage=1)
+    plan = ExportPlan(sc.model, sc.cluster, sc.setup, sc.strategy)
+    slower, host_bound = nanotron_slowdown(plan)
+    grid = PlanGrid.from_strategy(sc.strategy, 32, 256)
+    planned = step_time(sc.model, sc.cluster, sc.setup, grid).step[0]
+    floor = 65 * 16 * (k.HOST_TIME_PER_LAYER_S["nanotron"] + 4 * k.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S["nanotron"])
+    assert host_bound and (1 + slower) * planned >= floor
+    text = sc.export("nanotron").text
+    assert f"{1 + slower:.1f}× as long" in text and "larger micro-batch" in text
+
+    # One node, no TP/PP: GPU-bound under nanotron too -- the gap is the kernel stack only, no advice.
+    sc = scenario("llama-3-8b", 8, global_batch=256, micro_batch=4, zero_stage=1)
+    slower, host_bound = nanotron_slowdown(ExportPlan(sc.model, sc.cluster, sc.setup, sc.strategy))
+    assert not host_bound and 0 < slower < 1
+    assert "larger micro-batch" not in sc.export("nanotron").text
