@@ -150,6 +150,15 @@ def _why(r: Recommendation) -> list[str]:
     return lines
 
 
+def _near_ties(r: Recommendation) -> list[str]:
+    if not r.near_best:
+        return []
+    return ["", f"near-ties: {r.near_best:,} other plan(s) are predicted within {r.ranking_resolution:.0%} of the best "
+                f"(--top {r.near_best + 1} lists them).",
+            "  That is closer than the model can rank: measured runs order such pairs little better than",
+            "  chance. Choose among them on what you trust (fewer parallel dimensions, a layout you have run)."]
+
+
 def render_nothing_fits(n: NothingFits) -> list[str]:
     if n.reason == "no_valid_plan":
         if n.blocking and all(v.rule == CONSTRAINTS_EXCLUDE_ALL for v in n.blocking):
@@ -182,7 +191,7 @@ def render_recommendation(r: Recommendation) -> str:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "
                      f"{c.gpu_hours:,.0f} GPU-hours, ${c.total_cost:,.0f} at ${c.price_per_gpu_hour:.2f}/GPU-hour")
-    lines += _why(r)
+    lines += _why(r) + _near_ties(r)
     if len(r.plans) > 1:
         lines += ["", "alternatives (fastest first):"] + plans_table(r.plans)
     if best.warnings:

@@ -39,6 +39,10 @@ def _pct(x: float | None) -> str:
     return "   -  " if x is None else f"{100 * x:5.1f}%"
 
 
+def _gap(lo: float, hi: float | None) -> str:
+    return f">= {100 * lo:g}%" if hi is None else f"{100 * lo:g}-{100 * hi:g}%"
+
+
 def render(r: ValidationReport, rows: bool = True) -> str:
     out = []
     if rows:
@@ -69,6 +73,9 @@ def render(r: ValidationReport, rows: bool = True) -> str:
                    f"(weighted by plans: {r.weighted_spearman:.2f} / {r.weighted_kendall:.2f})")
         worst = min(r.groups, key=lambda g: g.spearman)
         out.append(f"  weakest: {worst.group} ({worst.plans} plans, Spearman {worst.spearman:.2f})")
+    if r.order_by_gap:
+        out.append("pairs of plans in one group ordered as measured, by predicted gap: " + ", ".join(
+            f"{_gap(g.gap_from, g.gap_to)} {_pct(g.ordered_as_measured).strip()} ({g.pairs:,})" for g in r.order_by_gap))
     if r.excluded:
         out.append("not scored: " + "; ".join(f"{v} {k}" for k, v in r.excluded.items()))
     out.append("expected error for a new run on calibrated hardware: about ±"

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .calibration.coverage import RANKING_RESOLUTION
 from .cluster import Cluster
 from .evaluate import evaluate
 from .model_spec import ModelSpec
@@ -59,6 +60,9 @@ class PlanComparison(_Result):
     offsetting: list[TermDiff] = Field(default_factory=list,
                                        description="time terms in the loser's favour, largest first")
     rules: list[str] = Field(default_factory=list, description="validity rules the loser breaks, or 'memory_capacity'")
+    within_ranking_resolution: bool = Field(
+        default=False, description="decided by throughput, but by less than the model's ranking resolution "
+                                   "(RANKING_RESOLUTION): measured runs order such pairs little better than chance")
 
 
 class Counterfactual(_Result):
@@ -152,8 +156,10 @@ def compare(a: Evaluation, b: Evaluation) -> PlanComparison:
     terms = [t for t in time if t.term != "step_s"]
     decisive = sorted((t for t in terms if sign * t.delta > 0), key=lambda t: -abs(t.delta))
     offsetting = sorted((t for t in terms if sign * t.delta < 0), key=lambda t: -abs(t.delta))
-    return PlanComparison(winner=winner, decided_by="throughput", speedup=max(step_a, step_b) / min(step_a, step_b),
-                          decisive=decisive, offsetting=offsetting, **common)
+    speedup = max(step_a, step_b) / min(step_a, step_b)
+    return PlanComparison(winner=winner, decided_by="throughput", speedup=speedup, decisive=decisive,
+                          offsetting=offsetting, within_ranking_resolution=speedup - 1 < RANKING_RESOLUTION,
+                          **common)
 
 
 def compare_plans(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy,

@@ -65,4 +65,8 @@ class Recommendation(_Result):
     valid: int = Field(description="plans that break no validity rule and are not duplicates")
     fitting: int = Field(description="valid plans that fit in capacity × (1 − headroom)")
     excluded: dict[str, int] = Field(description="plans dropped, by rule name (and 'does_not_fit')")
+    near_best: int = Field(default=0, description="fitting plans other than the best whose predicted throughput is "
+                                                  "within the model's ranking resolution of it (see ranking_resolution)")
+    ranking_resolution: float = Field(default=0.0, description="gap below which measured runs order plans little "
+                                                              "better than chance (0.05 = 5 %)")
     nothing_fits: NothingFits | None = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import memory, performance
+from .calibration.coverage import RANKING_RESOLUTION
 from .cluster import Cluster
 from .constraints import Constraints, parse_constraints
 from .enumerate import Enumeration, enumerate_plans
@@ -114,6 +115,13 @@ def setup_summary(setup: TrainingSetup) -> SetupSummary:
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
 
 
+def near_best(step_s: np.ndarray) -> int:
+    """Plans after the best whose step is within RANKING_RESOLUTION of it (step_s fastest first)."""
+    if len(step_s) < 2:
+        return 0
+    return int(np.count_nonzero(step_s[1:] < step_s[0] * (1.0 + RANKING_RESOLUTION)))
+
+
 def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5, headroom: float = 0.1,
               **constraints) -> Recommendation:
     """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit."""
@@ -134,5 +142,5 @@ def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: i
         model=model_summary(model), cluster=cluster_summary(cluster), setup=setup_summary(setup),
         headroom=headroom, constraints=c.as_dict(), plans=plans, searched=ranking.scan.enumeration.searched,
         valid=len(ranking.scan.grid), fitting=len(ranking.fitting), excluded=ranking.excluded,
-        nothing_fits=nothing,
+        near_best=near_best(ranking.step_s), ranking_resolution=RANKING_RESOLUTION, nothing_fits=nothing,
     )

@@ -90,6 +90,10 @@ class RecommendResult(Result):
     best: PlanFigures | None
     alternatives: list[PlanFigures] = Field(description="the next best plans, fastest first")
     why_best: WhyItWins | None = None
+    near_best: int = Field(0, description="other fitting plans predicted within ranking_resolution_percent of the "
+                                          "best: closer than the model can rank them")
+    ranking_resolution_percent: float = Field(description="predicted gap below which measured runs order plans "
+                                                          "little better than chance")
     binding: BindingFacts | None = Field(None, description="what stops the best plan from being faster")
     counterfactuals: list[CounterfactualFacts] = Field(default_factory=list,
                                                        description="the best plan with one knob changed")
@@ -166,7 +170,7 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         scenario=scenario_facts(scenario, resolved), headroom_percent=r(100 * rec.headroom, 1),
         usable_gib=r(rec.cluster.gpu_memory_gib * (1 - rec.headroom), 1), searched=rec.searched, valid=rec.valid,
         fitting=rec.fitting, excluded=rec.excluded, best=best, alternatives=figures[1:k], why_best=why,
-        binding=binding, counterfactuals=options,
+        near_best=rec.near_best, ranking_resolution_percent=r(100 * rec.ranking_resolution, 1), binding=binding, counterfactuals=options,
         nothing_fits=nothing_fits_facts(rec.nothing_fits) if rec.nothing_fits else None,
         recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))
 

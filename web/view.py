@@ -116,6 +116,7 @@ class ResultView:
     pipeline_svg: Markup | None = None
     configs: list[ConfigTab] = field(default_factory=list)
     why: WhyView | None = None
+    near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
 
     @property
@@ -159,11 +160,20 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
             except ValueError as exc:  # e.g. an interleaved schedule the engine already flags
                 log.info("no pipeline diagram: %s", exc)
         view.why = why_it_wins(plans)
+        view.near_ties = near_ties_note(_get(rec, "near_best") or 0, _get(rec, "ranking_resolution") or 0.0)
         if exports and request is not None:
             view.configs = export_tabs(request, s)
     elif _get(rec, "nothing_fits") is not None:
         view.nothing_fits = nothing_fits_view(rec.nothing_fits)
     return view
+
+
+def near_ties_note(near_best: int, resolution: float) -> str | None:
+    if not near_best:
+        return None
+    return (f"{near_best:,} other plan(s) are predicted within {resolution:.0%} of this one: closer than the model "
+            f"can rank (measured runs order such pairs little better than chance). Choose among them on what you "
+            f"trust — fewer parallel dimensions, a layout you have run.")
 
 
 def why_it_wins(plans: list[Any]) -> WhyView | None:

@@ -46,3 +46,19 @@ def kendall_tau_b(a, b) -> float:
     num = float((sa * sb).sum())
     denom = np.sqrt(float((sa != 0).sum()) * float((sb != 0).sum()))
     return num / denom if denom else float("nan")
+
+
+def ordered_pairs_by_gap(predicted, measured, edges) -> tuple[np.ndarray, np.ndarray]:
+    """For every pair of plans, bin the predicted gap (faster / slower − 1) by `edges` (k + 1
+    values) and count (pairs, pairs whose predicted order is the measured order). A tie in
+    either counts as not ordered as measured."""
+    p, m = np.log(np.asarray(predicted, float)), np.asarray(measured, float)
+    iu = np.triu_indices(len(p), k=1)
+    dp = (p[:, None] - p[None, :])[iu]
+    dm = (m[:, None] - m[None, :])[iu]
+    bins = np.digitize(np.expm1(np.abs(dp)), edges) - 1
+    k = len(edges) - 1
+    inside = (bins >= 0) & (bins < k)
+    pairs = np.bincount(bins[inside], minlength=k)
+    agree = np.bincount(bins[inside], weights=(dp * dm > 0)[inside].astype(float), minlength=k)
+    return pairs, agree

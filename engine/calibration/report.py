@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..assumptions.performance import PerformanceAssumptions
 from ..plans import PlanGrid
-from .metrics import kendall_tau_b, mape, spearman
+from .coverage import GAP_EDGES
+from .metrics import kendall_tau_b, mape, ordered_pairs_by_gap, spearman
 from .predict import predict
 from .runs import CalibrationRun, load_runs
 
@@ -49,6 +50,16 @@ class GroupRanking(_R):
     kendall: float
 
 
+class GapAgreement(_R):
+    """Pairs of plans in one model/cluster group whose predicted throughputs differ by a gap in
+    [gap_from, gap_to), and how many of them the model orders as measured."""
+
+    gap_from: float
+    gap_to: float | None = Field(description="None: no upper bound")
+    pairs: int
+    ordered_as_measured: float = Field(description="share of those pairs, 0-1")
+
+
 class SourceSummary(_R):
     source: str
     rows: int
@@ -74,6 +85,8 @@ class ValidationReport(_R):
     weighted_kendall: float | None = None
     memory_mape: float | None
     excluded: dict[str, int]
+    order_by_gap: list[GapAgreement] = Field(default_factory=list,
+                                             description="pairwise ordering accuracy by predicted gap")
 
 
 def _memory_gib(run: CalibrationRun) -> float | None:
@@ -128,6 +141,15 @@ def build_report(source: str | None = None, assumptions: PerformanceAssumptions 
             continue  # nothing to rank, or the plans differ only in what the model does not see
         groups.append(GroupRanking(group=g, plans=len(members), spearman=spearman(pred, meas),
                                    kendall=kendall_tau_b(pred, meas)))
+    pairs = np.zeros(len(GAP_EDGES) - 1)
+    agree = np.zeros(len(GAP_EDGES) - 1)
+    for members in by_group.values():
+        n, a = ordered_pairs_by_gap([m.predicted_tokens_per_gpu for m in members],
+                                    [m.measured_tokens_per_gpu for m in members], GAP_EDGES)
+        pairs, agree = pairs + n, agree + a
+    order_by_gap = [GapAgreement(gap_from=lo, gap_to=None if np.isinf(hi) else hi, pairs=int(n),
+                                 ordered_as_measured=float(a / n))
+                    for lo, hi, n, a in zip(GAP_EDGES[:-1], GAP_EDGES[1:], pairs, agree) if n]
     errs = np.array([abs(r.error) for r in rows])
     fitted = [abs(r.error) for r in rows if not r.holdout]
     held = [abs(r.error) for r in rows if r.holdout]
@@ -151,6 +173,7 @@ def build_report(source: str | None = None, assumptions: PerformanceAssumptions 
         weighted_kendall=_weighted([g.kendall for g in groups], [g.plans for g in groups]),
         memory_mape=float(np.mean(mem)) if mem else None,
         excluded=dict(sorted(excluded.items(), key=lambda kv: -kv[1])),
+        order_by_gap=order_by_gap,
     )
 
 

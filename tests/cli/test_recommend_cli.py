@@ -82,3 +82,20 @@ def test_what_if(capsys):
     assert code == 0 and "change   gpu: h100-sxm → h200" in out and "why:" in out
     code, _, err = run(capsys, "what-if", *SCENARIO, "--change", "colour=red")
     assert code == 2 and "what-if cannot change" in err
+
+
+def test_near_ties_are_counted_and_said(capsys):
+    """near_best counts the fitting plans within ranking_resolution of the best: with enough plans
+    listed, exactly the listed plans whose tokens/s is within 5 % of the best's."""
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "200", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ranking_resolution"] == 0.05
+    rates = [p["throughput"]["tokens_per_s"] for p in data["plans"]]
+    within = sum(1 for x in rates[1:] if rates[0] / x - 1 < 0.05)
+    assert within < len(rates) - 1  # the list reaches past the near-ties, so the count is complete
+    assert data["near_best"] == within
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "3")
+    if within:
+        assert f"near-ties: {within} other plan(s) are predicted within 5%" in out
+    else:
+        assert "near-ties" not in out

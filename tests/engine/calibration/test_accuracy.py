@@ -58,3 +58,18 @@ def test_plan_ranking_agreement(report):
     assert report.mean_spearman >= 0.75
     big = [g for g in report.groups if g.plans >= 30]
     assert big and sum(g.spearman for g in big) / len(big) >= 0.8
+
+
+def test_ranking_resolution_is_what_the_measurements_say(report):
+    """RANKING_RESOLUTION (5 %) claims the model cannot order plans predicted closer than that, and
+    can order plans far apart: the measured runs must bear both halves out."""
+    from shardwise.engine.calibration.coverage import RANKING_RESOLUTION
+
+    by_gap = {g.gap_from: g for g in report.order_by_gap}
+    below = by_gap[0.0]
+    assert below.gap_to == RANKING_RESOLUTION and below.pairs > 500
+    assert below.ordered_as_measured < 0.65  # close to a coin toss
+    far = [g for g in report.order_by_gap if g.gap_from >= 2 * RANKING_RESOLUTION]
+    assert far and all(g.ordered_as_measured > 0.8 for g in far)
+    shares = [g.ordered_as_measured for g in report.order_by_gap]
+    assert shares == sorted(shares)  # the wider the predicted gap, the more often it is right

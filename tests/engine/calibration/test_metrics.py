@@ -34,3 +34,16 @@ def test_against_scipy_with_ties():
     b = a + rng.normal(0, 2, 40).round()
     assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
     assert kendall_tau_b(a, b) == pytest.approx(stats.kendalltau(a, b).statistic)
+
+
+def test_ordered_pairs_by_gap_by_hand():
+    """Predicted 100, 102, 150; measured 100, 99, 160. Pairs and predicted gaps (faster/slower − 1):
+    (100, 102): 2 %, measured order reversed (100 > 99) -> not ordered as measured;
+    (100, 150): 50 %, ordered; (102, 150): 47 %, ordered. Bins [0, 5 %), [5 %, inf)."""
+    from shardwise.engine.calibration.metrics import ordered_pairs_by_gap
+
+    pairs, agree = ordered_pairs_by_gap([100, 102, 150], [100, 99, 160], (0.0, 0.05, float("inf")))
+    assert list(pairs) == [1, 2] and list(agree) == [0, 2]
+    # A measured tie is not "ordered as measured".
+    pairs, agree = ordered_pairs_by_gap([100, 130], [100, 100], (0.0, 0.05, float("inf")))
+    assert list(pairs) == [0, 1] and list(agree) == [0, 0]
