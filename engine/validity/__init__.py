@@ -54,6 +54,7 @@ RULES: tuple[Rule, ...] = (
     frameworks.ZERO_WITHOUT_DP,
     frameworks.ZERO_STAGE_ALIAS,
     experts.MOE_TP_EP_WITHOUT_SP,
+    experts.EXPERT_ALL_TO_ALL_PRICING,
     frameworks.FP8_UNSUPPORTED,
 )
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}

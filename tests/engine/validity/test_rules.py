@@ -225,6 +225,17 @@ def test_moe_with_tp_and_ep_wants_sp():
     assert "moe_tp_ep_without_sp" not in check(model=MOE, n=64, tp=2, ep=8)[1]
 
 
+def test_multi_node_moe_plans_say_how_the_all_to_all_is_priced():
+    # 64 GPUs = 8 nodes of 8: EP 8 · ETP 1 = 8 ranks stays in a node; EP 8 · ETP 2 = 16 crosses one.
+    inside = check(model=MOE, n=64, ep=8)[1]["expert_all_to_all_pricing"]
+    assert inside.startswith("EP=8 stays inside a node") and "may rank too low" in inside
+    across = check(model=MOE, n=64, tp=2, ep=8, etp=2)[1]["expert_all_to_all_pricing"]
+    assert across.startswith("EP=8 spans nodes") and "upper bound" in across
+    # One node, or a dense model: nothing to say.
+    assert "expert_all_to_all_pricing" not in check(model=MOE, n=8, ep=8)[1]
+    assert "expert_all_to_all_pricing" not in check(model=DENSE, n=64, tp=8)[1]
+
+
 def test_fp8_on_a_gpu_without_fp8():
     assert "fp8_unsupported" in check(gpu=A100, precision="fp8", tp=8)[1]
     assert "fp8_unsupported" not in check(gpu=H100, precision="fp8", tp=8)[1]
