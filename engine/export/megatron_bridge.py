@@ -49,16 +49,25 @@ def recipe(plan: ExportPlan) -> tuple[str, list[str]]:
     return f"{stem}_{kind}_config", []
 
 
+def uneven_split(plan: ExportPlan) -> list[tuple[str, str]]:
+    """Layers that do not divide over PP: the extra ones go to the first and last stages, as
+    Megatron-LM's --decoder-first/last-pipeline-num-layers put them (megatron-core
+    TransformerConfig num_layers_in_first/last_pipeline_stage; the middle stages keep the base)."""
+    s, layers = plan.strategy, plan.model.num_layers
+    if s.pp == 1 or s.vpp > 1 or layers % s.pp == 0:
+        return []
+    base, extra = divmod(layers, s.pp)
+    first, last = base + (extra + 1) // 2, base + extra // 2
+    return [("model.num_layers_in_first_pipeline_stage", str(first)),
+            ("model.num_layers_in_last_pipeline_stage", str(last))]
+
+
 def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
     """(key, value) pairs, Hydra syntax: null, true/false, [a,b]."""
     s = plan.strategy
     if plan.setup.mode == "qlora":
         raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", "use --mode lora or full")
     megatron.pipeline_layout(plan)  # refuses VPP that does not split the layers evenly
-    if s.pp > 1 and s.vpp == 1 and plan.model.num_layers % s.pp:
-        raise ExportRefused(FORMAT, f"{plan.model.num_layers} layers do not split evenly over PP={s.pp}, and an "
-                                    f"uneven split needs a custom pipeline layout in the recipe",
-                            "choose PP dividing the layers, or export --format megatron")
 
     def b(x: bool) -> str:
         return "true" if x else "false"
@@ -67,6 +76,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
         ("model.tensor_model_parallel_size", str(s.tp)),
         ("model.pipeline_model_parallel_size", str(s.pp)),
         ("model.virtual_pipeline_model_parallel_size", str(s.vpp) if s.vpp > 1 else "null"),
+        *uneven_split(plan),
         ("model.context_parallel_size", str(s.cp)),
         ("model.expert_model_parallel_size", str(s.ep)),
         ("model.expert_tensor_parallel_size", str(s.etp)),

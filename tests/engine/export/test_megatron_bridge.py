@@ -186,9 +186,32 @@ def test_a_key_that_is_not_a_field_fails():
 
 
 @pytest.mark.parametrize("kwargs,reason", [
-    (dict(model="llama-3-70b", gpus=48, tp=8, pp=3, zero_stage=1), "split evenly"),
     (dict(model="llama-3-8b", gpus=8, mode="qlora"), "QLoRA"),
 ])
 def test_bridge_refusals(scenario, kwargs, reason):
     with pytest.raises(ExportRefused, match=reason):
         scenario(**kwargs).export("megatron-bridge")
+
+
+def test_an_uneven_pipeline_split_puts_the_extra_layers_on_the_end_stages(scenario):
+    """Llama-3-70B, 80 layers over PP=3: 80 = 3·26 + 2, so first 26 + 1 = 27, last 26 + 1 = 27 and the
+    middle stage 26 (the split Megatron-LM's --decoder-first/last-pipeline-num-layers make);
+    megatron-core requires (80 − 27 − 27) % (3 − 2) == 0."""
+    text = scenario("llama-3-70b", 48, tp=8, pp=3, zero_stage=1).export("megatron-bridge").text
+    found = dict(o.split("=", 1) for o in overrides_of(text))
+    assert found["model.num_layers_in_first_pipeline_stage"] == "27"
+    assert found["model.num_layers_in_last_pipeline_stage"] == "27"
+    apply(recipe_like(peft=False), overrides_of(text))  # the keys exist in Bridge's strict config
+    # megatron-core's own TransformerConfig checks the split (it rejects e.g. 20 + 39 + 21 over PP=4).
+    import torch
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    TransformerConfig(num_layers=80, hidden_size=8192, num_attention_heads=64, pipeline_model_parallel_size=3,
+                      num_layers_in_first_pipeline_stage=27, num_layers_in_last_pipeline_stage=27,
+                      pipeline_dtype=torch.bfloat16)
+    odd = scenario("gemma-2-27b", 24, pp=3, cp=2, zero_stage=1).export("megatron-bridge").text  # 46 = 3·15 + 1
+    found = dict(o.split("=", 1) for o in overrides_of(odd))
+    assert (found["model.num_layers_in_first_pipeline_stage"], found["model.num_layers_in_last_pipeline_stage"]) == (
+        "16", "15")
+    # An even split says nothing.
+    even = scenario("llama-3-70b", 64, tp=8, pp=4, zero_stage=1).export("megatron-bridge").text
+    assert "num_layers_in_first_pipeline_stage" not in even
