@@ -115,6 +115,10 @@ def setup_summary(setup: TrainingSetup) -> SetupSummary:
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
 
 
+# GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.
+DEFAULT_HEADROOM = 0.1
+
+
 def near_best(step_s: np.ndarray) -> int:
     """Plans after the best whose step is within RANKING_RESOLUTION of it (step_s fastest first)."""
     if len(step_s) < 2:
@@ -122,7 +126,8 @@ def near_best(step_s: np.ndarray) -> int:
     return int(np.count_nonzero(step_s[1:] < step_s[0] * (1.0 + RANKING_RESOLUTION)))
 
 
-def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5, headroom: float = 0.1,
+def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5,
+              headroom: float = DEFAULT_HEADROOM,
               **constraints) -> Recommendation:
     """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:

@@ -86,29 +86,32 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
                         lines=len(out.text.splitlines()), header=out.header, warnings=list(out.warnings), text=out.text)
 
 
-SUBSTITUTE_POOL = 20  # plans of the format's own framework tried, fastest first
+SUBSTITUTE_POOL = 2000  # plans of the format's own framework tried, fastest first (export is cheap)
 
 
 def best_exportable(fmt: str, resolved, refused_strategy):
     """When a format cannot express the plan asked for: the fastest plan, searched for the framework
-    that format runs, that it can express — with how much slower it is than the plan asked for."""
+    that format runs, that it can express — with how much slower it is than the plan asked for.
+    Near-ties crowd the top of a ranking (many plans within 5 %), so the walk goes deep."""
+    from ..engine.constraints import parse_constraints
     from ..engine.evaluate import evaluate
-    from ..engine.search import recommend
+    from ..engine.search import DEFAULT_HEADROOM, rank
 
     framework = planning_framework(fmt, resolved.setup.framework)
     setup = resolved.setup.model_copy(update={"framework": framework})
-    rec = recommend(resolved.model, resolved.cluster, setup, top_k=SUBSTITUTE_POOL)
-    asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy)
-    for candidate in rec.plans:
-        strategy = Plan.from_strategy(candidate.strategy).strategy()
+    ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM)
+    for i in range(min(SUBSTITUTE_POOL, len(ranking.fitting))):
+        strategy = ranking.fitting.strategy(i)
         try:
             out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
         except ExportRefused:
             continue
+        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy)
+        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM)
         slowdown = None
-        if asked.throughput and candidate.throughput:
-            slowdown = round(100 * (1 - candidate.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
-        return out, strategy, framework, slowdown
+        if asked.throughput and found.throughput:
+            slowdown = round(100 * (1 - found.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
+        return out, Plan.from_strategy(found.strategy).strategy(), framework, slowdown
     return None
 
 

@@ -162,6 +162,18 @@ def test_export_refusal_carries_the_reason_and_a_substitute_the_format_can_run()
     assert list(result.attachments()) == ["fsdp"]
 
 
+def test_a_substitute_is_found_past_a_crowd_of_near_ties():
+    """Accelerate's Megatron plugin cannot configure ZeRO-2 with PP (it needs Megatron-FSDP). For
+    Qwen2.5-14B on 24 A100s the top of the Megatron ranking is such plans, so the substitute lies
+    deeper: it must be one Accelerate can express (ZeRO <= 1, or no pipeline)."""
+    scenario = {"model": "qwen2.5-14b", "gpu": "a100-80gb", "gpus": 24, "seq_len": 4096, "global_batch": 256}
+    result = call("export_config", {"scenario": scenario, "format": "accelerate",
+                                    "plan": {"tp": 1, "pp": 3, "zero": 2, "micro_batch": 1}})
+    assert "ZeRO-2" in result.refused_reason and result.exported
+    assert "ZeRO-2" not in result.plan and ("ZeRO-0" in result.plan or "ZeRO-1" in result.plan or "PP=" not in result.plan)
+    assert result.slowdown_percent is not None and list(result.attachments()) == ["accelerate"]
+
+
 def test_export_refusal_with_no_substitute_is_a_normal_result():
     # DeepSpeed's config has no FP8 switch: no DeepSpeed plan can be exported at --precision fp8.
     result = call("export_config", {"scenario": {**SCENARIO, "precision": "fp8"}, "format": "deepspeed",
