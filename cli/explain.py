@@ -106,8 +106,12 @@ def _verdict(c) -> str:
         return "tie: the same predicted step time"
     who = "A" if c.winner == "a" else "B"
     top = c.decisive[0]
-    return (f"winner: {who}, {c.speedup - 1:+.2%} tokens/s; decided by {TERM_LABELS[top.term]} "
+    line = (f"winner: {who}, {c.speedup - 1:+.2%} tokens/s; decided by {TERM_LABELS[top.term]} "
             f"({seconds(top.a)} vs {seconds(top.b)})")
+    if c.within_ranking_resolution:
+        line += ("\n  a near-tie: closer than the model can rank (measured runs order plans this close little "
+                 "better than chance)")
+    return line
 
 
 def _binding(x: Explanation) -> str:
