@@ -19,6 +19,7 @@ from ...tools.scenario import Plan, Scenario
 from ..events import DeltaEvent, ToolEvent
 from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
+from .defaults import unread_defaults
 from .entities import Entities, extract, normalise
 from .intents import Intent, classify, what_if_split
 
@@ -68,6 +69,11 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus)
     scenario = patch.merged_over(state.scenario)
     text = answer(intent, e, state, scenario, patch, turn, message)
+    used = next((o.arguments["scenario"] for o in record.outcomes
+                 if isinstance(o.arguments, dict) and isinstance(o.arguments.get("scenario"), dict)), None)
+    defaults = unread_defaults(normalise(message), Scenario(**used)) if used else []
+    if defaults:  # a setting the user seemed to give was not read: say which default stood in
+        text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
     if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:

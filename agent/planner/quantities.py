@@ -46,6 +46,10 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
     return gpus, nodes, per_node
 
 
+NUMBER = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
+SAMPLE = r"(?:samples?|sequences?|seqs?|examples?|documents?|docs?|rows?|conversations?)\b"
+# "at step 12k", "~iter 30k": a point in training, not a length
+STEP_BEFORE = re.compile(r"\b(?:steps?|iters?|iterations?|updates?)\s*[~#]?\s*$")
 BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbs|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")
 
 
@@ -56,13 +60,20 @@ def find_seq_len(text: str) -> int | None:
 
     patterns = [
         r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b",
-        r"(?:ctx|context|max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?|block[\s_-]*size|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)"
+        r"(?:ctx|context|(?:model[\s_-]*)?max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?|cutoff[\s_-]*len(?:gth)?|block[\s_-]*size|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)"
         r"\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
         r"(\d+(?:\.\d+)?)\s*(k)\s*seqs?\b",  # "8k seqs": sequences 8k long
-        r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes))",  # "4k,"
+        # the length of one sample: "131072 tokens per sample", "16,384-token sequences", "docs of 32k tokens"
+        rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s*(?:per|/|an?|each)\s*{SAMPLE}",
+        rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+{SAMPLE}",
+        rf"{SAMPLE}\s+(?:of|with|at|up\s+to)\s+({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
+        rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
+        r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes|steps?|iters?|iterations?|updates?))",  # "4k,"
     ]
     for pattern in patterns:
         for m in re.finditer(pattern, text):
+            if STEP_BEFORE.search(text[:m.start()]):
+                continue  # "loss spikes at step 12k": a step count
             if BATCH_WORD_BEFORE.search(text[:m.start()]):
                 continue  # "gbs 1k": a batch of 1,024 sequences, not a length
             if re.match(r"\s*(?:tok\w*\s*)?(?:global\s*)?(?:batch|gbs)(?!\s*(?:size\s*)?(?:of|=|:)?\s*\d)", text[m.end():]):
