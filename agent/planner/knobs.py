@@ -16,12 +16,19 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
-    "recompute": r"\b(none|no|selective|full)\s+(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
+    "recompute": r"\b(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
                  r"|\b(?:recompute|recomputation|checkpointing)\s*(?:=|:)?\s*(none|off|selective|full)\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
-NO_TP = r"\bno\s+tp\b|\bwithout\s+tp\b|\btp\s*=?\s*1\s+only\b"
-NO_PP = r"\bno\s+pp\b|\bwithout\s+pp\b"
+NO_TP = r"\btp\s*=?\s*1\s+only\b"
+# "no CP", "without PP", "w/o EP": that dimension off (degree 1)
+NEGATED = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?(tp|pp|vpp|cp|ep|etp)\b")
+# Alternatives the user labels: "option A: … option B: …", "plan 1) … plan 2) …", "(a) … (b) …"
+OPTION_LABEL = re.compile(r"\b(?:option|opt|alt(?:ernative)?|variant|choice|plan|setup|layout|config)\s*#?\s*(?P<w>[ab12])"
+                          r"\s*(?:[:)=,]|-(?!\s*\d)|\s+(?:is|would\s+be)\b)|(?:^|(?<=[\s,;:]))\(?(?P<p>[ab])\)\s")
+# The plan under discussion named by pointing at it: "why that over …", "is yours better than …"
+OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|recommendation)|"
+                  r"the\s+(?:recommended|current|suggested|chosen|new)\s+(?:one|plan|layout))\b(?:\s+[a-z']+){0,3}\s*$")
 KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4", "selective vs full"
     rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
     r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
@@ -29,13 +36,61 @@ PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brat
                             r"|\bthan\b|\bnot\b|\bor\b")
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
+
+
+def _found(text: str) -> list[tuple[int, str, object]]:
+    """(position, knob, value) of every knob written, in order."""
+    found = [(m.start(), knob, _knob_value(knob, m)) for knob, pattern in KNOB_PATTERNS.items()
+             for m in re.finditer(pattern, text)]
+    return sorted(found, key=lambda t: t[0])
+
+
+def _layout_words(text: str) -> dict:
+    """Dimensions switched off in words: "pure DP", "no TP/PP", "without CP"."""
+    if re.search(ONLY_DP, text):
+        return {"tp": 1, "pp": 1}
+    layout = {m.group(1): 1 for m in NEGATED.finditer(text)}
+    if re.search(NO_TP, text):
+        layout["tp"] = 1
+    return layout
+
+
+def _one_plan(text: str) -> dict:
+    plan = {}
+    for _, knob, value in _found(text):
+        plan.setdefault(knob, value)
+    return {**_layout_words(text), **plan}
+
+
+def labelled_options(text: str) -> list[dict] | None:
+    """Two alternatives the user labelled ("option A: cp=2, no recompute; option B: full recompute"): each
+    side is its own segment; knobs before the first label and after the second's sentence go to both."""
+    labels = [m for m in OPTION_LABEL.finditer(text)]
+    marks = [(m.group("w") or m.group("p")) for m in labels]
+    firsts = [i for i, x in enumerate(marks) if x in ("a", "1")]
+    if not firsts:
+        return None
+    i = firsts[0]
+    j = next((k for k in range(i + 1, len(marks)) if marks[k] == {"a": "b", "1": "2"}[marks[i]]), None)
+    if j is None:
+        return None
+    first_label, second_label = labels[i], labels[j]
+    end = re.search(r"[?!\n]|\.\s", text[second_label.end():])
+    b_end = second_label.end() + end.start() if end else len(text)
+    both = re.search(r"\b(?:both|each)\b", text[second_label.end():b_end])  # "(b) tp4 pp4, both zero1"
+    a_end = second_label.end() + both.start() if both else b_end
+    a, b = _one_plan(text[first_label.end():second_label.start()]), _one_plan(text[second_label.end():a_end])
+    if not a or not b:
+        return None
+    shared = {**_one_plan(text[:first_label.start()]), **_one_plan(text[a_end:])}
+    return [{**shared, **a}, {**shared, **b}]
 SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
 
 
 def _knob_value(knob: str, m: re.Match):
     value = next((g for g in m.groups() if g is not None), None)
     if knob == "recompute":
-        return {"no": "none", "off": "none"}.get(value, value)
+        return {"no": "none", "off": "none", "without": "none", "w/o": "none"}.get(value, value)
     return int(value)
 
 
@@ -54,18 +109,11 @@ def find_plans(text: str) -> list[dict]:
     Knobs named after a break in the sentence that follows the second plan (a parenthesis, a
     comma, "both", "with") apply to both plans; a plan named by several knobs is that plan.
     """
-    found = []
-    for knob, pattern in KNOB_PATTERNS.items():
-        for m in re.finditer(pattern, text):
-            found.append((m.start(), knob, _knob_value(knob, m)))
-    shared_layout: dict = {}
-    if re.search(ONLY_DP, text):
-        shared_layout = {"tp": 1, "pp": 1}
-    else:
-        if re.search(NO_TP, text):
-            shared_layout["tp"] = 1
-        if re.search(NO_PP, text):
-            shared_layout["pp"] = 1
+    options = labelled_options(text)
+    if options:
+        return options
+    found = _found(text)
+    shared_layout = _layout_words(text)
     vs = next((v for v in KNOB_VS.finditer(text) if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
     if vs:  # one knob, two values; everything else is common to both
         if vs.group("knob"):
@@ -83,6 +131,9 @@ def find_plans(text: str) -> list[dict]:
     sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
     if sep is None and re.match(r"\s*why\s+not\b", text):
         sep = re.search(r"\bnot\b", text)
+    if sep is None:  # "why that over tp8 pp16": the plan under discussion against the one named
+        sep = next((s for s in PLAN_SEPARATOR.finditer(text, 0, first_pos)
+                    if OURS.search(re.split(r"[.?!;:\n]", text[:s.start()])[-1])), None)
     if sep is not None:
         first = {k: v for pos, k, v in found if pos < sep.start()}
         rest = [(pos, k, v) for pos, k, v in found if pos > sep.start()]
@@ -105,7 +156,8 @@ def find_plans(text: str) -> list[dict]:
                     shared[k] = v
                 else:
                     second.setdefault(k, v)
-            if first or re.search(r"\bnot\b", text[:sep.end()]):
+            clause = re.split(r"[.?!;:\n]", text[:sep.start()])[-1]
+            if first or re.search(r"\bnot\b", text[:sep.end()]) or OURS.search(clause):
                 a = {**shared_layout, **shared, **first}
                 b = {**shared_layout, **shared, **second}
                 return [a if first else {}, b]

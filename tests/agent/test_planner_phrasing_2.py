@@ -1,0 +1,126 @@
+"""The offline planner on the failure causes the second fresh held-out set exposed (docs/evals.md,
+"Second fresh held-out set"), each tested in phrasings of our own, not the eval cases'. Every
+expected value is read off the sentence by hand: "4096 tokens per example" is a sequence length of
+4,096; "sequences of 2k tokens" 2 x 1024 = 2,048; "at iteration 30k" is a point in training, not a
+length."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.agent.planner.entities import extract
+from shardwise.agent.planner.intents import classify
+from shardwise.agent.state import ConversationState
+from shardwise.tools.scenario import DEFAULT_SEQ_LEN, Plan, Scenario
+
+
+def ask(service, *messages, results=False):
+    """[(tool calls [(name, arguments)], answer)] for each turn of one conversation (with results=True,
+    each call is (name, arguments, result))."""
+    from shardwise.agent.events import DoneEvent
+
+    session, out = None, []
+    for message in messages:
+        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
+        session = done.session_id
+        calls = [(c["name"], c["arguments"], c["result"]) if results else (c["name"], c["arguments"])
+                 for c in done.tool_calls]
+        out.append((calls, done.answer))
+    return out
+
+
+# ---- 1. the length of one sample is the sequence length; a step count is not ------------------------
+
+SAMPLE_LENGTHS = [
+    ("phi-4 sft on 8 h100: 4096 tokens per example, gbs 64", 4096),
+    ("llama 3 8b, 16 h100, sequences of 2k tokens, 1M tok per step", 2 * 1024),
+    ("qwen3 8b on 32 h200 with 32,768-token documents, gbs 32", 32768),
+    ("gemma 2 9b, 8 a100s, docs packed to 16k tokens each, gbs 128", 16 * 1024),
+    ("qwen2.5 7b lora on 2 h100, cutoff_len: 1024, bs 32", 1024),  # LLaMA-Factory's name for it
+]
+
+
+@pytest.mark.parametrize("message, seq_len", SAMPLE_LENGTHS)
+def test_tokens_per_sample_is_the_sequence_length(message, seq_len):
+    assert extract(message).seq_len == seq_len
+
+
+@pytest.mark.parametrize("message", [
+    "our 70b run diverged around iteration 30k on 64 h100",
+    "grad norm blew up at step 8k",
+    "restarted from the 20k steps checkpoint on 32 h100",
+])
+def test_a_step_count_is_not_a_sequence_length(message):
+    assert extract(message).seq_len is None
+
+
+def test_a_length_spoken_of_but_not_read_is_said_not_silently_defaulted(make_service):
+    # "long-context run" names a sequence length without giving one: the default stands in, and the answer says so
+    [(calls, answer)] = ask(make_service(), "qwen3 8b long-context run on 32 h200, gbs 64. plan?")
+    assert calls[0][1]["scenario"]["seq_len"] is None
+    assert "sequence length" in answer and f"{DEFAULT_SEQ_LEN:,} tokens" in answer and "default" in answer
+
+
+def test_no_default_note_when_the_length_was_read(make_service):
+    [(calls, answer)] = ask(make_service(), "qwen3 8b on 32 h200, 8k context, gbs 64. plan?")
+    assert calls[0][1]["scenario"]["seq_len"] == 8 * 1024
+    assert "default" not in answer
+
+
+# ---- 2. alternatives the user labels are two plans --------------------------------------------------
+
+LABELLED = [
+    # knobs before the first label go to both sides; "no PP" / "w/o recompute" switch that dimension off
+    ("phi-4 on 16 h100, 8k, gbs 128, zero1 mb1. plan 1: tp2 pp2 full recompute, plan 2: tp4, no pp, w/o recompute -- "
+     "which is faster?",
+     [dict(zero=1, micro_batch=1, tp=2, pp=2, recompute="full"), dict(zero=1, micro_batch=1, tp=4, pp=1, recompute="none")]),
+    # "(a) … (b) …, both …": the trailing "both" settings go to both sides
+    ("llama 3 70b, 64 h100, 4k: (a) tp8 pp2 (b) tp4 pp4, both zero1 mb2 -- which one?",
+     [dict(tp=8, pp=2, zero=1, micro_batch=2), dict(tp=4, pp=4, zero=1, micro_batch=2)]),
+    ("qwen3 8b on 8 h100, 64k ctx, gbs 16. option a = cp4 selective recompute; option b = tp4 without cp, "
+     "full recompute. better?",
+     [dict(cp=4, recompute="selective"), dict(tp=4, cp=1, recompute="full")]),
+]
+
+
+@pytest.mark.parametrize("message, plans", LABELLED)
+def test_labelled_alternatives_are_compared(message, plans):
+    e = extract(message)
+    assert e.plans == plans
+    assert classify(message, e, ConversationState()).family == "compare"
+
+
+@pytest.mark.parametrize("message", ["give me a plan a bit faster than that", "what setup a team of 3 would use"])
+def test_plan_and_setup_words_alone_are_not_labels(message):
+    assert len(extract(message).plans) < 2
+
+
+# ---- 3. "that"/"yours" against a named plan compares with the plan under discussion ----------------
+
+DISCUSSED = ConversationState(scenario=Scenario(model="phi-4", gpu="h100", gpus=32, seq_len=4096, global_batch=256),
+                              plan=Plan(tp=2, pp=1, zero=1, micro_batch=2, recompute="selective"))
+
+
+@pytest.mark.parametrize("message, named", [
+    ("is yours really quicker than tp4 pp2 zero1?", dict(tp=4, pp=2, zero=1)),
+    ("why this one rather than tp8 with mbs 1?", dict(tp=8, micro_batch=1)),
+    ("how is the recommended plan better than pure dp with zero3", dict(tp=1, pp=1, zero=3)),
+])
+def test_pointing_at_the_plan_under_discussion_compares_with_it(message, named):
+    e = extract(message)
+    assert e.plans == [{}, named]
+    assert classify(message, e, DISCUSSED).family == "compare"
+
+
+def test_that_over_a_named_plan_compares_the_recommended_plan(make_service):
+    turns = ask(make_service(), "phi-4 on 32 h100, 4k ctx, gbs 256. layout?",
+                "why that over tp4 pp2 with mbs 1 and zero1?", results=True)
+    (recommend_calls, _), (calls, _) = turns
+    name, _, result = recommend_calls[0]
+    assert name == "recommend_plans"
+    best = result["best"]["strategy"]  # the plan the first answer recommended is the first side
+    name, args, _ = calls[-1]
+    assert name == "compare_plans"
+    assert {k: args["plan_a"][k] for k in ("tp", "pp", "cp", "micro_batch", "recompute")} == \
+        {k: best[k] for k in ("tp", "pp", "cp", "micro_batch", "recompute")} and args["plan_a"]["zero"] == best["zero_stage"]
+    assert {k: args["plan_b"][k] for k in ("tp", "pp", "micro_batch", "zero")} == dict(tp=4, pp=2, micro_batch=1, zero=1)
