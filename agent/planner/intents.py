@@ -27,6 +27,21 @@ OUT_OF_SCOPE = re.compile(  # near the domain, but not what shardwise answers
     # reading or summarising papers and articles ("tl;dr the llama 3 paper")
     r"\btl\s*;?\s*dr\b|\bsummari[sz]e\s+(?:the|this|that)\s+(?:\w+\s+){0,3}(?:paper|article|blog|post|thread)\b|"
     r"\b(?:the|this|that)\s+(?:\w+\s+){0,3}paper\s+(?:in|as)\s+(?:\d+|a\s+few|some)\s+(?:bullets?|sentences?|lines?|words)")
+# Training dynamics rather than parallelism: loss spikes, divergence, NaNs, gradient norms.
+OPTIMISATION = re.compile(r"\bloss\s+(?:spikes?|spik(?:ed|ing)|diverg\w*|explod\w*|blows?\s+up|blew\s+up|curves?|plateau\w*|"
+                          r"(?:is|goes|went)\s+nan|scal(?:e|ing))\b|\bgrad(?:ient)?[\s_-]*norms?\b|\bnans?\b|"
+                          r"\bdiverg(?:e|es|ed|ing|ence)\b|\b(?:training\s+)?instabilit(?:y|ies)\b|\bconverg(?:e|es|ed|ence)\b")
+# Cloud providers' prices compared: shardwise has no price lists to compare, only a rate the user gives.
+VENDOR = (r"\b(?:lambda(?:\s+labs)?|coreweave|aws|gcp|google\s+cloud|azure|oci|oracle\s+cloud|runpod|vast(?:\.ai)?|"
+          r"together(?:\.ai)?|crusoe|nebius|paperspace|voltage\s+park|fluidstack|hyperstack)\b")
+PRICE = r"\b(?:cheaper|cheapest|pricier|more\s+expensive|pric(?:e|es|ed|ing)|costs?|rates?|charges?|bills?)\b"
+PRICING = re.compile(rf"{PRICE}[^.?!]*{VENDOR}|{VENDOR}[^.?!]*{PRICE}|"
+                     rf"\bwhich\s+(?:cloud|provider|vendor|host)s?\b[^.?!]*{PRICE}|{PRICE}[^.?!]*\b(?:cloud|provider|vendor)s?\b")
+# Whether a setup can work at all ("can I QLoRA X on one H100?", "is it doable", "if not, the smallest
+# setup that works"): the engine's search answers it, with what would make it fit when nothing does.
+FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|describe|help|show\s+me\s+(?:what|how)))|"
+                         r"\bis\s+(?:it|this|that)\s+(?:even\s+)?(?:possible|feasible|doable)\b|\bdoable\b|\bfeasible\b|"
+                         r"\b(?:smallest|minimum|minimal|fewest)\s+(?:\w+\s+){0,2}(?:setup|cluster|config|gpus|nodes|hardware)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
@@ -43,11 +58,14 @@ WHAT_IF_MARKER = re.compile(
 # A change stated as news rather than asked as "what if": "the new cluster only has 25GbE", "getting a
 # quote for 16 H100s instead", "bump the batch to 8M tokens", "we only get half that many GPUs". The
 # change is the sentence the word is in; the sentences before it are the current setup.
+FROM_TO = r"\bfrom\s+[a-z-]*\d[\w.,-]*\s*(?:[a-z]+\s+)?(?=to\s+[a-z-]*\d)"  # "from 8k to 64k": the change is after "to"
 CHANGE_MARKER = re.compile(
     r"\binstead\b(?!\s+of)|\bonly\s+(?:has|have|had|gets?|got|getting)\b|\bnew\s+(?:cluster|hardware|nodes?|machines?|"
     r"setup|box(?:es)?)\b|\bbump(?:ed|ing)?\b|\b(?:increas|decreas|reduc|rais|doubl|halv)(?:e|es|ed|ing)\b|\bhalf\b|"
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
-    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b")
+    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b"
+    # a new requirement: "product now wants 64k ctx", "the team now needs 16 nodes"; "from 8k to 64k"
+    r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|" + FROM_TO)
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
 # A value of a plan asked for ("what does the planner pick", "whats the DP degree"), not the idea behind it.
 PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|land\s+on)s?\b|"
@@ -95,6 +113,7 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
             return None
         start = max(m.end() for m in SENTENCE_START.finditer(text[:news.start()]))
     change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[start:])
+    change_text = re.sub(FROM_TO, " ", change_text)
     change = extract(change_text)
     if not change.has_scenario():
         return None
@@ -115,6 +134,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("help")
     if OUT_OF_SCOPE.search(text):
         return Intent("out_of_domain")
+    if OPTIMISATION.search(text) and not e.plans:
+        return Intent("out_of_domain", "optimisation")
+    if PRICING.search(text):
+        return Intent("out_of_domain", "pricing")
     if e.unknown and not (e.model or e.params) or any(u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia")
                                                       for u in e.unknown):
         return Intent("unknown")
@@ -146,6 +169,9 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and PLAN_VALUE.search(text) and (has_scenario or new_scenario) and not e.plans \
             and not re.search(r"\bexplain\b|\bwhat\s+(?:is|are)\s+(?:a\s+|the\s+)?(?:concept|idea)", text):
         e.concept = None  # "what does the planner pick, whats the DP degree": a recommendation
+    if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
+            and not e.scenario_patch().missing():
+        e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
     if e.concept and (not why or WHY_CONCEPT.search(text)) and (
             EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
             or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))):

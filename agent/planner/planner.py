@@ -88,7 +88,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
            turn: _Turn, message: str) -> str:
     family = intent.family
     if family in ("injection", "greeting", "help", "out_of_domain", "not_understood"):
-        return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None)
+        return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None,
+                      topic=intent.detail)
     if family == "clarify":
         return render("offline/clarify.md.j2", conflicts=e.conflicts)
     if family == "unknown":

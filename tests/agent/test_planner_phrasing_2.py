@@ -124,3 +124,107 @@ def test_that_over_a_named_plan_compares_the_recommended_plan(make_service):
     assert {k: args["plan_a"][k] for k in ("tp", "pp", "cp", "micro_batch", "recompute")} == \
         {k: best[k] for k in ("tp", "pp", "cp", "micro_batch", "recompute")} and args["plan_a"]["zero"] == best["zero_stage"]
     assert {k: args["plan_b"][k] for k in ("tp", "pp", "micro_batch", "zero")} == dict(tp=4, pp=2, micro_batch=1, zero=1)
+
+
+# ---- 4. a new requirement stated as news is a what-if -----------------------------------------------
+
+from shardwise.agent.planner.intents import what_if_split  # noqa: E402
+
+REQUIREMENTS = [  # (message, the setup before, the change)
+    ("llama 3 8b pretraining on 32 h100, 4k ctx, 1M tok batches. the team now needs 16k context",
+     dict(seq_len=4096, global_batch_tokens="1M"), dict(seq_len=16 * 1024)),
+    ("phi-4 on 16 h100, seq 2048, gbs 256. what happens going from 2k to 8k sequences?",
+     dict(seq_len=2048), dict(seq_len=8 * 1024)),
+    ("phi-4 on 16 a100s, 4k, gbs 256 -- leadership now requires 32 gpus",
+     dict(gpus=16), dict(gpus=32)),
+    ("gemma 2 9b on 8 h100, 4k, gbs 64; we move from bf16 to fp8 soon",
+     dict(gpus=8), dict(precision="fp8")),
+]
+
+
+@pytest.mark.parametrize("message, before, change", REQUIREMENTS)
+def test_a_new_requirement_is_a_what_if_on_it(message, before, change):
+    split = what_if_split(message)
+    assert split is not None
+    old, new = split[0].scenario_patch(), split[1].scenario_patch()
+    assert {k: getattr(old, k) for k in before} == before
+    assert {k: getattr(new, k) for k in change} == change
+    assert classify(message, extract(message), ConversationState()).family == "what_if"
+
+
+def test_a_new_requirement_keeps_the_token_budget(make_service):
+    # the batch was given in tokens, so the longer sequences keep the same tokens per step
+    [(calls, _)] = ask(make_service(), "llama 3 8b on 32 h100, 4k ctx, 1M tok batches. the team now needs 16k context")
+    name, args = calls[0]
+    assert name == "what_if"
+    assert args["scenario"]["seq_len"] == 4096 and args["scenario"]["global_batch_tokens"] == "1M"
+    assert args["change"]["seq_len"] == 16 * 1024 and args["change"]["global_batch"] is None
+
+
+# ---- 5. "can I <mode> <model> on <gpus>?" plans the setup; nothing fitting is answered with the fixes -
+
+@pytest.mark.parametrize("message", [
+    "is it even possible to LoRA mixtral 8x22b on 4 a100 40g? 4k, bs 16",
+    "could we qlora qwen2.5 72b on one 4090? 1k ctx, bs 4. if not what's the minimum number of gpus",
+    "can we do QLoRA of llama 3 70b on two L40S, seq 2048, gbs 8?",
+])
+def test_can_i_with_a_mode_and_a_setup_is_planned(message):
+    e = extract(message)
+    assert e.mode in ("lora", "qlora")
+    assert classify(message, e, ConversationState()).family == "recommend"
+
+
+def test_the_glossary_question_is_still_the_glossary():
+    for message in ("what is qlora?", "can you explain LoRA to me?", "how does QLoRA work on 2 h100 for a 70b?"):
+        assert classify(message, extract(message), ConversationState()).family == "explain"
+
+
+def test_can_i_train_on_too_little_memory_says_nothing_fits(make_service):
+    # 70B params x 4.127 bits (NF4 with double quantisation) ~ 34 GiB of frozen weights alone: more than a 24 GB 4090
+    [(calls, answer)] = ask(make_service(), "can i qlora llama 3.1 70b on a single 4090? 2k ctx, bs 8")
+    name, args = calls[0]
+    assert name == "recommend_plans"
+    assert args["scenario"]["mode"] == "qlora" and args["scenario"]["gpus"] == 1
+    assert "Nothing fits" in answer or "No valid plan" in answer
+
+
+# ---- 6. asking for a DeepSpeed config means training with DeepSpeed ----------------------------------
+
+@pytest.mark.parametrize("message", ["ds_config.json for phi-4 on 16 h100, 4k, gbs 128",
+                                     "need a ds config for qwen3 8b lora, 8 a100s"])
+def test_ds_config_sets_the_framework(message):
+    e = extract(message)
+    assert e.framework == "deepspeed" and e.export_format == "deepspeed"
+
+
+def test_ds_config_plans_for_deepspeed(make_service):
+    [(calls, _)] = ask(make_service(), "ds_config for phi-4 full FT on 16 h100, 4k, gbs 128")
+    name, args = calls[-1]
+    assert name == "export_config" and args["format"] == "deepspeed" and args["scenario"]["framework"] == "deepspeed"
+
+
+# ---- 7. training dynamics and cloud prices are outside what the advisor does ------------------------
+
+@pytest.mark.parametrize("message, topic", [
+    ("our 70b run diverged around iteration 30k, how do we stabilise it?", "optimisation"),
+    ("grad norm keeps climbing after warmup and then we get NaNs", "optimisation"),
+    ("is runpod or vast.ai cheaper for 16 a100s?", "pricing"),
+    ("what does aws charge per hour for h200 vs azure", "pricing"),
+    ("which cloud provider has the best price on b200 right now?", "pricing"),
+])
+def test_out_of_domain_topics(message, topic):
+    intent = classify(message, extract(message), ConversationState())
+    assert (intent.family, intent.detail) == ("out_of_domain", topic)
+
+
+def test_out_of_domain_answers_say_what_shardwise_does(make_service):
+    [(calls, answer)] = ask(make_service(), "is runpod or vast.ai cheaper for 16 a100s?")
+    assert calls == []
+    assert "price-per-gpu-hour" in answer and "parallelism plans" in answer
+    [(calls, answer)] = ask(make_service(), "our 70b run diverged around iteration 30k, how do we stabilise it?")
+    assert calls == [] and "optimisation" in answer and "parallelism plan" in answer
+
+
+def test_cost_of_a_plan_at_the_users_rate_is_not_vendor_pricing():
+    message = "llama 3 70b on 64 h100, 8k, gbs 512. plan?"
+    assert classify(message, extract(message), ConversationState()).family == "recommend"
