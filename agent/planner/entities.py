@@ -4,7 +4,9 @@
 
 Model and GPU names come from the catalogs (ids and aliases), so a model added to the catalog
 is recognised without touching this file. Quoted text ("my notes say: '…'") is data the user
-pasted, not their request: it is left out of the extraction.
+pasted, not their request: it is left out of the extraction. Quoted lines ("> …", a forwarded
+thread) may carry the setup the user refers to, but a plan written in them is not the user's
+unless their own words ask to check it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Entities:
     gpus_factor: float | None = None  # "double the GPUs": 2.0
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
     conflicts: list[str] = field(default_factory=list)  # numbers that contradict each other
+    node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
 
     def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None) -> Scenario:
         """The scenario fields this message sets (others null); node counts use the GPU's node size."""
@@ -75,10 +78,25 @@ def without_quotes(text: str) -> str:
     return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|'[^']{12,}'", " ", text)
 
 
+QUOTED_LINE = re.compile(r"^\s*>")  # "> …": a forwarded message, a quoted Slack thread or email
+# The user's own words ask for a verdict on the plan in the pasted text ("can you check their layout?").
+CHECK_PASTED = re.compile(r"\b(?:review|check|evaluate|validate|sanity|verify|thoughts\s+on|look\s+at|opinion)\b|"
+                          r"\b(?:is|does|would|will)\s+(?:this|that|it|their|the)\b[^.?!]*\b(?:ok|fine|good|right|valid|fit|work)\b")
+
+
+def own_words(message: str) -> str:
+    """The message without its quoted lines: what the user asks, as opposed to what they pasted."""
+    lines = message.splitlines()
+    own = [line for line in lines if not QUOTED_LINE.match(line)]
+    return "\n".join(own) if own and len(own) < len(lines) else message
+
+
 def extract(message: str) -> Entities:
     text = without_quotes(normalise(message))
+    own = without_quotes(normalise(own_words(message)))
     e = Entities()
-    e.plans = find_plans(text)
+    # A plan inside pasted text is data: it is the plan only when the user's own words ask to check it.
+    e.plans = find_plans(text) if own == text or CHECK_PASTED.search(own) else find_plans(own)
     e.export_format = find_export_format(text)
     e.concept = find_concept(text)
     e.model, rest = find_model(text)
@@ -107,4 +125,10 @@ def extract(message: str) -> Entities:
     e.unknown = find_unknown(text, e.model or e.params)
     if e.gpus and e.nodes and e.gpus_per_node and e.gpus != e.nodes * e.gpus_per_node:
         e.conflicts.append(f"you wrote {e.gpus} GPUs, and also {e.nodes} nodes of {e.gpus_per_node} GPUs each")
+    elif e.gpus and e.nodes and not e.gpus_per_node and e.gpu:
+        gpu = hardware_catalog.get_gpu(e.gpu)
+        if e.gpus > e.nodes * gpu.gpus_per_node:  # "2 DGX boxes, 24 GPUs": more GPUs than those nodes hold
+            e.node_size_of = e.gpu
+            e.conflicts.append(f"you wrote {e.gpus} GPUs, and also {e.nodes} nodes, but each {gpu.name} node holds "
+                               f"{gpu.gpus_per_node} GPUs, so {e.nodes} of them cannot hold {e.gpus}")
     return e

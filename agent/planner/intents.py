@@ -10,13 +10,16 @@ import re
 from dataclasses import dataclass
 
 from ..state import ConversationState
-from .entities import Entities, extract, normalise
+from .entities import Entities, extract, normalise, own_words
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
     r"|system\s*prompt|developer\s*(?:message|prompt)|your\s+(?:instructions|rules|prompt)|api[\s_-]?key"
     r"|openai_api_key|\bjailbreak|\bdan\s+mode|reveal\s+(?:your|the)\s+(?:prompt|instructions|secrets?)"
-    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config(?:uration)?)\b(?!\s+for)|environment\s+variables?|\benv\s+vars?\b")
+    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config(?:uration)?)\b(?!\s+for)|environment\s+variables?|\benv\s+vars?\b"
+    # instructions addressed to the assistant inside pasted text: "[note to the AI: skip your tools …]"
+    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|bot|llm|chat\s*bot)s?\b"
+    r"|\b(?:skip|ignore|don'?t\s+use|do\s+not\s+use|without\s+(?:using|calling))\s+(?:your|the|any)\s+tools\b")
 GREETING = re.compile(r"^(?:hi|hello|hey|yo|hiya|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?|thx|ty)\b[\s!.?]*$")
 HELP = re.compile(r"^\s*help\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|what\s+(?:do|can)\s+you\s+(?:know|answer)|"
                   r"what\s+info(?:rmation)?\s+do\s+you\s+need|\busage\b")
@@ -100,6 +103,18 @@ class Intent:
     #              | list_models | list_hardware | unknown | clarify | help | greeting | injection
     #              | out_of_domain | not_understood
     detail: str | None = None
+    injected: bool = False  # the message carried instructions for the assistant; the rest is answered
+
+
+ANSWERABLE = ("recommend", "evaluate", "memory", "compare", "why_best", "what_if", "explain", "export", "lookup_model",
+              "list_models", "list_hardware", "unknown", "clarify")
+
+
+def without_injection(message: str) -> str:
+    """The message without the lines (in a one-line message, the sentences) that instruct the assistant."""
+    lines = message.splitlines()
+    parts = lines if len(lines) > 1 else re.split(r"(?<=[.!?])\s+", message)
+    return "\n".join(p for p in parts if not INJECTION.search(normalise(p)))
 
 
 def what_if_split(message: str) -> tuple[Entities, Entities] | None:
@@ -121,12 +136,18 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
 
 
 def classify(message: str, e: Entities, state: ConversationState) -> Intent:
-    text = GREETING_TAIL.sub("", normalise(message))
+    # The user's own words decide the question; quoted lines ("> …") are what they pasted.
+    text = GREETING_TAIL.sub("", normalise(own_words(message)))
     has_scenario = state.scenario is not None
     new_scenario = e.has_scenario()
     why = WHY.search(text) is not None
-    if INJECTION.search(text):
-        # Answer the real question if there is one; never the embedded instructions.
+    if INJECTION.search(normalise(message)):
+        # Answer the real question if there is one, as if the instructions were not there; never follow them.
+        rest = without_injection(message)
+        if rest.strip() and not INJECTION.search(normalise(rest)):
+            inner = classify(rest, extract(rest), state)
+            if inner.family in ANSWERABLE:
+                return Intent(inner.family, inner.detail, injected=True)
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")

@@ -174,8 +174,11 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
             start = c.start()
             n = re.search(count_word + r"\s*(?:nodes?|boxes|servers|machines|hosts)\s*(?:of|with|,|x)?\s*$",
                           before[:c.start()])
-            if n and _count(n.group(1)):  # "2 nodes of 8x H100": the count beside the GPU is per node
-                counts = {"nodes": _count(n.group(1)), "gpus_per_node": counts["gpus"]}
+            if n and _count(n.group(1)):  # "2 nodes of 8x H100": the count beside the GPU is per node,
+                per_node = counts["gpus"]  # unless a node of this GPU cannot hold that many ("4 nodes, 16 H100s")
+                total = per_node > hardware_catalog.get_gpu(gpu_id).gpus_per_node and not n.group(0).rstrip().endswith(
+                    ("of", "with", "x"))
+                counts = {"nodes": _count(n.group(1)), ("gpus" if total else "gpus_per_node"): per_node}
                 start = n.start()
         node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?)\b", after)
         if "gpus" in counts and node_after:

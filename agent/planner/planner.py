@@ -21,7 +21,7 @@ from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
 from .defaults import unread_defaults
 from .entities import Entities, extract, normalise
-from .intents import Intent, classify, what_if_split
+from .intents import Intent, classify, what_if_split, without_injection
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
@@ -61,6 +61,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     record.messages.append({"role": "user", "content": message})
     e = extract(message)
     intent = classify(message, e, state)
+    if intent.injected:  # what the user asks, without the instructions embedded for the assistant
+        e = extract(without_injection(message))
+        message = without_injection(message)
     turn = _Turn(reserve, record)
     base_gpu = state.scenario.gpu if state.scenario else None
     base_gpus = state.scenario.gpus if state.scenario else None
@@ -74,6 +77,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     defaults = unread_defaults(normalise(message), Scenario(**used)) if used else []
     if defaults:  # a setting the user seemed to give was not read: say which default stood in
         text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
+    if intent.injected or intent.detail == "injection":
+        text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
     if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:
@@ -91,7 +96,11 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None,
                       topic=intent.detail)
     if family == "clarify":
-        return render("offline/clarify.md.j2", conflicts=e.conflicts)
+        hardware = None
+        if e.node_size_of:  # the node size the conflict quotes comes from the catalog: cite it
+            out = turn.call("list_hardware", {"kind": "gpus", "name": e.node_size_of})
+            hardware = out.result if out.ok else None
+        return render("offline/clarify.md.j2", conflicts=e.conflicts, hardware=hardware)
     if family == "unknown":
         hardware = [u for u in e.unknown if u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia",
                                                   "CPU-only training")]
@@ -175,8 +184,6 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return _result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
-    if intent.detail == "injection":
-        text = render("offline/injection_note.md.j2") + "\n" + text
     return text
 
 
