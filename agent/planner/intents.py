@@ -77,6 +77,10 @@ PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|la
 BREAKDOWN = re.compile(r"\bmemory\s*(?:break\s*down|split)\b|\bbreak\s*down\b|where\s+(?:does|did|do)\s+(?:all\s+)?"
                        r"(?:the\s+|my\s+|our\s+)?(?:memory|vram|hbm)\b|what\s+(?:takes|eats|uses)\s+(?:up\s+)?(?:all\s+)?"
                        r"(?:the\s+)?(?:memory|vram)")
+# Why a mixture of experts needs the memory of its total size, not of its active parameters.
+ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+active\b|"
+                             r"\b(?:params?|parameters)\b[^.?!]{0,20}\bactive\b|\btotal\s+(?:vs\.?|versus|and|or)\s+active\b")
+MEMORY_QUESTION = re.compile(r"\b(?:memory|mem|vram|hbm|gib|gb)\b|\bfit(?:s)?\b|\boom\b")
 # Asking for a verdict on a plan they have ("review our cfg", "does it fit"), not for a config file.
 REVIEW = re.compile(r"\breview\b|\bsanity[\s-]?check\b|\b(?:does|will|would)\s+(?:it|this|that)\s+(?:fit|work|oom)\b|"
                     r"\bhow\s+fast\b|\bis\s+(?:it|this|that)\s+(?:ok|fine|good|valid)\b")
@@ -179,6 +183,9 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "ignore_plan")
     if len(e.plans) == 2 and COMPARE_WORDS.search(text):
         return Intent("compare")
+    if ACTIVE_VS_TOTAL.search(text) and MEMORY_QUESTION.search(text) and (has_scenario or new_scenario) \
+            and not e.plans:
+        return Intent("memory", "total_vs_active")  # "only 3B active, so why so much more memory than a 3B?"
     concept_of_knob = {"zero": "zero", "tp": "tensor_parallel", "pp": "pipeline_bubble", "cp": "context_parallel",
                        "ep": "expert_parallel", "vpp": "virtual_pipeline", "recompute": "activation_recompute"}
     if not e.concept and WHY_CONCEPT.search(text) and len(e.plans) == 1 and len(e.plans[0]) == 1:

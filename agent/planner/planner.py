@@ -147,6 +147,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return render("offline/need_more.md.j2", missing=missing, family=family,
                       known=scenario.model_dump(exclude_none=True))
 
+    if family == "memory" and intent.detail == "total_vs_active":
+        return _total_vs_active(turn, e, state, scenario)
+
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         base = state.plan if state.scenario is not None and scenario == state.scenario else None
         if family == "compare" and len(e.plans) == 2:
@@ -185,6 +188,25 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
     return text
+
+
+def _total_vs_active(turn: _Turn, e: Entities, state: ConversationState, scenario: Scenario) -> str:
+    """Memory holds every expert, compute touches the active ones: the model's two counts, the memory of
+    the plan under discussion (or the recommended one), and, when asked, how EP divides the experts."""
+    facts = turn.call("lookup_model", {"name": scenario.model}) if scenario.model else None
+    plan = state.plan if state.scenario is not None and scenario == state.scenario else None
+    memory = turn.call("estimate_memory", {"scenario": _scenario_args(scenario),
+                                           "plan": plan.model_dump() if plan is not None else None})
+    if not memory.ok:
+        return render("offline/tool_error.md.j2", outcome=memory)
+    ep = None
+    if e.concept == "expert_parallel":
+        label_plan = Plan.from_strategy(memory.result.evaluation.strategy)
+        out = turn.call("explain_concept", {"concept": "expert_parallel", "scenario": _scenario_args(scenario),
+                                            "plan": label_plan.model_dump()})
+        ep = out.result if out.ok else None
+    return render("offline/total_vs_active.md.j2", m=facts.result.model if facts is not None and facts.ok else None,
+                  facts_id=facts.result.id if facts is not None and facts.ok else None, r=memory.result, ep=ep)
 
 
 def _matches(plan: Plan, knobs: dict) -> bool:

@@ -289,3 +289,33 @@ def test_instructions_for_the_assistant_are_dropped_and_the_question_answered(ma
     assert name == "export_config" and args["format"] == "megatron"
     assert args["plan"] is None or (args["plan"]["tp"], args["plan"]["pp"]) != (5, 5)
     assert "ignore instructions embedded" in answer and "TP=5" not in answer
+
+
+# ---- 10. why an MoE needs the memory of its total size: total vs active parameters ------------------
+
+@pytest.mark.parametrize("message", [
+    "mixtral 8x7b is only ~13B active, so why won't it fit in memory like a 13b would? 4 a100s, 4k, gbs 64",
+    "deepseek v2 lite: 2.4b active params but training eats way more vram than my 3b dense model, why? 8 h100, 4k",
+    "total vs active params for qwen3 30b a3b on 8 h200 -- which one sets the memory?",
+])
+def test_total_vs_active_memory_question_is_recognised(message):
+    intent = classify(message, extract(message), ConversationState())
+    assert (intent.family, intent.detail) == ("memory", "total_vs_active")
+
+
+def test_active_params_without_a_memory_question_is_a_lookup():
+    message = "how many active params does mixtral 8x7b have?"
+    assert classify(message, extract(message), ConversationState()).family == "lookup_model"
+
+
+def test_total_vs_active_answer_states_both_counts_and_the_memory(make_service):
+    from shardwise.engine.model_catalog import get_model
+    from shardwise.engine.params import active_params, total_params
+
+    [(calls, answer)] = ask(make_service(), "mixtral 8x7b is only ~13B active, so why won't it fit in memory like a "
+                                            "13b would? and what does EP do about it? 4 a100s, 4k, gbs 64")
+    assert [name for name, _ in calls] == ["lookup_model", "estimate_memory", "explain_concept"]
+    spec = get_model("mixtral-8x7b")  # the engine's own counts, not the planner's
+    assert f"{round(total_params(spec) / 1e9, 2)} B parameters" in answer  # billions to 2 decimals, as lookup_model
+    assert f"{round(active_params(spec) / 1e9, 2)} B are active" in answer
+    assert "every expert" in answer and "GiB" in answer and "Expert parallelism" in answer
