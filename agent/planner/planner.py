@@ -72,7 +72,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus)
     scenario = patch.merged_over(state.scenario)
     text = answer(intent, e, state, scenario, patch, turn, message)
-    used = next((o.arguments["scenario"] for o in record.outcomes
+    used = next(({**o.arguments["scenario"], **{k: v for k, v in (o.arguments.get("change") or {}).items() if v is not None}}
+                 for o in record.outcomes
                  if isinstance(o.arguments, dict) and isinstance(o.arguments.get("scenario"), dict)), None)
     defaults = unread_defaults(normalise(message), Scenario(**used)) if used else []
     if defaults:  # a setting the user seemed to give was not read: say which default stood in

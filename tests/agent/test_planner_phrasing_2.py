@@ -319,3 +319,11 @@ def test_total_vs_active_answer_states_both_counts_and_the_memory(make_service):
     assert f"{round(total_params(spec) / 1e9, 2)} B parameters" in answer  # billions to 2 decimals, as lookup_model
     assert f"{round(active_params(spec) / 1e9, 2)} B are active" in answer
     assert "every expert" in answer and "GiB" in answer and "Expert parallelism" in answer
+
+
+def test_no_default_note_when_the_length_is_the_what_if_change(make_service):
+    # the what-if names a length for a scenario that had none: it was read, as the change, so no note
+    turns = ask(make_service(), "phi-4 on 16 h100, gbs 256. plan?", "what about 32k context?")
+    (calls, answer) = turns[1]
+    assert calls[0][0] == "what_if" and calls[0][1]["change"]["seq_len"] == 32 * 1024
+    assert "could not read" not in answer
