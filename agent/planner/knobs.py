@@ -36,6 +36,23 @@ PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brat
                             r"|\bthan\b|\bnot\b|\bor\b")
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
+SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
+
+
+def _knob_value(knob: str, m: re.Match):
+    value = next((g for g in m.groups() if g is not None), None)
+    if knob == "recompute":
+        return {"no": "none", "off": "none", "without": "none", "w/o": "none"}.get(value, value)
+    return int(value)
+
+
+def _knob_name(written: str) -> str:
+    written = re.sub(r"[\s\-]", "", written)
+    if written.startswith("zero"):
+        return "zero"
+    if written.startswith(("mb", "micro")):  # "mbs", "micro_batch", "micro bs"
+        return "micro_batch"
+    return written
 
 
 def _found(text: str) -> list[tuple[int, str, object]]:
@@ -65,7 +82,7 @@ def _one_plan(text: str) -> dict:
 def labelled_options(text: str) -> list[dict] | None:
     """Two alternatives the user labelled ("option A: cp=2, no recompute; option B: full recompute"): each
     side is its own segment; knobs before the first label and after the second's sentence go to both."""
-    labels = [m for m in OPTION_LABEL.finditer(text)]
+    labels = list(OPTION_LABEL.finditer(text))
     marks = [(m.group("w") or m.group("p")) for m in labels]
     firsts = [i for i, x in enumerate(marks) if x in ("a", "1")]
     if not firsts:
@@ -84,23 +101,6 @@ def labelled_options(text: str) -> list[dict] | None:
         return None
     shared = {**_one_plan(text[:first_label.start()]), **_one_plan(text[a_end:])}
     return [{**shared, **a}, {**shared, **b}]
-SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
-
-
-def _knob_value(knob: str, m: re.Match):
-    value = next((g for g in m.groups() if g is not None), None)
-    if knob == "recompute":
-        return {"no": "none", "off": "none", "without": "none", "w/o": "none"}.get(value, value)
-    return int(value)
-
-
-def _knob_name(written: str) -> str:
-    written = re.sub(r"[\s\-]", "", written)
-    if written.startswith("zero"):
-        return "zero"
-    if written.startswith(("mb", "micro")):  # "mbs", "micro_batch", "micro bs"
-        return "micro_batch"
-    return written
 
 
 def find_plans(text: str) -> list[dict]:
