@@ -37,7 +37,7 @@ OPTIMISATION = re.compile(r"\bloss\s+(?:spikes?|spik(?:ed|ing)|diverg\w*|explod\
 # Cloud providers' prices compared: shardwise has no price lists to compare, only a rate the user gives.
 VENDOR = (r"\b(?:lambda(?:\s+labs)?|coreweave|aws|gcp|google\s+cloud|azure|oci|oracle\s+cloud|runpod|vast(?:\.ai)?|"
           r"together(?:\.ai)?|crusoe|nebius|paperspace|voltage\s+park|fluidstack|hyperstack)\b")
-PRICE = r"\b(?:cheaper|cheapest|pricier|more\s+expensive|pric(?:e|es|ed|ing)|costs?|rates?|charges?|bills?)\b"
+PRICE = r"\b(?:cheaper|cheapest|pricier|more\s+expensive|pric(?:e|es|ed|ing)|costs?|charges?|billed)\b"
 PRICING = re.compile(rf"{PRICE}[^.?!]*{VENDOR}|{VENDOR}[^.?!]*{PRICE}|"
                      rf"\bwhich\s+(?:cloud|provider|vendor|host)s?\b[^.?!]*{PRICE}|{PRICE}[^.?!]*\b(?:cloud|provider|vendor)s?\b")
 # Whether a setup can work at all ("can I QLoRA X on one H100?", "is it doable", "if not, the smallest

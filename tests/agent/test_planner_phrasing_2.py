@@ -225,8 +225,11 @@ def test_out_of_domain_answers_say_what_shardwise_does(make_service):
     assert calls == [] and "optimisation" in answer and "parallelism plan" in answer
 
 
-def test_cost_of_a_plan_at_the_users_rate_is_not_vendor_pricing():
-    message = "llama 3 70b on 64 h100, 8k, gbs 512. plan?"
+@pytest.mark.parametrize("message", [
+    "llama 3 70b on 64 h100, 8k, gbs 512. plan?",
+    "what throughput rate do we get on aws p5 with 64 h100, llama 3 70b, 8k, gbs 512?",  # a cloud named, no price asked
+])
+def test_a_setup_on_a_named_cloud_is_not_vendor_pricing(message):
     assert classify(message, extract(message), ConversationState()).family == "recommend"
 
 
