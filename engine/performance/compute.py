@@ -18,7 +18,7 @@ import numpy as np
 from ..assumptions import compute as c
 from ..assumptions.performance import PerformanceAssumptions
 from ..cluster import Cluster
-from ..flops import attention_core_flops_per_token_layer, attention_dims, lora_target_dims
+from ..flops import attention_core_flops_per_token, attention_dims, lora_target_dims
 from ..model_spec import ModelSpec
 from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
 from ..training import TrainingSetup
@@ -106,8 +106,10 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     up = 2 if model.gated_mlp else 1
     ffn_passes = c.GATED_FFN_ELEMENTWISE_PASSES_FWD if model.gated_mlp else c.PLAIN_FFN_ELEMENTWISE_PASSES_FWD
 
-    # Attention core: causal FLOPs per token, heads split by TP, queries by CP.
-    attn_flops = M * attention_core_flops_per_token_layer(model, setup.seq_len) / tp
+    # Attention core: causal FLOPs per token, heads split by TP, queries by CP; averaged over the
+    # layers, so sliding-window layers (Mistral, Gemma 2/3, gpt-oss) cost their window, not the
+    # sequence (FlashAttention/cuDNN skip the blocks outside the window).
+    attn_flops = M * attention_core_flops_per_token(model, setup.seq_len) / model.num_layers / tp
     attn_fwd = attn_flops / (gpu.bf16_tflops * 1e12 * assume.attention_eff(gpu, setup.framework)) + assume.kernel_fixed_s
 
     # Elementwise work common to every layer: norms, residuals (by SP shard) and rotary (by TP).

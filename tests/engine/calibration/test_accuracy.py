@@ -2,7 +2,7 @@
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
 in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.5 %
-on all 820 scored runs, 10.8 % on the held-out groups the fit never saw, 6.7 % on the published
+on all 820 scored runs, 11.1 % on the held-out groups the fit never saw, 6.7 % on the published
 tables; Spearman 0.84 weighted by plans (0.79 unweighted: the two 256-GPU Playbook groups and a
 4-plan Bridge group sit near 0.4). Megatron-Bridge (release-to-release spread) stays near 25 %.
 Each bound below is the target or, where the target is not met, the current level plus a
@@ -48,7 +48,9 @@ def test_sources_with_clean_published_tables_are_tight(report):
     assert by["korthikanti-2022"].mape <= 0.10
     assert by["megatron-lm-readme"].mape <= 0.15
     # Broader sources: many software releases (Bridge) or one framework's quirks (Playbook sweep).
-    assert by["megatron-bridge"].mape <= 0.25
+    # Bridge: gpt-oss-120b is over-predicted on every row, more since its sliding-window layers are
+    # priced at their window (a physics fix that moved its rows ~5 % further from the measurements).
+    assert by["megatron-bridge"].mape <= 0.27
     assert by["playbook-sweep"].mape <= 0.14
     assert by["torchtitan"].mape <= 0.12
 

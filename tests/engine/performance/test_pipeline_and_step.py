@@ -143,3 +143,21 @@ def test_host_floor_and_the_cross_node_pipeline_host_cost():
     assert per_microbatch(8) == pytest.approx(16 * 0.010)
     # The shipped assumption charges nothing extra to Megatron, FSDP or DeepSpeed.
     assert all(DEFAULT_ASSUMPTIONS.pipeline_host_time_for(fw) == 0.0 for fw in ("megatron", "fsdp", "deepspeed"))
+
+
+def test_sliding_window_layers_cost_their_window_in_time_as_in_flops():
+    """Half of 32 layers with a causal 1,024-token window at seq 8,192 (Gemma-2-style).
+    Keys per query: full causal s/2 = 4,096; windowed w − w²/(2s) = 1,024 − 1,024²/16,384 = 960.
+    Average over layers (16·4,096 + 16·960)/32 = 2,528, so the attention core's FLOPs — and its
+    time above the fixed per-kernel cost — shrink by 2,528 / 4,096 against the same model without
+    a window (FlashAttention/cuDNN skip the blocks outside the window)."""
+    from dataclasses import replace as dc_replace
+
+    windowed = LLAMA3_8B.model_copy(update={"sliding_window": 1024, "sliding_window_layer_fraction": 0.5})
+    assume = dc_replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=0.0)
+    cluster = Cluster(gpu=H100, num_gpus=8, gpus_per_node=8, network=IB)
+    setup = TrainingSetup(seq_len=8192, global_batch=64)
+    grid = PlanGrid.build(8, 64, tp=[1])
+    full = step_time(LLAMA3_8B, cluster, setup, grid, assume).details["attention_s"][0]
+    local = step_time(windowed, cluster, setup, grid, assume).details["attention_s"][0]
+    assert local / full == pytest.approx(2528 / 4096, rel=1e-9)
