@@ -11,7 +11,7 @@ from ...tools.scenario import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Scenario
 SEQ_WORDS = re.compile(r"\bctx\b|\bcontext\b(?![\s-]*parallel)|\bseq(?:uence)?[\s_-]*len(?:gth)?\b|\bseqlen\b|"
                        r"\bmax[\s_-]*len\b|\blong[\s-]*(?:context|sequences?)\b|\bcutoff[\s_-]*len\b|"
                        r"\btok(?:en)?s?\s+(?:per|each|/)\s*(?:sample|sequence|example|doc(?:ument)?)\b")
-BATCH_WORDS = re.compile(r"(?<!micro)(?<!micro[\s_-])\b(?:batch(?:es)?|gbs|bs)\b|"
+BATCH_WORDS = re.compile(r"(?<!micro)(?<!micro[\s_-])\b(?:batch(?:es)?|gbs|bsz?)\b|"
                          r"\btok(?:en)?s?\s*(?:/|per)\s*(?:step|iter(?:ation)?)\b")
 
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from ...engine import hardware_catalog
 from ...tools.scenario import Scenario
 from .knobs import find_plans
-from .names import (find_concept, find_export_format, find_framework, find_gpu, find_model, find_network, find_params,
+from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
-from .quantities import DEFAULT_NODE_SIZE, find_batch, find_counts, find_mode, find_seq_len
+from .quantities import DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_mode, find_seq_len
 
 
 @dataclass
@@ -42,17 +42,24 @@ class Entities:
     export_format: str | None = None
     concept: str | None = None
     gpus_factor: float | None = None  # "double the GPUs": 2.0
+    nodes_added: int | None = None  # "3 more nodes like that one": added to the current count
+    gpus_added: int | None = None  # "another 16 GPUs"
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
     conflicts: list[str] = field(default_factory=list)  # numbers that contradict each other
     node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
+    network_unmatched: str | None = None  # a link speed the catalog has no network for: "10 Gb/s Ethernet"
 
-    def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None) -> Scenario:
-        """The scenario fields this message sets (others null); node counts use the GPU's node size."""
+    def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None,
+                       base_per_node: int | None = None) -> Scenario:
+        """The scenario fields this message sets (others null); node counts use the GPU's node size
+        (the current setup's, for nodes added to it)."""
         gpu = self.gpu or default_gpu
         node_size = hardware_catalog.get_gpu(gpu).gpus_per_node if gpu else DEFAULT_NODE_SIZE
         gpus, per_node = self.gpus, self.gpus_per_node
         if gpus is None and self.gpus_factor and base_gpus:
             gpus = max(1, round(base_gpus * self.gpus_factor))
+        if gpus is None and (self.nodes_added or self.gpus_added) and base_gpus:
+            gpus = base_gpus + (self.gpus_added or 0) + (self.nodes_added or 0) * (base_per_node or node_size)
         if self.nodes and not gpus:
             per_node = per_node or node_size
             gpus = self.nodes * per_node
@@ -64,13 +71,23 @@ class Entities:
                         precision=self.precision, framework=self.framework)
 
     def has_scenario(self) -> bool:
-        return self.gpus_factor is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
+        return self.gpus_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
 
 
 def normalise(text: str) -> str:
     text = text.lower().replace("×", "x").replace("–", "-").replace("—", "-").replace("’", "'")
     text = re.sub(r"(?<=\d)x(?=[a-z])", "x ", text)  # "8xh100" -> "8x h100" ("8x7b" stays)
+    text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_
+    for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
+        text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+MILLIONS = [(r"\b(?:a\s+|one\s+)?half\s+(?:of\s+)?(?:a\s+)?mil(?:lion|l?)\b", "0.5m"),
+            (r"\b(?:a\s+|one\s+)?quarter\s+(?:of\s+)?(?:a\s+)?mil(?:lion|l?)\b", "0.25m"),
+            (r"\b(\d+(?:\.\d+)?)\s*mil(?:lion|l?)\b", r"\1m"),
+            (r"\b(?:a|one)\s+mil(?:lion|l?)\b", "1m"), (r"\btwo\s+mil(?:lion|l?)\b", "2m"),
+            (r"\bfour\s+mil(?:lion|l?)\b", "4m"), (r"\beight\s+mil(?:lion|l?)\b", "8m")]
 
 
 def without_quotes(text: str) -> str:
@@ -78,6 +95,9 @@ def without_quotes(text: str) -> str:
     return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|'[^']{12,}'", " ", text)
 
 
+MORE_HARDWARE = re.compile(
+    r"(?:\b(?P<n>\d+|one|a|an|two|three|four|eight)\s+(?:more|extra|additional)|\banother(?:\s+(?P<n2>\d+|two|three|four|eight))?)"
+    r"\s+(?:(?:h100|h200|b200|a100|gpu)\s+)?(?P<what>nodes?|boxes|box|servers?|machines?|hosts?|gpus?|cards)\b")
 QUOTED_LINE = re.compile(r"^\s*>")  # "> …": a forwarded message, a quoted Slack thread or email
 # The user's own words ask for a verdict on the plan in the pasted text ("can you check their layout?").
 CHECK_PASTED = re.compile(r"\b(?:review|check|evaluate|validate|sanity|verify|thoughts\s+on|look\s+at|opinion)\b|"
@@ -101,6 +121,14 @@ def extract(message: str) -> Entities:
     e.concept = find_concept(text)
     e.model, rest = find_model(text)
     e.gpu, counts, rest = find_gpu(rest)
+    added = MORE_HARDWARE.search(rest)  # "3 more nodes like that one", "another 16 gpus": on top of the current count
+    if added:
+        number = _count(added.group("n") or added.group("n2") or "1") or 1
+        if re.match(r"gpus?|cards", added.group("what")):
+            e.gpus_added = number
+        else:
+            e.nodes_added = number
+        rest = rest[:added.start()] + " " * (added.end() - added.start()) + rest[added.end():]
     gpus, nodes, per_node = find_counts(rest)
     e.gpus = counts.get("gpus") if counts.get("gpus") is not None else gpus
     e.nodes = counts.get("nodes") or nodes
@@ -111,6 +139,7 @@ def extract(message: str) -> Entities:
     elif e.gpus is None and re.search(rf"\b(?:halve[ds]?|half)\b[^.?!]*{hardware}", text):
         e.gpus_factor = 0.5
     e.network = find_network(rest)
+    _, e.network_unmatched = find_link_speed(rest)
     e.seq_len = find_seq_len(rest)
     e.global_batch, e.global_batch_tokens = find_batch(rest)
     if e.model is None:

@@ -30,6 +30,16 @@ OUT_OF_SCOPE = re.compile(  # near the domain, but not what shardwise answers
     # reading or summarising papers and articles ("tl;dr the llama 3 paper")
     r"\btl\s*;?\s*dr\b|\bsummari[sz]e\s+(?:the|this|that)\s+(?:\w+\s+){0,3}(?:paper|article|blog|post|thread)\b|"
     r"\b(?:the|this|that)\s+(?:\w+\s+){0,3}paper\s+(?:in|as)\s+(?:\d+|a\s+few|some)\s+(?:bullets?|sentences?|lines?|words)")
+# Cluster operations and general scripting: requeueing jobs, watching nodes, retries, cron. Not a
+# training plan; for a plan's launch lines there is the export ("the launch script for this plan").
+CLUSTER_OPS = re.compile(r"\b(?:auto[\s-]?)?(?:re-?queu\w*|resubmit\w*|re-?start(?:s|ing)?\s+(?:my|the|our|a)\s+(?:\w+\s+)?jobs?|"
+                         r"retr(?:y|ies)\s+(?:my|the|our|a|failed)\s+(?:\w+\s+)?jobs?)\b|"
+                         r"\bnodes?\s+(?:dies|died|dying|fails?|failed|failing|goes\s+down|went\s+down|crash\w*|hangs?)\b|"
+                         r"\b(?:watchdog|health[\s-]?checks?|cron[\s-]?(?:job|tab)|crontab|log\s+rotation|dashboards?|"
+                         r"alert(?:s|ing)?\s+(?:when|if|on)|monitor(?:ing)?\s+(?:my|the|our)\s+(?:nodes?|jobs?|cluster|gpus?))\b")
+SCRIPT_REQUEST = re.compile(r"\b(?:write|make|create|code|generate|give)\s+(?:me\s+|us\s+)?(?:up\s+)?(?:a|an|some)\s+"
+                            r"(?:\w+\s+){0,2}?(?:bash|shell|python|perl|powershell)\s+(?:script|one[\s-]?liner|function)\b")
+LAUNCH_WORDS = re.compile(r"\blaunch\w*|\btorchrun\b|\bconfig|\bplan\b|\bdeepspeed\b|\bmegatron\b|\bfsdp\b|\bparallel")
 # Training dynamics rather than parallelism: loss spikes, divergence, NaNs, gradient norms.
 OPTIMISATION = re.compile(r"\bloss\s+(?:spikes?|spik(?:ed|ing)|diverg\w*|explod\w*|blows?\s+up|blew\s+up|curves?|plateau\w*|"
                           r"(?:is|goes|went)\s+nan|scal(?:e|ing))\b|\bgrad(?:ient)?[\s_-]*norms?\b|\bnans?\b|"
@@ -48,13 +58,16 @@ FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|descr
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
-EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:is|are|does)\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
+EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
+                            r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
                             r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
                             r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
-WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b")  # "why does ZeRO-1 shard only…": a question about the idea
+# "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
+WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
+                         r"\bhow\s+come\b[^.?!]{0,60}?\b(?:lets?|makes?|allows?|enables?|gets?\s+away|saves?|cuts?)\b")
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
@@ -159,6 +172,9 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("help")
     if OUT_OF_SCOPE.search(text):
         return Intent("out_of_domain")
+    if (CLUSTER_OPS.search(text) or SCRIPT_REQUEST.search(text) and not LAUNCH_WORDS.search(text)) \
+            and not (e.model or e.params or e.plans):
+        return Intent("out_of_domain", "scripting")
     if OPTIMISATION.search(text) and not e.plans:
         return Intent("out_of_domain", "optimisation")
     if PRICING.search(text):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+CKPT = (r"(?:(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*)?(?:recompute|recomputation|re-?materiali[sz]ation|remat|"
+        r"checkpointing|checkpoint|ckpt)\b")
 KNOB = r"tp|pp|vpp|cp|ep|etp|zero(?:\s*stage)?|mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs)"
 KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb 2", "micro-batch of 2"
     "tp": r"\btp\s*(?:=|:|-|\s)?\s*(\d+)\b|\btensor[\s\-]?parallel(?:ism)?\s*(?:of|=|:)?\s*(\d+)\b",
@@ -16,8 +18,11 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
-    "recompute": r"\b(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:activation\s+)?(?:recompute|recomputation|checkpointing)\b"
-                 r"|\b(?:recompute|recomputation|checkpointing)\s*(?:=|:)?\s*(none|off|selective|full)\b",
+    # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
+    # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
+    "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?{CKPT}"
+                 rf"|{CKPT}\s*(?:=|:)?\s*(none|off|selective|full)\b"
+                 rf"|(?<!what )(?<!what is )(?<!explain )\b(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*(?P<bare>ckpt|checkpoint(?:ing|ed)?)\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
 NO_TP = r"\btp\s*=?\s*1\s+only\b"
@@ -41,6 +46,8 @@ SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
 
 def _knob_value(knob: str, m: re.Match):
     value = next((g for g in m.groups() if g is not None), None)
+    if knob == "recompute" and m.groupdict().get("bare"):
+        return "full"
     if knob == "recompute":
         return {"no": "none", "off": "none", "without": "none", "w/o": "none"}.get(value, value)
     return int(value)

@@ -57,7 +57,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
     (r"expert[\s\-]?parallel|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
     (r"\bfsdp\b|fully[\s\-]?sharded", "fsdp"),
     (r"\bzero\b(?!\s*(?:stage\s*)?[=:\-]?\s*[0-3])|zero[\s\-]?redundancy|\bwhat\s+does\s+zero|\bexplain\s+zero", "zero"),
-    (r"recomput|checkpointing|rematerial", "activation_recompute"),
+    (r"recomput|checkpointing|rematerial|\bremat\b|\b(?:act(?:ivations?)?|grad(?:ient)?|selective)[\s_-]*ckpt\b", "activation_recompute"),
     (r"micro[\s\-]?batch|gradient\s*accum|grad[\s\-]?accum", "micro_batch"),
     (r"\bmfu\b|\bhfu\b|flops?\s*utili", "mfu"),
     (r"memory\s*breakdown|where\s+(?:does|did)\s+(?:all\s+)?(?:the\s+|my\s+|our\s+)?memory|activation\s*memory|memory\s*go", "memory_breakdown"),
@@ -172,12 +172,14 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
         elif c and _count(c.group(1)) is not None:
             counts["gpus"] = _count(c.group(1))
             start = c.start()
-            n = re.search(count_word + r"\s*(?:nodes?|boxes|servers|machines|hosts)\s*(?:of|with|,|x)?\s*$",
+            n = re.search(count_word + r"\s*(?:nodes?|boxes|servers|machines|hosts)\s*"
+                          r"(?P<link>(?:,\s*)?(?:each\s+)?(?:of|with|w/|having|holding|containing)|,|x)?\s*$",
                           before[:c.start()])
-            if n and _count(n.group(1)):  # "2 nodes of 8x H100": the count beside the GPU is per node,
-                per_node = counts["gpus"]  # unless a node of this GPU cannot hold that many ("4 nodes, 16 H100s")
-                total = per_node > hardware_catalog.get_gpu(gpu_id).gpus_per_node and not n.group(0).rstrip().endswith(
-                    ("of", "with", "x"))
+            if n and _count(n.group(1)):  # "2 nodes of 8x H100", "3 nodes w/ 8x H100 each": the count beside
+                per_node = counts["gpus"]  # the GPU is per node, unless a node of this GPU cannot hold that many
+                linked = (n.group("link") or "").strip() not in ("", ",")  # ("4 nodes, 16 H100s")
+                each = re.match(r"[\w\s-]{0,12}?\beach\b", after) is not None
+                total = per_node > hardware_catalog.get_gpu(gpu_id).gpus_per_node and not (linked or each)
                 counts = {"nodes": _count(n.group(1)), ("gpus" if total else "gpus_per_node"): per_node}
                 start = n.start()
         node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?)\b", after)
@@ -203,7 +205,45 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
     return None, {}, text
 
 
+MEMORY_SIZES = {16, 24, 32, 40, 48, 64, 80, 94, 96, 128, 141, 144, 180, 192, 256, 288}  # GiB of GPUs, not Gb/s
+NETWORK_KINDS = {"eth": "Ethernet", "roce": "RoCE", "ib": "InfiniBand"}  # catalog id prefix -> how people say it
+# A link speed with its kind: "25GbE", "25 gig ethernet", "200G RoCE", "400 Gb/s IB", "RoCE 200G", "ethernet 10g"
+KIND = r"(?P<kind>ethernet|eth|roce(?:\s*v2)?|infiniband|ib)\b"
+GBITS = r"(?P<speed>\d+)\s*(?:(?P<gbe>gbe)\b|(?:g|gb|gbit|gig|gigabit)(?:\s*/\s*s|\s*ps|bps|s)?\b)"
+LINK_SPEEDS = (re.compile(rf"(?<![\w.]){GBITS}\s*-?\s*(?:{KIND})?"), re.compile(rf"\b{KIND}\s*-?\s*(?:at\s+|@\s*)?{GBITS}"))
+
+
+@lru_cache(maxsize=1)
+def _networks_by_speed() -> dict[tuple[str, int], str]:
+    """(kind, Gb/s) -> catalog network id, read from the catalog's names ("RoCE v2 200 Gb/s" -> ("roce", 200))."""
+    index = {}
+    for net in hardware_catalog.list_networks():
+        kind = net.id.split("-")[0]
+        speed = re.search(r"(\d+)\s*Gb/s", net.name)
+        if kind in NETWORK_KINDS and speed:
+            index[(kind, int(speed.group(1)))] = net.id
+    return index
+
+
+def find_link_speed(text: str) -> tuple[str | None, str | None]:
+    """(catalog network id, or None with the words as written when the catalog has no such network)."""
+    for m in (m for pattern in LINK_SPEEDS for m in pattern.finditer(text)):
+        speed = int(m.group("speed"))
+        kind = m.group("kind") or ("ethernet" if m.group("gbe") else None)
+        if kind is None or m.group(0)[len(m.group("speed")):].lstrip().startswith("gb ") and speed in MEMORY_SIZES:
+            continue  # "80gb", "24g", "a100 40gb ib": a memory size, not a link
+        kind = {"ethernet": "eth", "infiniband": "ib"}.get(kind, re.sub(r"\s*v2$", "", kind))
+        network = _networks_by_speed().get((kind, speed))
+        if network:
+            return network, None
+        return None, f"{speed} Gb/s {NETWORK_KINDS[kind]}"
+    return None, None
+
+
 def find_network(text: str) -> str | None:
+    network, unmatched = find_link_speed(text)
+    if network or unmatched:  # a speed the catalog lacks is not silently another network
+        return network
     for pattern, network in NETWORK_PHRASES:
         if re.search(pattern, text):
             return network
@@ -226,6 +266,8 @@ def find_framework(text: str) -> str | None:
 
 
 def find_concept(text: str) -> str | None:
+    from .quantities import NEGATED_MODE
+    text = NEGATED_MODE.sub(" ", text)  # "LoRA, not QLoRA" is about LoRA
     for pattern, concept in CONCEPTS:
         if re.search(pattern, text):
             return concept

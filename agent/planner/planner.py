@@ -25,6 +25,8 @@ from .intents import Intent, classify, what_if_split, without_injection
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
+# The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
+MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 
 
 class _Turn:
@@ -69,7 +71,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     base_gpus = state.scenario.gpus if state.scenario else None
     if intent.family == "export" and state.plan is not None:
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
-    patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus)
+    patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus, base_per_node=base_per_node(state))
     scenario = patch.merged_over(state.scenario)
     text = answer(intent, e, state, scenario, patch, turn, message)
     used = next(({**o.arguments["scenario"], **{k: v for k, v in (o.arguments.get("change") or {}).items() if v is not None}}
@@ -78,6 +80,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     defaults = unread_defaults(normalise(message), Scenario(**used)) if used else []
     if defaults:  # a setting the user seemed to give was not read: say which default stood in
         text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
+    if e.network_unmatched and used:  # a network the catalog lacks: said, not replaced by another in silence
+        text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
@@ -124,14 +128,21 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             same_scenario = state.scenario is not None and scenario == state.scenario
             plan = Plan(**knobs) if knobs else (state.plan if same_scenario else None)
             args.update(scenario=_scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
-        return _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+        text = _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+        if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
+            # "how come LoRA lets a 7B fit … walk me through the memory": the concept, then the breakdown
+            memory = turn.call("estimate_memory", {"scenario": args["scenario"], "plan": args["plan"]})
+            if memory.ok:
+                text += "\n\n" + render("offline/memory.md.j2", r=memory.result)
+        return text
 
     if family == "what_if":
         split = what_if_split(message)
         if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
             before, change = split
-            base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state)).merged_over(state.scenario)
-            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus)
+            base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
+                                         base_per_node=base_per_node(state)).merged_over(state.scenario)
+            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus, base_per_node=base.gpus_per_node)
         else:
             base, delta = state.scenario, patch
         if base is not None and not base.missing():
@@ -216,6 +227,10 @@ def _matches(plan: Plan, knobs: dict) -> bool:
 
 def base_gpu(state: ConversationState) -> str | None:
     return state.scenario.gpu if state.scenario else None
+
+
+def base_per_node(state: ConversationState) -> int | None:
+    return state.scenario.gpus_per_node if state.scenario else None
 
 
 def base_gpus(state: ConversationState) -> int | None:

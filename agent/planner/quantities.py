@@ -50,7 +50,7 @@ NUMBER = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
 SAMPLE = r"(?:samples?|sequences?|seqs?|examples?|documents?|docs?|rows?|conversations?)\b"
 # "at step 12k", "~iter 30k": a point in training, not a length
 STEP_BEFORE = re.compile(r"\b(?:steps?|iters?|iterations?|updates?)\s*[~#]?\s*$")
-BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbs|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")
+BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbsz?|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")
 
 
 def find_seq_len(text: str) -> int | None:
@@ -87,8 +87,11 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
     token_patterns = [
         r"(\d+(?:\.\d+)?)\s*([mb])\s*-?\s*(?:tok(?:en)?s?)?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b(?!\s*\d)",
         r"(\d+(?:\.\d+)?)\s*(k)\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)?\s*(?:global\s*)?(?:batch(?:es)?|step|gbs)\b",
-        r"(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)\s*(?:step|batch)",
-        r"(?:batch(?:es)?|gbs|\bbs)\s*(?:size\s*)?(?:of|=|:|is|to)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
+        r"(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok(?:en)?s?\s*(?:/|per\s+)\s*(?:step|batch|iter(?:ation)?|update)",
+        r"(?:batch(?:es)?|gbs|\bbsz?)\s*(?:size\s*)?(?:of|=|:|is|to)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
+        # millions of tokens with no other role are a batch ("1.5M tok", "~0.5m tokens"): a dataset is
+        # counted in billions, a context in thousands; "1M token context" is a length, read elsewhere
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(m)\s*-?\s*tok(?:en)?s?\b(?!\s*-?\s*(?:ctx|context|seq|window|long|per\s+(?:sample|seq)))",
     ]
     for pattern in token_patterns:
         m = re.search(pattern, text)
@@ -97,10 +100,12 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
     sequence_patterns = [
         # "global bs 512", "gbs=1k", "total bs 128", "bs 16", "batch size of 64", "bump the batch to 1024"
         r"(?:global[\s_-]*(?:batch|bs)(?:[\s_-]*size)?|\bglobal|\bgbs|(?<!micro)(?<!micro[\s_-])\b(?:total[\s_-]*)?"
-        r"(?:batch(?:[\s_-]*size)?|bs))\s*(?:of|=|:|is|to)?\s*(\d[\d,]*)(?:\s?(k))?\b(?!\s*[kmb]?\s*-?\s*tok)",
+        r"(?:batch(?:[\s_-]*size)?|bsz?))\s*(?:of|=|:|is|to)?\s*(\d[\d,]*)(?:\s?(k))?\b(?!\s*[kmb]?\s*-?\s*tok)",
         r"(\d[\d,]*)\s*(?:sequences?|seqs?|samples?)\s*(?:per|/)\s*(?:step|batch)",
         r"(?<![\w.])(\d[\d,]*)\s*(?:gbs|global\s*batch|(?<!micro\s)batch\b)",
         r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
+        # "4k/512": sequence length / global batch, the way recipes abbreviate a run
+        r"(?<![\w.])\d+(?:\.\d+)?k\s*/\s*(\d[\d,]*)\b(?!\s*[kmb]|\s*(?:tok|gpu|node|s\b|sec|step|iter))",
     ]
     for pattern in sequence_patterns:
         m = re.search(pattern, text)
@@ -110,8 +115,14 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
     return None, None
 
 
+# A mode ruled out is not chosen: "LoRA (bf16 base, not qlora)", "no qlora", "without quantization"
+NEGATED_MODE = re.compile(r"(?:\bnot|\bno|\bwithout|(?<!\S)w/o|\bnon)[\s-]+(?:an?\s+|any\s+|the\s+)?"
+                          r"(?:q[\s\-]?lora|quanti[sz]\w*|4[\s-]?bit|nf4)\b")
+
+
 def find_mode(text: str) -> tuple[str | None, int | None]:
     mode = None
+    text = NEGATED_MODE.sub(" ", text)
     if re.search(r"\bq[\s\-]?lora\b", text):
         mode = "qlora"
     elif re.search(r"\blora\b", text):
