@@ -10,6 +10,7 @@ import pytest
 from shardwise.agent.planner.entities import extract
 from shardwise.agent.planner.intents import classify
 from shardwise.agent.state import ConversationState
+from support.what_if_checks import assert_read_as_what_if
 
 # ---- 1. setup phrasings: batch, sequence length, GPU spellings, model nicknames ----------------------
 
@@ -48,7 +49,6 @@ def test_node_count_that_contradicts_the_gpu_count_is_asked_about():
 
 # ---- 2. a change stated as news, not asked as "what if" ---------------------------------------------
 
-from shardwise.agent.planner.intents import what_if_split  # noqa: E402
 from shardwise.tools.scenario import Scenario  # noqa: E402
 
 WHAT_IFS = [  # (message, the setup before the change, the change)
@@ -67,12 +67,7 @@ WHAT_IFS = [  # (message, the setup before the change, the change)
 
 @pytest.mark.parametrize("message, before, change", WHAT_IFS)
 def test_change_stated_as_news_is_a_what_if(message, before, change):
-    split = what_if_split(message)
-    assert split is not None
-    old, new = split[0].scenario_patch(), split[1].scenario_patch()
-    assert {k: getattr(old, k) for k in before} == before
-    assert {k: getattr(new, k) for k in change} == change
-    assert classify(message, extract(message), ConversationState()).family == "what_if"
+    assert_read_as_what_if(message, before, change)
 
 
 SESSION = ConversationState(scenario=Scenario(model="phi-4", gpu="h100", gpus=48, seq_len=4096, global_batch=256))

@@ -11,6 +11,7 @@ import pytest
 from shardwise.agent.planner.entities import extract
 from shardwise.agent.planner.intents import classify
 from shardwise.agent.state import ConversationState
+from support.what_if_checks import assert_read_as_what_if
 from shardwise.tools.scenario import DEFAULT_SEQ_LEN, Plan, Scenario
 
 
@@ -128,7 +129,6 @@ def test_that_over_a_named_plan_compares_the_recommended_plan(make_service):
 
 # ---- 4. a new requirement stated as news is a what-if -----------------------------------------------
 
-from shardwise.agent.planner.intents import what_if_split  # noqa: E402
 
 REQUIREMENTS = [  # (message, the setup before, the change)
     ("llama 3 8b pretraining on 32 h100, 4k ctx, 1M tok batches. the team now needs 16k context",
@@ -144,12 +144,7 @@ REQUIREMENTS = [  # (message, the setup before, the change)
 
 @pytest.mark.parametrize("message, before, change", REQUIREMENTS)
 def test_a_new_requirement_is_a_what_if_on_it(message, before, change):
-    split = what_if_split(message)
-    assert split is not None
-    old, new = split[0].scenario_patch(), split[1].scenario_patch()
-    assert {k: getattr(old, k) for k in before} == before
-    assert {k: getattr(new, k) for k in change} == change
-    assert classify(message, extract(message), ConversationState()).family == "what_if"
+    assert_read_as_what_if(message, before, change)
 
 
 def test_a_new_requirement_keeps_the_token_budget(make_service):
