@@ -72,8 +72,10 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
-    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron",
-                   help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan (default megatron)")
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"], default="megatron",
+                   help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
+                        "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
+                        "(default megatron)")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Mode = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp8"]
-Framework = Literal["megatron", "deepspeed", "fsdp"]
+Framework = Literal["megatron", "deepspeed", "fsdp", "nanotron"]
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 

@@ -45,7 +45,7 @@ class Scenario(Args):
     mode: Literal["full", "lora", "qlora"] | None = None
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
-    framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+    framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""

@@ -197,6 +197,8 @@ def precision_for_row(row: dict) -> tuple[str | None, str]:
 
 def framework_for_row(row: dict) -> str:
     f = row["framework"].lower()
+    if "nanotron" in f:
+        return "nanotron"  # the Ultra-Scale Playbook's framework, a plannable one since issue 13
     if "fsdp" in f or "composer" in f or "torchtitan" in f:
         return "fsdp"
     return "megatron"

@@ -28,7 +28,7 @@ from .plan import ExportPlan
 from .result import ExportRefused, ExportResult
 
 FORMAT = "nanotron"
-FAMILY = "megatron"  # Megatron-style TP (+SP as tp_mode REDUCE_SCATTER) and 1F1B pipelines
+FAMILY = "nanotron"  # its own capabilities (engine/validity/frameworks.py) and calibrated profile
 # Below this predicted slowdown under nanotron's measured profile the export says nothing.
 SLOWER_UNDER_NANOTRON_NOTE_FROM = 0.10
 

@@ -13,6 +13,10 @@ Sources (read in the installed packages):
   (engine/memory/layouts.py models it so); "Currently we only support
   ETP=TP or ETP=1" (torchtitan/distributed/parallel_dims.py); interleaved schedules from
   torch.distributed.pipelining.
+- nanotron (huggingface/nanotron main): ZeroDistributedOptimizer is ZeRO-1 and any zero_stage > 0
+  builds it (helpers.py `if optimizer_args.zero_stage > 0`), so 2/3 are not offered; pipeline
+  engines "1f1b" and "afab" (no interleaving); attention asserts num_key_value_heads % TP == 0
+  (models/llama.py), so no KV replication; no expert tensor parallelism of its own (export refuses EP).
 """
 
 from __future__ import annotations
@@ -64,6 +68,12 @@ CAPABILITIES: dict[str, FrameworkCapabilities] = {
         zero_names={0: "replicate (DDP)", 1: "runs as 2", 2: "fully_shard, reshard_after_forward=False",
                     3: "fully_shard (FULL_SHARD)"},
         zero_aliases={1: 2},
+    ),
+    "nanotron": FrameworkCapabilities(
+        zero_stages=(0, 1), zero_stages_with_pp=(0, 1), interleaved_pp=False,
+        interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=False,
+        replicates_kv_heads=False,
+        zero_names={0: "DDP", 1: "ZeroDistributedOptimizer (ZeRO-1)"},
     ),
 }
 
