@@ -14,7 +14,7 @@ from ..plans import PlanGrid
 from .coverage import GAP_EDGES
 from .metrics import kendall_tau_b, mape, ordered_pairs_by_gap, spearman
 from .predict import predict
-from .runs import CalibrationRun, load_runs
+from .runs import ALLOCATED_MEMORY_SOURCES, CalibrationRun, load_runs
 
 GIB = 2**30
 MIN_GROUP_FOR_RANKING = 4  # plans needed in a group before its ranking is scored
@@ -97,6 +97,8 @@ def _memory_gib(run: CalibrationRun) -> float | None:
         return None
     grid = PlanGrid.from_strategy(run.strategy, run.cluster.num_gpus, run.setup.global_batch)
     mem = memory_per_gpu(run.model, run.cluster, run.setup, grid)
+    if run.source in ALLOCATED_MEMORY_SOURCES:  # the source measured allocated tensors only
+        return float(mem.total[0] - mem.other[0]) / GIB
     return float(mem.total[0]) / GIB
 
 

@@ -284,6 +284,11 @@ def measured_throughput(row: dict, model: ModelSpec, seq_len: int) -> tuple[floa
     return None, "no throughput"
 
 
+# Sources whose peak memory is torch.cuda.max_memory_allocated (tensors only): they are compared
+# with the memory model's tensor peak, total − other (no CUDA context, NCCL buffers, fragmentation).
+ALLOCATED_MEMORY_SOURCES = frozenset({"playbook-sweep"})
+
+
 def _memory_gib(row: dict) -> float | None:
     v = _num(row["measured_peak_mem_gb"])
     if v is None:
