@@ -2,6 +2,9 @@
 
     python benchmarks/fit_calibration.py            # fit, print the constants and the errors
     python benchmarks/fit_calibration.py --write    # ... and regenerate engine/assumptions/calibrated.py
+    python benchmarks/fit_calibration.py --only nanotron --warm --write
+        # refit only nanotron's constants (and EFA, the Playbook's network) on the Playbook sweep;
+        # no other source's prediction depends on them, so the other rows cannot change
 
 Offline dev tool (needs scipy). Deterministic: fixed start point, Powell's method, fixed
 iteration budget. Fits on the runs whose group is not held out (CalibrationRun.holdout) and
@@ -44,11 +47,16 @@ PARAMS = [
     ("infiniband", 0.9, 0.3, 0.98),
     ("efa", 0.36, 0.05, 0.95),
     ("dp_overlap", 0.8, 0.0, 1.0),
-    ("dp_overlap_nanotron", 0.1, 0.0, 1.0),
+    ("dp_overlap_nanotron", 0.1, 0.0, 1.0),  # ZeRO-0
+    ("dp_overlap_nanotron_zero1", 0.1, 0.0, 1.0),
+    ("zero1_gather_nanotron_us", 2.0, 0.0, 20.0),  # per DP rank × parameter tensor
     ("fsdp_overlap", 0.9, 0.0, 1.0),
     ("tp_overlap", 0.6, 0.0, 0.85),
     ("fp8_rowwise_factor", 0.8, 0.4, 1.0),
 ]
+# The constants only the Playbook sweep (nanotron on AWS EFA) depends on.
+NANOTRON_PARAMS = ("host_nanotron_ms", "pp_host_nanotron_ms_per_tp", "efa", "dp_overlap_nanotron",
+                   "dp_overlap_nanotron_zero1", "zero1_gather_nanotron_us")
 # Host dispatch time per layer for Megatron (Transformer Engine fused kernels) and eager PyTorch
 # FSDP/DeepSpeed: not identifiable from the data (their runs are GPU-bound), so assumed: ~15 and
 # ~25 kernel launches per layer forward+backward at ~10-20 µs each.
@@ -56,13 +64,13 @@ HOST_MEGATRON_MS = 0.3
 HOST_FSDP_MS = 0.5
 
 
-def to_values(z: np.ndarray) -> dict[str, float]:
-    return {name: lo + (hi - lo) / (1 + math.exp(-zi)) for (name, _, lo, hi), zi in zip(PARAMS, z)}
+def to_values(z: np.ndarray, params=None) -> dict[str, float]:
+    return {name: lo + (hi - lo) / (1 + math.exp(-zi)) for (name, _, lo, hi), zi in zip(params or PARAMS, z)}
 
 
-def to_z(values: dict[str, float]) -> np.ndarray:
+def to_z(values: dict[str, float], params=None) -> np.ndarray:
     z = []
-    for name, _, lo, hi in PARAMS:
+    for name, _, lo, hi in params or PARAMS:
         f = min(max((values[name] - lo) / (hi - lo), 1e-4), 1 - 1e-4)
         z.append(math.log(f / (1 - f)))
     return np.array(z)
@@ -92,6 +100,8 @@ def assumptions(v: dict[str, float]) -> PerformanceAssumptions:
                             "infiniband": v["infiniband"], "roce": 0.9 * v["infiniband"], "efa": v["efa"]},
         dp_overlap={"megatron": v["dp_overlap"], "fsdp": v["dp_overlap"],
                     "deepspeed": v["dp_overlap"], "nanotron": v["dp_overlap_nanotron"]},
+        dp_overlap_zero1={"nanotron": v["dp_overlap_nanotron_zero1"]},
+        zero1_gather_host_per_rank_tensor={"nanotron": v["zero1_gather_nanotron_us"] * 1e-6},
         fsdp_overlap=v["fsdp_overlap"],
         tp_overlap={**DEFAULT_ASSUMPTIONS.tp_overlap, "megatron": v["tp_overlap"]},
         fp8_rowwise_factor=v["fp8_rowwise_factor"],
@@ -111,6 +121,9 @@ def current_values() -> dict[str, float]:
         "pp_host_nanotron_ms_per_tp": k.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S["nanotron"] * 1e3, "nvlink": k.NVLINK_BANDWIDTH_FRACTION,
         "infiniband": k.INFINIBAND_BANDWIDTH_FRACTION, "efa": k.EFA_BANDWIDTH_FRACTION,
         "dp_overlap": k.DP_OVERLAP_FRACTION["megatron"], "dp_overlap_nanotron": k.DP_OVERLAP_FRACTION["nanotron"],
+        "dp_overlap_nanotron_zero1": getattr(k, "DP_OVERLAP_FRACTION_ZERO1", {}).get(
+            "nanotron", k.DP_OVERLAP_FRACTION["nanotron"]),
+        "zero1_gather_nanotron_us": getattr(k, "ZERO1_GATHER_HOST_S_PER_RANK_TENSOR", {}).get("nanotron", 0.0) * 1e6,
         "fsdp_overlap": k.FSDP_OVERLAP_FRACTION, "tp_overlap": k.TP_OVERLAP_FRACTION,
         "fp8_rowwise_factor": k.FP8_ROWWISE_GEMM_FACTOR,
     }
@@ -122,11 +135,15 @@ def objective_factory(runs):
     weights /= weights.sum()
     measured = np.array([r.measured_tokens_per_gpu for r in runs])
 
-    def objective(z: np.ndarray) -> float:
-        preds = predict(runs, assumptions(to_values(z)))
+    def score(values: dict[str, float]) -> float:
+        preds = predict(runs, assumptions(values))
         pred = np.array([p.tokens_per_gpu for p in preds])
         return float(np.sum(weights * np.abs(np.log(pred / measured))))
 
+    def objective(z: np.ndarray) -> float:
+        return score(to_values(z))
+
+    objective.score = score
     return objective
 
 
@@ -165,6 +182,8 @@ NVLINK_BANDWIDTH_FRACTION = {v['nvlink']}
 INFINIBAND_BANDWIDTH_FRACTION = {v['infiniband']}
 EFA_BANDWIDTH_FRACTION = {v['efa']}
 DP_OVERLAP_FRACTION = {{"megatron": {v['dp_overlap']}, "fsdp": {v['dp_overlap']}, "deepspeed": {v['dp_overlap']}, "nanotron": {v['dp_overlap_nanotron']}}}
+DP_OVERLAP_FRACTION_ZERO1 = {{"nanotron": {v['dp_overlap_nanotron_zero1']}}}  # others: as DP_OVERLAP_FRACTION
+ZERO1_GATHER_HOST_S_PER_RANK_TENSOR = {{"nanotron": {v['zero1_gather_nanotron_us']}e-6}}  # nanotron ZeRO-1 copies
 FSDP_OVERLAP_FRACTION = {v['fsdp_overlap']}
 TP_OVERLAP_FRACTION = {v['tp_overlap']}
 FP8_ROWWISE_GEMM_FACTOR = {v['fp8_rowwise_factor']}  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
@@ -174,12 +193,45 @@ FIT_SCORE = {score:.4f}  # source-weighted mean |log(predicted / measured)| on t
     print(f"wrote {OUT}")
 
 
+def fit_only_nanotron(args) -> int:
+    """Refit the constants only the Playbook sweep depends on; every other constant stays as in
+    calibrated.py, so no other source's predictions move. Written FIT_SCORE: the full objective."""
+    params = [p for p in PARAMS if p[0] in NANOTRON_PARAMS]
+    kept = current_values()
+    runs = used_runs("playbook-sweep")
+    fit = [r for r in runs if not r.holdout]
+    held = [r for r in runs if r.holdout]
+    objective = objective_factory(fit)
+
+    def sub_objective(z: np.ndarray) -> float:
+        return objective.score({**kept, **to_values(z, params)})
+
+    start = {name: (kept[name] if args.warm else x) for name, x, _, _ in params}
+    z0 = to_z(start, params)
+    print(f"fitting {len(params)} nanotron constants on {len(fit)} Playbook runs ({len(held)} held out); "
+          f"start score {sub_objective(z0):.4f}")
+    res = minimize(sub_objective, z0, method="Powell", options={"maxfev": args.maxfev, "xtol": 1e-3, "ftol": 1e-5})
+    values = {**kept, **to_values(res.x, params)}
+    for k in NANOTRON_PARAMS:
+        print(f"   {k:28s} {kept[k]:.4f} -> {values[k]:.4f}")
+    a = assumptions(values)
+    report(fit, a, "fitted Playbook runs")
+    report(held, a, "held-out Playbook runs")
+    if args.write:
+        all_fit = [r for r in used_runs() if not r.holdout]
+        write(values, len(all_fit), objective_factory(all_fit).score(values))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--maxfev", type=int, default=1500)
     ap.add_argument("--warm", action="store_true", help="start from the constants in calibrated.py")
+    ap.add_argument("--only", choices=["nanotron"], help="refit only this framework's constants, the others kept")
     args = ap.parse_args(argv)
+    if args.only:
+        return fit_only_nanotron(args)
     runs = used_runs()
     fit = [r for r in runs if not r.holdout]
     held = [r for r in runs if r.holdout]
