@@ -72,6 +72,10 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
+    g.add_argument("--mean-doc-len", type=positive_int, metavar="N",
+                   help="packed sequences: mean length of the documents packed into one sequence, attended with "
+                        "intra-document masking (varlen flash attention); attention cost by document length "
+                        "(default: one document per sequence)")
     g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"], default="megatron",
                    help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
                         "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
@@ -126,7 +130,8 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
     else:
         global_batch = args.global_batch or 1024
     return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
-                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework)
+                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework,
+                         mean_doc_len=getattr(args, "mean_doc_len", None))
 
 
 def cost_args_from(args: argparse.Namespace) -> dict:

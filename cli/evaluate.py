@@ -41,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
 def setup_line(setup: TrainingSetup) -> str:
     mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
     return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
-            f"tokens), {mode}, {setup.precision}, {setup.framework}")
+            f"tokens), {mode}, {setup.precision}, {setup.framework}" + packed_note(setup.mean_doc_len))
+
+
+def packed_note(mean_doc_len: int | None) -> str:
+    return "" if mean_doc_len is None else f", packed documents of ~{mean_doc_len:,} tokens"
 
 
 def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:

@@ -24,6 +24,8 @@ class SetupSummary(_Result):
     lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
     precision: str
     framework: str
+    mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
+                                                               "(attention by document); None = one per sequence")
 
 
 class FixOption(_Result):

@@ -24,6 +24,10 @@ class TrainingSetup(BaseModel):
     precision: Precision = "bf16"
     framework: Framework = "megatron"
     optimizer: Literal["adamw"] = "adamw"
+    mean_doc_len: int | None = Field(
+        default=None, gt=0, le=16_777_216,
+        description="packed sequences: mean length in tokens of the documents packed into one sequence, attended "
+                    "with intra-document masking (varlen flash attention); None = one document per sequence")
 
     @model_validator(mode="after")
     def _qlora_computes_in_bf16(self) -> "TrainingSetup":
@@ -33,6 +37,20 @@ class TrainingSetup(BaseModel):
             raise ValueError("QLoRA dequantises its 4-bit base to BF16 for every matmul, so it cannot train in "
                              "FP8: use precision bf16 with qlora, or mode lora/full with fp8")
         return self
+
+    @model_validator(mode="after")
+    def _documents_fit_the_sequence(self) -> "TrainingSetup":
+        if self.mean_doc_len is not None and self.mean_doc_len > self.seq_len:
+            raise ValueError(f"mean document length {self.mean_doc_len:,} is longer than the sequence "
+                             f"({self.seq_len:,} tokens): packed documents are at most a sequence long; valid "
+                             f"mean_doc_len: 1-{self.seq_len:,}, or none for one document per sequence")
+        return self
+
+    @property
+    def attention_length(self) -> int:
+        """Keys a query can reach: the sequence, or with packed documents under intra-document masking
+        the mean document length (the attention core's FLOPs and scores scale with it, docs/performance.md)."""
+        return self.seq_len if self.mean_doc_len is None else self.mean_doc_len
 
     @property
     def global_batch_tokens(self) -> int:

@@ -46,6 +46,8 @@ class Scenario(Args):
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
     framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
+    mean_doc_len: int | None = Field(None, description="packed sequences: mean tokens per packed document, attended "
+                                                       "per document (varlen flash attention); null = one per sequence")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -83,7 +85,8 @@ class Scenario(Args):
             raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
         setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
                               mode=self.mode or "full", lora_rank=self.lora_rank or 16,
-                              precision=self.precision or "bf16", framework=self.framework or "megatron")
+                              precision=self.precision or "bf16", framework=self.framework or "megatron",
+                              mean_doc_len=self.mean_doc_len)
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
     def _global_batch(self, seq_len: int) -> int:

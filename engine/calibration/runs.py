@@ -233,6 +233,25 @@ def recompute_for_row(row: dict) -> str:
 BRIDGE_LORA_RANK = 32
 
 
+# Megatron-Bridge's fine-tuning performance rows ("SFT Performance", "LoRA Performance") train on
+# SQuAD packed into sequences (scripts/performance/configs/llama/llama3_llm_finetune.py:
+# `packed_sequence=True`), each sample "Context: {context} Question: {question} Answer:" + the answer
+# (megatron/bridge/data/hf_processors/squad.py), attended per sample (THD / cu_seqlens). Mean sample
+# length, ~180 tokens: SQuAD v1.1 question + context averages 0.46 × 384 = 177 BERT WordPiece tokens
+# ("padding accounts for 54 % of the total input tokens when the max sequence length is 384",
+# openreview.net/forum?id=3nzKUh9a4M); the template and answer add ~8 tokens and Llama 3's 128K-token
+# BPE needs somewhat fewer tokens than WordPiece for English: 170-190, we take 180 (an estimate, not
+# a measurement of the recipe's data).
+BRIDGE_SQUAD_MEAN_DOC_LEN = 180
+
+
+def packed_doc_len_for_row(row: dict) -> int | None:
+    notes = row["notes"].lower()
+    if "bridge" in row["source"].lower() and ("task=lora" in notes or "task=sft" in notes):
+        return BRIDGE_SQUAD_MEAN_DOC_LEN
+    return None
+
+
 def mode_for_row(row: dict) -> str:
     """'lora' for Megatron-Bridge's 'LoRA Performance' rows (a frozen base: no weight gradients,
     no optimizer over the base, measured faster than pre-training); 'full' otherwise (SFT is full)."""
@@ -355,7 +374,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
                       network=network_for_row(row, gpu))
     mode = mode_for_row(row)
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
-                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}))
+                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}),
+                          mean_doc_len=packed_doc_len_for_row(row))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
                         recompute=recompute_for_row(row), sequence_parallel=True)
     src = row["source"].lower()

@@ -209,7 +209,9 @@ class LayerActivations:
 
 def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
                       options: ActivationOptions) -> LayerActivations:
-    seq_kv = np.full(len(grid), float(setup.seq_len))  # keys a query sees (whole sequence, also under CP)
+    # keys a query sees: the whole sequence (also under CP), or its document when packed documents are
+    # attended per document (varlen kernels compute each document's block only)
+    seq_kv = np.full(len(grid), float(setup.attention_length))
     no = np.zeros(len(grid), dtype=bool)
     selective = grid.recompute == RECOMPUTE_SELECTIVE
     full = grid.recompute == RECOMPUTE_FULL

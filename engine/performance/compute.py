@@ -109,7 +109,8 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     # Attention core: causal FLOPs per token, heads split by TP, queries by CP; averaged over the
     # layers, so sliding-window layers (Mistral, Gemma 2/3, gpt-oss) cost their window, not the
     # sequence (FlashAttention/cuDNN skip the blocks outside the window).
-    attn_flops = M * attention_core_flops_per_token(model, setup.seq_len) / model.num_layers / tp
+    # packed documents: each query attends within its document only (varlen kernels skip the rest)
+    attn_flops = M * attention_core_flops_per_token(model, setup.attention_length) / model.num_layers / tp
     attn_fwd = attn_flops / (gpu.bf16_tflops * 1e12 * assume.attention_eff(gpu, setup.framework)) + assume.kernel_fixed_s
 
     # Elementwise work common to every layer: norms, residuals (by SP shard) and rotary (by TP).

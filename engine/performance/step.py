@@ -90,12 +90,12 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
 
     # FLOPs per step, whole cluster.
     tokens = grid.dp * grid.micro_batch * m * setup.seq_len
-    model_flops = model_flops_per_token(model, setup.seq_len, setup) * tokens
+    model_flops = model_flops_per_token(model, setup.attention_length, setup) * tokens
     hw_per_token = np.select(
         [grid.recompute == RECOMPUTE_FULL, grid.recompute == RECOMPUTE_SELECTIVE],
-        [hardware_flops_per_token(model, setup.seq_len, "full", setup),
-         hardware_flops_per_token(model, setup.seq_len, "selective", setup)],
-        hardware_flops_per_token(model, setup.seq_len, "none", setup))
+        [hardware_flops_per_token(model, setup.attention_length, "full", setup),
+         hardware_flops_per_token(model, setup.attention_length, "selective", setup)],
+        hardware_flops_per_token(model, setup.attention_length, "none", setup))
     return TimeArrays(
         compute=m * compute_avg,
         tp_comm=m * tp_avg,

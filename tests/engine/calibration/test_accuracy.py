@@ -89,3 +89,14 @@ def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
     assert len(errors) == 4
     measured_over_predicted = [1 / (1 + e) - 1 for e in errors]  # error = predicted / measured − 1
     assert all(0.105 <= x <= 0.235 for x in measured_over_predicted)
+
+
+def test_nanotron_ranks_the_playbook_groups():
+    """Issue 13: `--framework nanotron` ranks the Ultra-Scale Playbook sweep groups at Spearman
+    >= 0.8 weighted by plans (0.86 today). The top-1 regret aim (<= 5 %) is not met (docs/
+    performance.md: 14 % weighted, from single slow runs the model ranks first); held to today's
+    level plus a margin so it cannot get worse unnoticed."""
+    r = build_report("playbook-sweep", with_memory=False)
+    assert all(row.model.startswith("Ultra-Scale Playbook") for row in r.rows)
+    assert r.weighted_spearman >= 0.8
+    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.18

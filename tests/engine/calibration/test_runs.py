@@ -41,3 +41,22 @@ def test_torchtitan_rowwise_fp8_rows_are_marked_and_tensorwise_are_not():
     rowwise, tensorwise = _run("measured_runs.csv:246"), _run("measured_runs.csv:244")
     assert rowwise.fp8_rowwise and not tensorwise.fp8_rowwise
     assert rowwise.strategy == tensorwise.strategy and rowwise.setup == tensorwise.setup
+
+
+def test_bridge_fine_tuning_rows_are_packed_squad():
+    # Bridge's fine-tuning performance recipes pack SQuAD samples (`packed_sequence=True`,
+    # scripts/performance/configs/llama/llama3_llm_finetune.py); ~180 tokens per sample
+    # (runs.BRIDGE_SQUAD_MEAN_DOC_LEN documents the estimate). Pre-training rows are not packed.
+    for key in ("measured_runs.csv:348", "measured_runs.csv:343"):
+        assert _run(key).setup.mean_doc_len == 180
+    pretraining = [r for r in load_runs() if r.used and r.source == "megatron-bridge" and r.setup.mode == "full"
+                   and "| lora" not in r.group and r.key not in ("measured_runs.csv:343", "measured_runs.csv:345",
+                                                                  "measured_runs.csv:347")]
+    assert pretraining and all(r.setup.mean_doc_len is None for r in pretraining)
+
+
+def test_playbook_rows_plan_as_nanotron():
+    # The Ultra-Scale Playbook sweep ran nanotron (its rows' framework column); since nanotron is a
+    # framework one can plan for, the rows are predicted as nanotron plans with nanotron's profile.
+    runs = [r for r in load_runs() if r.used and r.source == "playbook-sweep"]
+    assert runs and all(r.setup.framework == "nanotron" and r.host_framework == "nanotron" for r in runs)
