@@ -22,7 +22,7 @@ from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework")
+          "lora_rank", "precision", "framework", "mean_doc_len")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
 
@@ -135,6 +135,9 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
             update[name] = str(changes[name]).lower()
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
+    if "mean_doc_len" in changes:  # "none" unpacks: one document per sequence
+        doc = changes["mean_doc_len"]
+        update["mean_doc_len"] = None if doc is None or str(doc).lower() == "none" else _parse_int("mean_doc_len", doc)
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
 
@@ -145,7 +148,7 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
              ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
              ("network", cluster.network.id, new_cluster.network.id)]
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
-              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")]
+              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework", "mean_doc_len")]
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 
 

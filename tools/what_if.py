@@ -20,7 +20,7 @@ from .scenario import Args, Scenario
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
               "sequence_parallel")
 CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens",
-                     "mode", "lora_rank", "precision", "framework")
+                     "mode", "lora_rank", "precision", "framework", "mean_doc_len")
 
 
 class WhatIfArgs(Args):
@@ -96,7 +96,8 @@ def engine_change(before: Scenario, after: Scenario) -> dict:
              "gpus_per_node": (b.cluster.gpus_per_node, a.cluster.gpus_per_node),
              "network": (b.cluster.network.id, a.cluster.network.id)}
     pairs.update({name: (getattr(b.setup, name), getattr(a.setup, name))
-                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")})
+                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework",
+                               "mean_doc_len")})
     return {name: new for name, (old, new) in pairs.items() if old != new}
 
 

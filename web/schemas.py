@@ -47,6 +47,9 @@ class ScenarioRequest(_Body):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                     description="packed sequences: mean document length in tokens, attended per "
+                                                 "document (varlen flash attention); null = one per sequence")
 
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:
@@ -56,7 +59,8 @@ class ScenarioRequest(_Body):
         else:
             global_batch = self.global_batch or 1024
         return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
-                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework)
+                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework,
+                             mean_doc_len=self.mean_doc_len)
 
 
 def batch_tokens(value: int | str) -> float:
