@@ -1,10 +1,10 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.5 %
-on all 820 scored runs, 11.1 % on the held-out groups the fit never saw, 6.7 % on the published
-tables; Spearman 0.84 weighted by plans (0.79 unweighted: the two 256-GPU Playbook groups and a
-4-plan Bridge group sit near 0.4). Megatron-Bridge (release-to-release spread) stays near 25 %.
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.1 %
+on all 820 scored runs, 10.9 % on the held-out groups the fit never saw, 6.7 % on the published
+tables; Spearman 0.86 weighted by plans (0.82 unweighted: the 256-GPU 8B Playbook group, the
+single-node 8B group and a 4-plan Bridge group sit near 0.4-0.5). Megatron-Bridge (release-to-release spread) stays near 25 %.
 Each bound below is the target or, where the target is not met, the current level plus a
 margin, so regressions fail."""
 
