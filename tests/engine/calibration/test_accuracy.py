@@ -1,8 +1,8 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.1 %
-on all 820 scored runs, 10.9 % on the held-out groups the fit never saw, 6.7 % on the published
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.5 %
+on all 820 scored runs, 11.1 % on the held-out groups the fit never saw, 6.7 % on the published
 tables; Spearman 0.86 weighted by plans (0.82 unweighted: the 256-GPU 8B Playbook group, the
 single-node 8B group and a 4-plan Bridge group sit near 0.4-0.5). Megatron-Bridge (release-to-release spread) stays near 25 %.
 Each bound below is the target or, where the target is not met, the current level plus a
@@ -93,10 +93,10 @@ def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
 
 def test_nanotron_ranks_the_playbook_groups():
     """Issue 13: `--framework nanotron` ranks the Ultra-Scale Playbook sweep groups at Spearman
-    >= 0.8 weighted by plans (0.86 today). The top-1 regret aim (<= 5 %) is not met (docs/
-    performance.md: 14 % weighted, from single slow runs the model ranks first); held to today's
-    level plus a margin so it cannot get worse unnoticed."""
+    >= 0.8 weighted by plans (0.86 today). The top-1 regret aim (<= 5 %) is met on 7 of 12 groups,
+    not weighted (docs/performance.md: 8.9 %, mostly one run measured at half its neighbours'
+    speed that the model ranks first); held to today's level plus a margin."""
     r = build_report("playbook-sweep", with_memory=False)
     assert all(row.model.startswith("Ultra-Scale Playbook") for row in r.rows)
     assert r.weighted_spearman >= 0.8
-    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.18
+    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.11
