@@ -47,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     batch.FEWER_MICROBATCHES_THAN_STAGES,
     # options
     frameworks.FRAMEWORK_SUPPORTS_ZERO,
+    frameworks.FRAMEWORK_SUPPORTS_SETUP,
     frameworks.PIPELINE_ZERO_STAGE,
     shapes.SP_DIVIDES_SEQ,
     frameworks.HSDP_DIVIDES_DP,

@@ -40,6 +40,8 @@ class FrameworkCapabilities:
     replicates_kv_heads: bool  # TP may exceed the KV heads
     zero_names: dict[int, str]
     zero_aliases: dict[int, int] = field(default_factory=dict)  # accepted stage -> the stage it runs as
+    fp8: bool = True  # an FP8 training recipe exists
+    adapters: bool = True  # LoRA/QLoRA fine-tuning exists
 
     @property
     def distinct_zero_stages(self) -> tuple[int, ...]:
@@ -74,6 +76,7 @@ CAPABILITIES: dict[str, FrameworkCapabilities] = {
         interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=False,
         replicates_kv_heads=False,
         zero_names={0: "DDP", 1: "ZeroDistributedOptimizer (ZeRO-1)"},
+        fp8=False, adapters=False,  # its config has neither (engine/export/nanotron.py refuses both)
     ),
 }
 
@@ -117,6 +120,25 @@ ZERO_STAGE_ALIAS = Rule(
                   f"{_caps(s).zero_aliases[p.zero_stage]} ({_caps(s).zero_names[_caps(s).zero_aliases[p.zero_stage]]}), "
                   f"and is predicted as such"),
 )
+
+
+def _setup_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    caps = _caps(s)
+    unsupported = ((s.setup.precision == "fp8" and not caps.fp8)
+                   or (s.setup.mode != "full" and not caps.adapters))
+    return np.full(len(g), unsupported)
+
+
+def _setup_message(s: Scenario, p: Plan) -> str:
+    caps, fw = _caps(s), s.setup.framework
+    if s.setup.precision == "fp8" and not caps.fp8:
+        return f"{fw} has no FP8 training recipe; valid precision with {fw}: bf16 (or another framework for fp8)"
+    mode = {"lora": "LoRA", "qlora": "QLoRA"}.get(s.setup.mode, s.setup.mode)
+    return (f"{fw} trains no {mode} adapters; valid mode with {fw}: full "
+            f"(or another framework for {s.setup.mode})")
+
+
+FRAMEWORK_SUPPORTS_SETUP = Rule("framework_supports_setup", "error", "options", _setup_broken, _setup_message)
 
 
 def _pp_zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:

@@ -263,3 +263,23 @@ def test_valid_mask_agrees_with_violations(model, framework):
         errors, _ = validity.violations(model, c, setup, grid.strategy(i))
         assert mask[i] == (not errors), (grid.strategy(i).label(), errors)
     assert mask.any() and not mask.all()
+
+
+def test_nanotron_capabilities():
+    """nanotron (huggingface/nanotron main): ZeRO 0/1 only (any zero_stage > 0 builds the ZeRO-1
+    ZeroDistributedOptimizer), engines 1f1b/afab (no VPP), attention asserts
+    num_key_value_heads % tp == 0 (8 KV heads: TP 16 refused, no replication), no FP8 recipe."""
+    assert not check(framework="nanotron", zero_stage=1)[0]
+    assert "framework_supports_zero" in check(framework="nanotron", zero_stage=2)[0]
+    assert "framework_supports_zero" in check(framework="nanotron", zero_stage=3)[0]
+    assert "framework_supports_vpp" in check(framework="nanotron", pp=4, vpp=2, gb=1024)[0]
+    assert "tp_divides_kv_heads" in check(framework="nanotron", n=128, tp=16)[0]
+    assert "framework_supports_setup" in check(framework="nanotron", precision="fp8")[0]
+    assert "framework_supports_setup" not in check(framework="megatron", precision="fp8")[0]
+
+
+def test_nanotron_trains_no_adapters():
+    setup = TrainingSetup(seq_len=4096, global_batch=1024, framework="nanotron", mode="lora")
+    errors, _ = validity.violations(DENSE, cluster(64), setup, Strategy())
+    assert [e.rule for e in errors] == ["framework_supports_setup"]
+    assert "nanotron trains no LoRA adapters" in errors[0].message
