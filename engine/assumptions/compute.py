@@ -71,7 +71,7 @@ BACKWARD_KERNEL_RATIO = 2.0
 # a micro-batch takes at least layers × this. Eager PyTorch spends 10-50 µs per operator in
 # Python, autograd and the dispatcher; fused kernels (Transformer Engine) and torch.compile
 # cut the operator count. It binds when sharded GEMMs are small (large TP, micro-batch 1).
-# "nanotron" is the Ultra-Scale Playbook's framework, used by the calibration only.
+# "nanotron" is the Ultra-Scale Playbook's framework (calibrated on its sweep; `--framework nanotron`).
 HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
 # Extra host time per layer and micro-batch, per TP rank, when pipeline sends leave the node
 # (calibrated, nanotron only). In the Ultra-Scale Playbook sweep, nanotron runs whose pipeline

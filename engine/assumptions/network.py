@@ -53,7 +53,8 @@ ACHIEVABLE_BANDWIDTH_FRACTION: dict[str, float] = {
 # (Megatron --overlap-grad-reduce, PyTorch DDP/FSDP buckets): everything but the last bucket
 # can overlap, at the rate the overlap window allows (calibrated).
 # By framework: Megatron (--overlap-grad-reduce / --overlap-param-gather), PyTorch FSDP/DDP
-# buckets, DeepSpeed (overlap_comm); "nanotron" is the Playbook's framework (calibration only).
+# buckets, DeepSpeed (overlap_comm); "nanotron" is the Playbook's framework: ZeRO-0 assumed 1 from its source
+# (its DDP hook's async all_reduce_coalesced; benchmarks/fit_calibration.py DP_OVERLAP_NANOTRON_ZERO0).
 DP_OVERLAP_FRACTION: dict[str, float] = calibrated.DP_OVERLAP_FRACTION
 # The same share for ZeRO-1/2, where a framework's sharded path overlaps differently (calibrated;
 # frameworks not listed use DP_OVERLAP_FRACTION). nanotron: under ZeRO-0 its DDP comm hook starts an

@@ -80,7 +80,8 @@ class PerformanceAssumptions:
     def running_as(self, framework: str, software: str) -> "PerformanceAssumptions":
         """These assumptions with `framework`'s software profile (host dispatch, pipeline host cost,
         DP and TP overlap, kernel stack, ZeRO gradient reduction) replaced by `software`'s: how a
-        plan made for `framework` runs under a framework a user cannot plan for (e.g. nanotron)."""
+        plan made for `framework` runs under another framework's software (e.g. a Megatron plan exported
+        to nanotron: engine/export/nanotron.py)."""
         if software == framework:
             return self
         return replace(
