@@ -51,7 +51,8 @@ def _group_table(r: ValidationReport) -> list[str]:
            f"    {'group':<86}{'plans':>6}{'Spearman':>10}{'top-1 regret':>14}  model's first -> measured best"]
     for g in r.groups:
         reg = "   -  " if g.top1_regret is None else f"{100 * g.top1_regret:5.1f}%"
-        out.append(f"    {g.group[:85]:<86}{g.plans:>6}{g.spearman:>10.2f}{reg:>14}  {g.top1_plan} -> {g.best_plan}")
+        first = g.top1_plan or "(none predicted to fit)"
+        out.append(f"    {g.group[:85]:<86}{g.plans:>6}{g.spearman:>10.2f}{reg:>14}  {first} -> {g.best_plan}")
     return out
 
 
