@@ -36,7 +36,8 @@ def test_validate_reports_spearman_and_top1_regret_per_group(capsys):
     assert main(["validate", "--source", "playbook-sweep", "--summary", "--no-memory"]) == 0
     out = capsys.readouterr().out
     assert "top-1 regret weighted by plans" in out
-    lines = [line for line in out.splitlines() if "Ultra-Scale Playbook 8B (Llama-like) | h100-sxm x256" in line]
+    lines = [line for line in out.splitlines()
+             if line.startswith("    ") and "Ultra-Scale Playbook 8B (Llama-like) | h100-sxm x256" in line]
     assert len(lines) == 1 and "%" in lines[0] and "->" in lines[0]
     assert main(["validate", "--source", "playbook-sweep", "--json", "--no-memory"]) == 0
     data = json.loads(capsys.readouterr().out)
