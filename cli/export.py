@@ -152,7 +152,8 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
         cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
     s = top.get("setup")
     setup = (TrainingSetup(seq_len=s["seq_len"], global_batch=s["global_batch"], mode=s["mode"],
-                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"])
+                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
+                           mean_doc_len=s.get("mean_doc_len"))
              if s and not setup_given else setup_from_args(args))
 
     summary = plan["strategy"]
