@@ -16,10 +16,8 @@ Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, 
 
 class ExportArgs(Args):
     scenario: Scenario
-    format: Format = Field(description="deepspeed (JSON), torchtitan (TOML), fsdp (FSDP2 snippet), accelerate (YAML), "
-                                       "megatron (CLI args), megatron-bridge (recipe overrides), nanotron (YAML), "
-                                       "launch (torchrun/srun line)")
-    plan: Plan | None = Field(None, description="null = the recommended plan for the scenario")
+    format: Format
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class ExportConfigResult(Result):
@@ -116,7 +114,6 @@ def best_exportable(fmt: str, resolved, refused_strategy):
 
 
 EXPORT_CONFIG = Tool(
-    "export_config", "Export a plan as a config file for DeepSpeed, torchtitan/FSDP2, Accelerate, Megatron-LM, "
-    "Megatron-Bridge or Nanotron, or a launch line. The file is attached to the answer automatically; the result "
-    "says what it configures, or why the framework cannot express the plan.",
+    "export_config", "A plan as a framework's config file or launch line, attached to the answer "
+    "automatically; or why the framework cannot express the plan.",
     ExportArgs, ExportConfigResult, export_config, scenario_of=lambda a: a.scenario)

@@ -25,13 +25,13 @@ LAYOUT_KNOBS = ("tp", "pp", "cp", "ep", "zero_stage", "micro_batch", "recompute"
 
 
 class Constraints(Args):
-    """Pin or bound parts of the plan the user has decided; null = the search chooses."""
+    """Pin or bound knobs the user has decided"""
 
     tp: int | None = None
     pp: int | None = None
     cp: int | None = None
     ep: int | None = None
-    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    zero: int | None = None
     micro_batch: int | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     max_tp: int | None = None
@@ -43,8 +43,8 @@ class Constraints(Args):
 
 class RecommendArgs(Args):
     scenario: Scenario
-    top_k: int | None = Field(None, description=f"how many plans to return, 1-{MAX_TOP_K}; null = {DEFAULT_TOP_K}")
-    headroom: float | None = Field(None, description="fraction of GPU memory to keep free, 0-0.5; null = 0.1")
+    top_k: int | None = Field(None, description=f"plans to return, 1-{MAX_TOP_K}; default {DEFAULT_TOP_K}")
+    headroom: float | None = Field(None, description="GPU memory fraction kept free, 0-0.5; default 0.1")
     constraints: Constraints | None = None
 
 
@@ -183,7 +183,6 @@ def recommend_plans(args: RecommendArgs) -> RecommendResult:
 
 
 RECOMMEND_PLANS = Tool(
-    "recommend_plans", "Search every valid parallelism plan (TP, PP, VPP, CP, EP, ZeRO, micro-batch, recompute) "
-    "for a scenario and return the fastest that fit in memory, why the best beats the runner-up, or, when nothing "
-    "fits, what would (more GPUs, recompute, ZeRO-3, LoRA/QLoRA, a larger GPU).",
+    "recommend_plans", "Search every parallelism plan for a scenario: the fastest that fit, why the best beats the "
+    "runner-up, or what would make one fit.",
     RecommendArgs, RecommendResult, recommend_plans, scenario_of=lambda a: a.scenario)
