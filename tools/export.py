@@ -7,9 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..engine.plan_label import plan_label
 from ..engine.export import FORMATS, ExportRefused, export_plan, planning_framework
 from .base import Result, Tool
-from .scenario import Args, Plan, Scenario, plan_label
+from .scenario import Args, Plan, Scenario
 
 Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, megatron-bridge, nanotron, launch
 
@@ -67,7 +68,7 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
                                 hint="call recommend_plans to see what would fit")
         plan = Plan.from_strategy(best.strategy)
     strategy = plan.strategy()
-    label = plan_label(strategy)
+    label = plan_label(strategy, "tools")
     try:
         out = export_plan(args.format, resolved.model, resolved.cluster, resolved.setup, strategy)
     except ExportRefused as refused:
@@ -76,7 +77,7 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
             return ExportConfigResult(format=args.format, plan=label, exported=False, refused_reason=refused.reason,
                                       hint=refused.hint or None)
         out, sub_strategy, framework, slowdown = substitute
-        return ExportConfigResult(format=args.format, plan=plan_label(sub_strategy), exported=True,
+        return ExportConfigResult(format=args.format, plan=plan_label(sub_strategy, "tools"), exported=True,
                                   filename=out.filename, lines=len(out.text.splitlines()), header=out.header,
                                   warnings=list(out.warnings), text=out.text, substituted_for=label,
                                   refused_reason=refused.reason, planned_for=framework, slowdown_percent=slowdown)

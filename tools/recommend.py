@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..engine.plan_label import plan_label
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.results import Evaluation
 from ..engine.explain import explain
@@ -13,7 +14,7 @@ from ..engine.search import RANK_RESOLUTION_S, recommend
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
-from .scenario import Args, Plan, Scenario, plan_label
+from .scenario import Args, Plan, Scenario
 
 DEFAULT_TOP_K = 3
 MAX_TOP_K = 10
@@ -137,11 +138,11 @@ def why_it_wins(best: PlanFigures, runner: PlanFigures) -> WhyItWins:
 def nothing_fits_facts(n: NothingFits) -> NothingFitsFacts:
     over = r(n.lowest_memory_gib - n.usable_gib) if n.lowest_memory_gib is not None else None
     fixes = [FixFacts(change=", ".join(f"{k}={v}" for k, v in o.change.items()), fits=o.fits,
-                      lowest_memory_gib=r(o.lowest_memory_gib), plan=plan_label(o.plan) if o.plan else None)
+                      lowest_memory_gib=r(o.lowest_memory_gib), plan=plan_label(o.plan, "tools") if o.plan else None)
              for o in n.options if o.applicable]
     return NothingFitsFacts(reason=n.reason, capacity_gib=r(n.capacity_gib), usable_gib=r(n.usable_gib),
                             lowest_memory_gib=r(n.lowest_memory_gib), over_capacity_gib=over,
-                            lowest_memory_plan=plan_label(n.lowest_memory_plan) if n.lowest_memory_plan else None,
+                            lowest_memory_plan=plan_label(n.lowest_memory_plan, "tools") if n.lowest_memory_plan else None,
                             min_gpus=n.min_gpus, larger_gpu=n.larger_gpu, fixes=fixes,
                             blocking=[f"[{v.rule}] {v.message}" for v in n.blocking])
 

@@ -17,6 +17,7 @@ from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
 from ..engine.model_spec import ModelSpec
+from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
 
@@ -130,20 +131,4 @@ class Plan(Args):
                    micro_batch=s.micro_batch, recompute=s.recompute, sequence_parallel=s.sequence_parallel)
 
     def label(self) -> str:
-        return plan_label(self.strategy())
-
-
-def plan_label(s) -> str:
-    """'TP=8 PP=2 ZeRO-1 mb=1 recompute=selective' — degrees above 1 only, as people write them."""
-    parts = [f"TP={s.tp}"]
-    for name in ("pp", "vpp", "cp", "ep", "etp"):
-        if getattr(s, name) > 1:
-            parts.append(f"{name.upper()}={getattr(s, name)}")
-    dp = getattr(s, "dp", None)
-    if isinstance(dp, int):
-        parts.append(f"DP={dp}")
-    parts.append(f"ZeRO-{s.zero_stage}")
-    if getattr(s, "hsdp_replicas", 1) > 1:
-        parts.append(f"HSDP={s.hsdp_replicas}")
-    parts += [f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
-    return " ".join(parts)
+        return plan_label(self.strategy(), "tools")

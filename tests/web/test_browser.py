@@ -91,9 +91,9 @@ def api_plan(site: str, **scenario) -> dict:
 
 def label_of(s: dict) -> str:
     from shardwise.engine.results import StrategySummary
-    from shardwise.web.view import plan_label
+    from shardwise.engine.plan_label import plan_label
 
-    return plan_label(StrategySummary(**s))
+    return plan_label(StrategySummary(**s), "page")
 
 
 def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
