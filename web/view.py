@@ -105,6 +105,13 @@ class ResultView:
     def best(self) -> Any:
         return self.rows[0].evaluation if self.rows else None
 
+    @property
+    def plan_json(self) -> str:
+        """The winner in the chat tools' plan names: the page hands it to the chat as the plan on the table."""
+        from ..tools.scenario import Plan
+
+        return Plan.from_strategy(self.best.strategy).model_dump_json(exclude_none=True) if self.rows else ""
+
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, dict):

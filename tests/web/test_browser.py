@@ -230,6 +230,35 @@ def test_chat_streams_an_answer_with_tools_and_configs_and_drives_the_form(brows
     page.close()
 
 
+def test_the_chat_starts_from_the_form_so_why_not_tp8_compares_for_the_forms_scenario(browser, site):
+    """Set the form, ask "why not TP=8?" without retyping the setup: the chat compares TP=8 with the plan the
+    results show, for the form's scenario; its answer's scenario can be loaded back into the form."""
+    import json
+
+    errors: list[str] = []
+    page = new_page(browser, LAPTOP, errors)
+    page.goto(site + "/")
+    submit_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.wait_for_selector("#results [data-plan]")
+    shown = json.loads(page.get_attribute("#results [data-plan]", "data-plan"))
+    ask(page, "why not TP=8?", 0)
+    answer = page.locator("#chat .sw-assistant").last
+    calls = answer.locator(".sw-tools li")
+    names = [calls.nth(i).locator("code").text_content() for i in range(calls.count())]
+    assert "compare_plans" in names, names
+    compared = json.loads(calls.nth(names.index("compare_plans")).get_attribute("title"))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8, "seq_len": 4096, "global_batch": 256}
+    assert {k: compared["scenario"].get(k) for k in form} == form  # the form's scenario, not retyped
+    plans = [compared["plan_a"], compared["plan_b"]]
+    assert any(p["tp"] == 8 for p in plans)
+    assert any(all(p.get(k) == v for k, v in shown.items()) for p in plans)  # against the plan on show
+    assert "TP=8" in answer.locator(".sw-body").inner_text()
+    assert answer.locator("button.sw-apply").count() == 1  # the answer's scenario can be loaded into the form
+    shot(page, "chat-knows-the-form-laptop")
+    assert errors == []
+    page.close()
+
+
 def test_chat_on_a_phone(browser, site):
     page = new_page(browser, PHONE)
     page.goto(site + "/")

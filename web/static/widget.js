@@ -201,6 +201,8 @@
       controller = window.AbortController ? new AbortController() : null;
       var extra = pendingContext ? { scenario: pendingContext } : null;
       pendingContext = null;
+      var context = opts.context ? opts.context() : null;  /* the host page's {scenario, plan}, when it changed */
+      if (context) extra = Object.assign(extra || {}, context);
       streamChat(text, sessionId, extra, function (name, data) {
         if (name === "session") {
           sessionId = data.session_id || sessionId;
@@ -260,7 +262,7 @@
       var target = document.querySelector(ds.target);
       if (!target) return;
       var inst = mount(target, { title: ds.title, mode: target.dataset.mode, maxChars: +target.dataset.maxChars || 0,
-        onScenario: window.ShardwiseChat.onScenario });
+        onScenario: window.ShardwiseChat.onScenario, context: window.ShardwiseChat.context });
       window.ShardwiseChat.instance = inst;
       document.dispatchEvent(new CustomEvent("shardwise:chat-ready", { detail: inst }));
       return;
