@@ -23,13 +23,13 @@ def prompt_tokens(system_prompt: str) -> int:
     return count_tokens(system_prompt) + count_tokens(json.dumps(tool_schemas()))
 
 
-def test_system_prompt_and_tool_schemas_fit_the_budget(tmp_path):
-    service = ChatService(store=_store(tmp_path))
-    assert prompt_tokens(service.system_prompt()) <= BUDGET
+def test_system_prompt_and_tool_schemas_fit_the_budget():
+    # (the agent tests' conftest points the session store at a temporary directory)
+    assert prompt_tokens(ChatService().system_prompt()) <= BUDGET
 
 
-def test_still_within_budget_with_a_scenario_and_a_plan_on_the_table(tmp_path):
-    service = ChatService(store=_store(tmp_path))
+def test_still_within_budget_with_a_scenario_and_a_plan_on_the_table():
+    service = ChatService()
     state = ConversationState(
         scenario=Scenario(model="llama-3.1-70b", gpu="h100-sxm", gpus=128, gpus_per_node=8, network="ib-ndr",
                           seq_len=8192, global_batch_tokens="4M", mode="full", precision="bf16", framework="megatron"),
@@ -38,8 +38,3 @@ def test_still_within_budget_with_a_scenario_and_a_plan_on_the_table(tmp_path):
     assert "llama-3.1-70b" in prompt and "TP=8" in prompt
     assert prompt_tokens(prompt) <= BUDGET
 
-
-def _store(tmp_path):
-    from shardwise.agent.sessions import SessionStore
-
-    return SessionStore(tmp_path / "sessions.sqlite3")
