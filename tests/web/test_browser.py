@@ -96,13 +96,17 @@ def label_of(s: dict) -> str:
     return plan_label(StrategySummary(**s), "page")
 
 
-def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
+def set_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
     page.select_option("#f-model", model)
     page.select_option("#f-gpu", gpu)
     page.fill("#f-gpus", str(gpus))
     page.fill("#f-seq", seq_len)
     page.fill("#f-batch", batch)
     page.select_option("#f-batch-unit", unit)
+
+
+def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
+    set_form(page, model, gpu, gpus, seq_len, batch, unit)
     page.click("button:has-text('Find the best plan')")
 
 
@@ -231,16 +235,15 @@ def test_chat_streams_an_answer_with_tools_and_configs_and_drives_the_form(brows
 
 
 def test_the_chat_starts_from_the_form_so_why_not_tp8_compares_for_the_forms_scenario(browser, site):
-    """Set the form, ask "why not TP=8?" without retyping the setup: the chat compares TP=8 with the plan the
-    results show, for the form's scenario; its answer's scenario can be loaded back into the form."""
+    """Set the form (not submitted), ask "why not TP=8?" without retyping the setup: the page shows the form's
+    recommendation and the chat compares TP=8 with it, for the form's scenario; the answer's scenario can be
+    loaded back into the form."""
     import json
 
     errors: list[str] = []
     page = new_page(browser, LAPTOP, errors)
     page.goto(site + "/")
-    submit_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
-    page.wait_for_selector("#results [data-plan]")
-    shown = json.loads(page.get_attribute("#results [data-plan]", "data-plan"))
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
     ask(page, "why not TP=8?", 0)
     answer = page.locator("#chat .sw-assistant").last
     calls = answer.locator(".sw-tools li")
@@ -251,7 +254,8 @@ def test_the_chat_starts_from_the_form_so_why_not_tp8_compares_for_the_forms_sce
     assert {k: compared["scenario"].get(k) for k in form} == form  # the form's scenario, not retyped
     plans = [compared["plan_a"], compared["plan_b"]]
     assert any(p["tp"] == 8 for p in plans)
-    assert any(all(p.get(k) == v for k, v in shown.items()) for p in plans)  # against the plan on show
+    shown = json.loads(page.get_attribute("#results [data-plan]", "data-plan"))  # the form's recommendation
+    assert any(all(p.get(k) == v for k, v in shown.items()) for p in plans)  # compared with the plan on show
     assert "TP=8" in answer.locator(".sw-body").inner_text()
     assert answer.locator("button.sw-apply").count() == 1  # the answer's scenario can be loaded into the form
     shot(page, "chat-knows-the-form-laptop")

@@ -39,7 +39,7 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok) shownKey = JSON.stringify(formScenario());
+      if (res.ok) { shownKey = JSON.stringify(formScenario()); touched = false; }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
@@ -66,16 +66,21 @@
   }
 
   /* The form -> the chat: each question carries the form's scenario and the plan the results show for it,
-   * when either changed since the chat last heard of them; "why not TP=8?" then needs no retyping. */
-  var shownKey = null, sentKey = null;
+   * when either changed since the chat last heard of them; "why not TP=8?" then needs no retyping. A form the
+   * user changed but did not submit is submitted first, so the plan on the table is the one on show. */
+  var shownKey = null, sentKey = null, touched = false;
   function chatContext() {
     if (!form) return null;
-    var s = formScenario();
-    var plan = JSON.stringify(s) === shownKey ? chatPlanShown() : null;  /* only results of these very values */
-    var both = JSON.stringify([s, plan]);
-    if (both === sentKey) return null;
-    sentKey = both;
-    return plan ? { scenario: s, plan: plan } : { scenario: s };
+    var s = formScenario(), key = JSON.stringify(s);
+    var whole = (s.model || s.params) && s.gpu && s.gpus;
+    var ready = touched && whole && key !== shownKey ? submitForm(null, true) : Promise.resolve();
+    return ready.then(function () {
+      var plan = key === shownKey ? chatPlanShown() : null;  /* only results of these very values */
+      var both = JSON.stringify([s, plan]);
+      if (both === sentKey) return null;
+      sentKey = both;
+      return plan ? { scenario: s, plan: plan } : { scenario: s };
+    });
   }
 
   function chatPlanShown() {
@@ -180,6 +185,8 @@
     form.elements.model.addEventListener("change", toggleModelFields);
     toggleModelFields();
     form.addEventListener("submit", submitForm);
+    form.addEventListener("input", function () { touched = true; });
+    form.addEventListener("change", function () { touched = true; });
     var file = document.getElementById("f-config-file");
     if (file) file.addEventListener("change", function () {
       var f = file.files[0];
