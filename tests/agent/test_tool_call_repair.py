@@ -182,3 +182,23 @@ def test_plain_json_that_is_not_a_call_is_an_answer(api, service):
     api.post("/chat/completions").mock(side_effect=[completion('{"note": "ask me about a model and GPUs"}')])
     done, _ = ask(service, "hello")
     assert done.tool_calls == [] and "ask me about a model" in done.answer
+
+
+def test_a_streamed_tool_call_in_the_text_is_called_and_never_shown(api, tmp_path):
+    """The same through a streaming endpoint: the JSON arrives in fragments and is held back, not shown."""
+    config = AgentConfig(model="qwen2.5:7b", base_url=BASE, api_key="ollama", stream=True, fallback="none",
+                         session_db=tmp_path / "s.sqlite3")
+    service = ChatService(config, model=OpenAIChatModel(config), store=SessionStore(tmp_path / "s.sqlite3"))
+    text = TEXT_CALLS["Hermes/Qwen tags"]
+    pieces = [text[i:i + 7] for i in range(0, len(text), 7)]
+
+    def sse(parts):
+        chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "qwen2.5:7b",
+                   "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in parts]
+        body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+    api.post("/chat/completions").mock(side_effect=[sse(pieces), sse([DONE[:5], DONE[5:]])])
+    done, shown = ask(service, "Llama 3.1 8B on 8 H100s?")
+    assert [(c["name"], c["ok"]) for c in done.tool_calls] == [("recommend_plans", True)]
+    assert shown == DONE and done.answer == DONE
