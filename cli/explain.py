@@ -9,8 +9,9 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.explain import Explanation, compare, explain
 from ..engine.plan_text import parse_plan
 from ..engine.search import recommend
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, plan_line, plan_text, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
-from .render import TERM_LABELS, plan_label, plan_line, plan_text, seconds, signed
 
 RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
 
@@ -61,8 +62,8 @@ def render_explanation(x: Explanation) -> str:
     lines: list[str] = []
     c = x.comparison
     if c is not None:
-        lines += [f"A  {plan_label(c.a.strategy)}", f"   {plan_line(c.a)}",
-                  f"B  {plan_label(c.b.strategy)}", f"   {plan_line(c.b)}", ""]
+        lines += [f"A  {plan_label(c.a.strategy, 'cli')}", f"   {plan_line(c.a)}",
+                  f"B  {plan_label(c.b.strategy, 'cli')}", f"   {plan_line(c.b)}", ""]
         if c.time:
             lines.append(f"  {'time per step':<24}{'A':>12}{'B':>12}{'B − A':>13}")
             lines += [f"  {TERM_LABELS[t.term]:<24}{seconds(t.a):>12}{seconds(t.b):>12}{signed(t.delta, 's'):>13}"
@@ -73,7 +74,7 @@ def render_explanation(x: Explanation) -> str:
         lines.append(_verdict(c))
     else:  # one plan: say which, and what it predicts, before explaining it
         w = x.winner
-        lines += [f"plan  {plan_label(w.strategy)}",
+        lines += [f"plan  {plan_label(w.strategy, 'cli')}",
                   f"      {plan_line(w)}" if w.time is not None else
                   f"      memory {w.memory.total_gib:.1f} of {w.memory.capacity_gib:g} GiB; no step time: INVALID plan"]
     for v in x.winner.violations:

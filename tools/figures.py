@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.plan_label import plan_label
 from ..engine.results import Evaluation, StrategySummary
-from .scenario import ResolvedScenario, Scenario, plan_label
+from .scenario import ResolvedScenario, Scenario
 
 MEMORY_TERMS = {"weights": "weights_gib", "gradients": "gradients_gib", "optimizer states": "optimizer_gib",
                 "activations": "activations_gib", "other (CUDA context, NCCL, fragmentation)": "other_gib"}
@@ -56,7 +57,7 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         (Term(name=name, value=r(getattr(m, attr)), percent=r(100 * getattr(m, attr) / m.total_gib if m.total_gib else 0, 1))
          for name, attr in MEMORY_TERMS.items()), key=lambda t: -t.value)
     figures = dict(
-        label=plan_label(e.strategy), strategy=e.strategy, valid=e.valid,
+        label=plan_label(e.strategy, "tools"), strategy=e.strategy, valid=e.valid,
         violations=[f"[{v.rule}] {v.message}" for v in e.violations],
         warnings=[f"[{w.rule}] {w.message}" for w in e.warnings],
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),

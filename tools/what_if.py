@@ -24,8 +24,8 @@ CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "glob
 
 
 class WhatIfArgs(Args):
-    scenario: Scenario = Field(description="the current scenario")
-    change: Scenario = Field(description="only the fields that change (e.g. {\"gpu\": \"h200\"}); the rest null")
+    scenario: Scenario = Field(description="the current one")
+    change: Scenario = Field(description="only the fields that change, e.g. {\"gpu\": \"h200\"}")
 
 
 class Change(BaseModel):
@@ -137,7 +137,6 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
 
 
 WHAT_IF = Tool(
-    "what_if", "Re-run the recommendation with some inputs changed (GPU type or count, nodes, network, sequence "
-    "length, global batch, LoRA/QLoRA/full, precision, framework, model) and report what changed in the best plan, "
-    "its throughput, step time and memory, and the named reasons.", WhatIfArgs, WhatIfResult, what_if,
+    "what_if", "The recommendation before and after changing scenario fields (GPU, count, network, sequence, "
+    "batch, mode, precision, framework, model): what moved, and why.", WhatIfArgs, WhatIfResult, what_if,
     scenario_of=after_scenario)

@@ -146,6 +146,9 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    plan: dict[str, Any] | None = Field(
+        default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
+                                  "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
 
 
 class ErrorResponse(_Body):
