@@ -17,6 +17,7 @@ Keys are checked against megatron-core 0.16's TransformerConfig / DistributedDat
 from __future__ import annotations
 
 from . import launch, megatron
+from ..recompute_modules import selective_modules
 from .common import result
 from .plan import ExportPlan
 from .result import ExportRefused, ExportResult
@@ -91,7 +92,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
                   ("model.recompute_num_layers", "1")]
     elif s.recompute == "selective":
         pairs += [("model.recompute_granularity", "selective"), ("model.recompute_method", "null"),
-                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[core_attn]")]
+                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ", ".join(selective_modules(plan.model, plan.setup)) + "]")]
     else:
         pairs += [("model.recompute_granularity", "null"), ("model.recompute_method", "null"),
                   ("model.recompute_num_layers", "null")]
