@@ -98,3 +98,25 @@ def test_deepseek_v3_published_throughput_within_15_percent():
     setup = TrainingSetup(seq_len=4096, global_batch=15360, precision="fp8", moe_dispatcher="deepep")
     e = evaluate(V3, build_cluster("h800", 2048), setup, Strategy(tp=1, pp=16, ep=64, zero_stage=1))
     assert abs(e.throughput.tokens_per_s_per_gpu / measured - 1) < 0.15
+
+
+def test_zero2_bucket_holds_no_experts_when_expert_dp_is_one():
+    """Megatron ZeRO-2 (Megatron-FSDP optim_grads) reduce-scatters each layer's fp32 main gradients
+    through a bucket; routed experts shard over expert-DP = TP·CP·DP/(EP·ETP), here 8·1·4/32 = 1, so
+    they are never reduce-scattered and need no bucket. DeepSeek-V3 on 256 H800, TP8 PP8 EP32:
+    the largest bucket is then a dense layer's non-expert parameters, by hand:
+      replicated: q_a 7168·1536 + kv_a 7168·576 + norms 1536 + 512 + 2·7168
+      split by TP 8: q_b 1536·128·192 + kv_b 512·128·256 + o 128·128·7168 + dense MLP 3·7168·18432
+    times 4 bytes (fp32) — far below one MoE layer's 8 local experts (8·3·7168·2048 = 352 M params).
+    And ZeRO-2 then never needs more memory than ZeRO-1 (the issue's DeepSeek-V3 report)."""
+    from shardwise.engine.evaluate import evaluate
+    from shardwise.engine.inputs import build_cluster
+
+    replicated = 7168 * 1536 + 7168 * 576 + 1536 + 512 + 2 * 7168
+    split = 1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168 + 3 * 7168 * 18432
+    dense_bucket = 4 * (replicated + split / 8)
+    cluster = build_cluster("h800", 256)
+    setup = TrainingSetup(seq_len=4096, global_batch=1024)
+    z1, z2 = (evaluate(V3, cluster, setup, Strategy(tp=8, pp=8, ep=32, zero_stage=z)).memory for z in (1, 2))
+    assert z2.details_gib["gradients.unsharded_buffers"] * 2**30 <= dense_bucket * 1.001
+    assert z2.total_gib <= z1.total_gib
