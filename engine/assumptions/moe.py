@@ -41,3 +41,17 @@ DEFAULT_SMS = 132
 # (report sec. 2.1.2; no per-rank maximum is published). Raise it to size for dropless routing
 # under imbalance: the expert activations scale with it.
 MOE_ROUTING_IMBALANCE_HEADROOM = 1.0
+
+# --- DeepEP communication buffers (deep_ep/buffers/legacy.py, csrc/legacy/config.hpp) ----------
+# Megatron-Core allocates one DeepEP Buffer per EP group, sized by DeepEP's own hints for the
+# dispatch and combine configs (the larger of the two), for hidden_bytes = hidden · max(2, element
+# size). Per-EP-size configs (Buffer.get_dispatch_config / get_combine_config): NVLink and RDMA
+# receive-buffer tokens per channel; channels = num_sms / 2.
+DEEPEP_NVL_PEERS = 8  # LEGACY_NUM_MAX_NVL_PEERS: GPUs of one node the NVLink buffers address
+DEEPEP_NVL_RECV_TOKENS: dict[int, int] = {2: 256, 4: 256, 8: 256, 16: 288, 24: 288, 32: 288, 48: 288, 64: 288,
+                                          96: 480, 128: 560, 144: 720, 160: 720}
+DEEPEP_RDMA_RECV_TOKENS = 128  # every config above: 128 (aligned to its send chunk)
+DEEPEP_MAX_TOPK = 128  # kNumMaxTopK: top-k slots reserved per token
+DEEPEP_MAX_SCALES = 128  # kNumMaxScales: FP8 scale slots per token
+DEEPEP_SOURCE_META_BYTES = 8  # sizeof(SourceMeta): two ints
+DEEPEP_TOPK_IDX_BYTES = 8  # topk_idx_t as int64 (Megatron passes int64 indices)

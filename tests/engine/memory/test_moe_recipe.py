@@ -120,3 +120,18 @@ def test_zero2_bucket_holds_no_experts_when_expert_dp_is_one():
     z1, z2 = (evaluate(V3, cluster, setup, Strategy(tp=8, pp=8, ep=32, zero_stage=z)).memory for z in (1, 2))
     assert z2.details_gib["gradients.unsharded_buffers"] * 2**30 <= dense_bucket * 1.001
     assert z2.total_gib <= z1.total_gib
+
+
+def test_deepep_buffers_by_deepeps_own_size_hints():
+    """DeepEP Config.get_nvl_buffer_size_hint / get_rdma_buffer_size_hint (csrc/legacy/config.hpp),
+    EP = 64 (config: 288 NVLink / 128 RDMA receive tokens), 20 SMs → 10 channels, 8 NVLink ranks,
+    8 RDMA ranks, hidden bytes 2·7168 = 14,336; a token slot holds 14,336 + 8 (source meta)
+    + 128·8 (top-k indices) + 128·4 (weights) + 128·4 (scales) = 16,392 bytes.
+      NVLink: 10·8·((2·8 + 3)·4 + 288·16,392)           = 377,677,760
+      RDMA:   10·8·((8·2 + 2)·2·4 + 128·2·(16,392 + 16)) = 336,047,360
+    EP = 8 (one node) has no RDMA buffer: 10·8·((2 + 3)·4 + 256·16,392) = 335,709,760."""
+    from shardwise.engine.memory.ep_buffers import deepep_buffer_bytes
+
+    assert deepep_buffer_bytes(H, np.array([64]))[0] == 377_677_760 + 336_047_360
+    assert deepep_buffer_bytes(H, np.array([8]))[0] == 335_709_760
+    assert deepep_buffer_bytes(H, np.array([1]))[0] == 0
