@@ -210,6 +210,17 @@ def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
     return (router + experts) / sp + shared
 
 
+def recipe_rebuilt_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> tuple[np.ndarray, np.ndarray]:
+    """(attention, MoE) tensors Megatron's MoE recipe rebuilds inside one layer's backward: the MLA
+    up-projected q, k, v (mla_up_proj; 0 without MLA) and the experts' activation output, top_k·ffn
+    per token (moe_act; 0 without MoE)."""
+    w = attention_widths(model)
+    attention = np.full(len(grid), 0.0) if model.mla is None else ACT * (w.q + w.k + w.v) / grid.tp
+    moe = 0.0 if model.moe is None else (ACT * model.moe.top_k * MOE_ROUTING_IMBALANCE_HEADROOM
+                                         * model.moe.expert_ffn_hidden_size / sp_divisor(grid))
+    return attention, np.broadcast_to(moe, (len(grid),)).astype(float)
+
+
 def torchtitan_sac_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
     """torchtitan per-op SAC on a Llama block: block input, outputs of mm #1, #3, #5, #7 (wq, wv, w1,
     w2 — "every second mm" is recomputed) and of SDPA (output + log-sum-exp)."""
@@ -260,10 +271,14 @@ def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
     moe = moe_bytes_per_token(model, setup, grid) if model.moe else np.zeros(len(grid))
     moe_kept_mlp = moe_bytes_per_token(model, setup, grid, recipe) if model.moe else np.zeros(len(grid))
 
-    dense_all = base + attn_all + dense_mlp
-    moe_all = base + attn_all + moe
     dense_kept = base_kept + attn_kept + dense_mlp
     moe_kept = base_kept + attn_kept + moe_kept_mlp
+    # Megatron's fine-grained recompute rebuilds its pieces one at a time, each freed after use: in
+    # the attention backward q, k, v (mla_up_proj), in the MoE backward the experts' activation
+    # (moe_act). The layer's "all" under the recipe is what it keeps plus the larger of the two.
+    rebuilt = recipe_rebuilt_bytes_per_token(model, grid)
+    dense_all = np.where(recipe, dense_kept + rebuilt[0], base + attn_all + dense_mlp)
+    moe_all = np.where(recipe, moe_kept + np.maximum(rebuilt[0], rebuilt[1]), base + attn_all + moe)
     if _uses_torchtitan_sac(model, setup):
         dense_kept = np.where(selective, torchtitan_sac_bytes_per_token(model, grid), dense_kept)
     layer_input = layer_input_bytes_per_token(model, grid)
