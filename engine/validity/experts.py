@@ -111,8 +111,8 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
     else:
         pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent); if you run "
                    "DeepEP, pass --moe-dispatcher deepep, which sends far less across nodes")
-    overlap = (" and overlapped with the other micro-batch where Megatron-Core allows it (VPP > 1 with PP)"
-               if s.setup.moe_a2a_overlap else ", not overlapped (--moe-a2a-overlap to model "
+    overlap = ("; overlapped with the other micro-batch where Megatron-Core allows it (VPP > 1 with PP)"
+               if s.setup.moe_a2a_overlap else "; not overlapped (pass --moe-a2a-overlap if you run "
                                                "--overlap-moe-expert-parallel-comm)")
     if p.ep * p.etp > s.cluster.gpus_per_node:
         return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (the four H100 calibration runs "
