@@ -111,8 +111,9 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
                    f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}"
-                   + (f", {setup.moe_dispatcher} dispatcher" + (" with EP all-to-all overlap" if setup.moe_a2a_overlap else "")
-                      if model.moe is not None else ""))
+                   + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
+                      else "")
+                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
