@@ -1,7 +1,7 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
