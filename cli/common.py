@@ -106,7 +106,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
                    help="sequences per micro-batch per data-parallel rank (default 1)")
     g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
-                   help="activation recompute (default selective: attention core only)")
+                   help="activation recompute (default selective: attention core only; for MoE/MLA models under "
+                        "megatron, Megatron-Core's MoE set core_attn, layernorm, mla_up_proj, moe_act)")
     g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism (on by default when TP > 1)")
 
 
