@@ -80,6 +80,8 @@ def render_explanation(x: Explanation) -> str:
     for v in x.winner.violations:
         lines.append(f"  [{v.rule}] {v.message}")
     lines += ["", _binding(x)]
+    if x.expert_parallel is not None:
+        lines += ["", *_expert_parallel(x.expert_parallel)]
     if x.counterfactuals:
         lines += ["", "one-knob changes to the winner:"]
         for cf in x.counterfactuals:
@@ -93,6 +95,26 @@ def render_explanation(x: Explanation) -> str:
                 detail = f"memory {cf.memory_total_gib:.1f} GiB"
             lines.append(f"  {change:<32}{cf.outcome:<14}{detail}")
     return "\n".join(lines)
+
+
+def _expert_parallel(e) -> list[str]:
+    where = "across nodes" if e.crosses_nodes else "inside one node"
+    how = f"{e.dispatcher} dispatcher" + (", EP A2A overlap" if e.a2a_overlap else "")
+    comm = f", EP communication {seconds(e.ep_comm_s)} per step" if e.ep_comm_s is not None else ""
+    lines = [f"expert parallelism: EP={e.ep} {where} ({how}){comm}"]
+    for a in e.alternatives:
+        side = "across nodes" if a.crosses_nodes else "inside one node"
+        if a.outcome == "invalid":
+            why = "invalid here (" + ", ".join(a.rules) + ")"
+        elif a.outcome == "does_not_fit":
+            why = f"does not fit ({a.memory_total_gib:.1f} GiB)"
+        else:
+            why = (f"{a.outcome}: step {signed(a.step_delta_s, 's')} (EP communication {signed(a.ep_comm_delta_s, 's')}), "
+                   f"memory {signed(a.memory_delta_gib, 'GiB')}")
+        lines.append(f"  EP={a.ep} {side}: {why}")
+    if not e.alternatives:
+        lines.append("  no EP on the other side of the node boundary to compare (experts or GPUs too few)")
+    return lines
 
 
 def _verdict(c) -> str:

@@ -20,6 +20,7 @@ from ..engine.plan_label import plan_label
 from ..present import TERM_LABELS, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
+from .evaluate import moe_dispatch_words
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -120,7 +121,7 @@ def _header(r: Recommendation) -> list[str]:
         + (" [approximate shape]" if m.approximate else ""),
         f"cluster  {c.num_gpus:,} x {c.gpu} ({c.gpu_memory_gib:g} GiB), {c.gpus_per_node} per node, {c.network}",
         f"setup    seq {s.seq_len:,}, global batch {s.global_batch:,} ({s.global_batch_tokens:,} tokens), "
-        f"{s.mode}, {s.precision}, {s.framework}",
+        f"{s.mode}, {s.precision}, {s.framework}{moe_dispatch_words(s)}",
         f"searched {r.searched:,} plans: {r.valid:,} valid, {r.fitting:,} fit in {usable:.1f} GiB "
         f"({c.gpu_memory_gib:g} GiB − {r.headroom:.0%} headroom)",
     ]

@@ -97,6 +97,8 @@ class ScenarioFacts(BaseModel):
     mode: str
     precision: str
     framework: str
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
+    moe_a2a_overlap: bool = False
 
 
 def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
@@ -109,13 +111,17 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
     description = (f"{model.name} ({params_b:.2f} B params{', approximate shape' if model.approximate else ''}) on "
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
-                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}")
+                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}"
+                   + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
+                      else "")
+                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
-                         mode=setup.mode, precision=setup.precision, framework=setup.framework)
+                         mode=setup.mode, precision=setup.precision, framework=setup.framework,
+                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
 
 
 class Difference(BaseModel):

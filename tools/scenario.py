@@ -47,6 +47,9 @@ class Scenario(Args):
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
     framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+    moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
+        None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
+    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -84,7 +87,9 @@ class Scenario(Args):
             raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
         setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
                               mode=self.mode or "full", lora_rank=self.lora_rank or 16,
-                              precision=self.precision or "bf16", framework=self.framework or "megatron")
+                              precision=self.precision or "bf16", framework=self.framework or "megatron",
+                              moe_dispatcher=self.moe_dispatcher or "alltoall",
+                              moe_a2a_overlap=bool(self.moe_a2a_overlap))
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
     def _global_batch(self, seq_len: int) -> int:

@@ -20,7 +20,7 @@ from .scenario import Args, Scenario
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
               "sequence_parallel")
 CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens",
-                     "mode", "lora_rank", "precision", "framework")
+                     "mode", "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap")
 
 
 class WhatIfArgs(Args):
@@ -96,7 +96,8 @@ def engine_change(before: Scenario, after: Scenario) -> dict:
              "gpus_per_node": (b.cluster.gpus_per_node, a.cluster.gpus_per_node),
              "network": (b.cluster.network.id, a.cluster.network.id)}
     pairs.update({name: (getattr(b.setup, name), getattr(a.setup, name))
-                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")})
+                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework",
+                               "moe_dispatcher", "moe_a2a_overlap")})
     return {name: new for name, (old, new) in pairs.items() if old != new}
 
 
@@ -117,7 +118,7 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     before_facts, after_facts = before.scenario, after.scenario
     changed = [Change(field=k, before=getattr(before_facts, k), after=getattr(after_facts, k))
                for k in ("model", "gpu", "gpus", "gpus_per_node", "nodes", "network", "seq_len", "global_batch",
-                         "global_batch_tokens", "mode", "precision", "framework")
+                         "global_batch_tokens", "mode", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap")
                if getattr(before_facts, k) != getattr(after_facts, k)]
     b, a = before.best, after.best
     plan_changes = []
