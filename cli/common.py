@@ -12,7 +12,7 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import build_cluster, global_batch_from_tokens, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
-from ..engine.training import TrainingSetup
+from ..engine.training import MOE_DISPATCHERS, TrainingSetup
 
 
 def _whole_number(text: str) -> int | None:
@@ -80,6 +80,12 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                    help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
                         "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
                         "(default megatron)")
+    g.add_argument("--moe-dispatcher", choices=list(MOE_DISPATCHERS), default="alltoall",
+                   help="MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall (default), "
+                        "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
+    g.add_argument("--moe-a2a-overlap", action="store_true",
+                   help="hide the expert all-to-all behind the other micro-batch (Megatron-Core "
+                        "--overlap-moe-expert-parallel-comm; needs EP > 1, not allgather, no full recompute, VPP > 1 with PP)")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
@@ -106,7 +112,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
                    help="sequences per micro-batch per data-parallel rank (default 1)")
     g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
-                   help="activation recompute (default selective: attention core only)")
+                   help="activation recompute (default selective: attention core only; for MoE/MLA models under "
+                        "megatron, Megatron-Core's MoE set core_attn, layernorm, mla_up_proj, moe_act)")
     g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism (on by default when TP > 1)")
 
 
@@ -131,6 +138,8 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
         global_batch = args.global_batch or 1024
     return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
                          lora_rank=args.lora_rank, precision=args.precision, framework=args.framework,
+                         moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
+                         moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),
                          mean_doc_len=getattr(args, "mean_doc_len", None))
 
 

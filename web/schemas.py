@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
-from ..engine.training import Framework, Mode, Precision, TrainingSetup
+from ..engine.training import Framework, Mode, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -47,6 +47,9 @@ class ScenarioRequest(_Body):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
+                                                              "(Megatron-Core --overlap-moe-expert-parallel-comm)")
     mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                      description="packed sequences: mean document length in tokens, attended per "
                                                  "document (varlen flash attention); null = one per sequence")
@@ -60,6 +63,7 @@ class ScenarioRequest(_Body):
             global_batch = self.global_batch or 1024
         return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
                              lora_rank=self.lora_rank, precision=self.precision, framework=self.framework,
+                             moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
                              mean_doc_len=self.mean_doc_len)
 
 
@@ -150,6 +154,9 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    plan: dict[str, Any] | None = Field(
+        default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
+                                  "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
 
 
 class ErrorResponse(_Body):
