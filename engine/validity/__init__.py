@@ -22,6 +22,7 @@ from .rule import STAGES, Plan, Rule, Scenario, Stage
 # Order matters only for the search's `excluded` counts: a plan is counted under the first
 # rule it breaks, most fundamental first.
 RULES: tuple[Rule, ...] = (
+    frameworks.FRAMEWORK_SUPPORTS_SETUP,  # the setup itself (precision, mode, attention), before any plan knob
     # layout
     experts.EXPERT_PARALLEL_REQUIRES_MOE,
     mesh.TP_CP_PP_DIVIDES_GPUS,
@@ -37,6 +38,7 @@ RULES: tuple[Rule, ...] = (
     experts.ETP_DIVIDES_EXPERT_FFN,
     experts.EXPERT_MESH_DIVIDES_GPUS,
     frameworks.FRAMEWORK_SUPPORTS_ETP,
+    frameworks.FRAMEWORK_SUPPORTS_EP,
     mesh.UNEVEN_PIPELINE_SPLIT,
     mesh.TP_CROSSES_NODE,
     mesh.GPUS_NOT_MULTIPLE_OF_NODE,
@@ -47,7 +49,6 @@ RULES: tuple[Rule, ...] = (
     batch.FEWER_MICROBATCHES_THAN_STAGES,
     # options
     frameworks.FRAMEWORK_SUPPORTS_ZERO,
-    frameworks.FRAMEWORK_SUPPORTS_SETUP,
     frameworks.PIPELINE_ZERO_STAGE,
     shapes.SP_DIVIDES_SEQ,
     frameworks.HSDP_DIVIDES_DP,

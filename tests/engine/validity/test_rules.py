@@ -287,3 +287,17 @@ def test_nanotron_trains_no_adapters():
     errors, _ = validity.violations(DENSE, cluster(64), setup, Strategy())
     assert [e.rule for e in errors] == ["framework_supports_setup"]
     assert "nanotron trains no LoRA adapters" in errors[0].message
+
+
+def test_nanotron_runs_no_expert_parallelism_or_mla():
+    """nanotron's ParallelContext asserts TP·CP·DP·PP = world size (EP must be 1), and its models
+    have no multi-head latent attention (as engine/export/nanotron.py refuses)."""
+    errors, _ = check(model=MOE, framework="nanotron", ep=8)
+    assert "framework_supports_ep" in errors and "valid EP: 1" in errors["framework_supports_ep"]
+    assert "framework_supports_ep" not in check(model=MOE, framework="nanotron", ep=1)[0]
+    assert "framework_supports_ep" not in check(model=MOE, framework="megatron", ep=8)[0]
+    from shardwise.engine.model_catalog import get_model
+    mla_model = get_model("deepseek-v2-lite")
+    assert mla_model.mla is not None
+    errors, _ = check(model=mla_model, n=16, framework="nanotron")
+    assert "framework_supports_setup" in errors and "multi-head latent attention" in errors["framework_supports_setup"]
