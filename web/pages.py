@@ -32,7 +32,7 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": ""}
+                "framework": "megatron", "config_json": "", "params": "", "mean_doc_len": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -76,6 +76,8 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             body["global_batch_tokens"] = f["batch"]
         else:
             body["global_batch"] = _whole(f["batch"], "global batch")
+    if f.get("mean_doc_len"):
+        body["mean_doc_len"] = _whole(f["mean_doc_len"], "mean document length")
     return RecommendRequest(**body)
 
 

@@ -129,3 +129,14 @@ def test_nothing_fits_says_what_would(scripted_chat):
     assert r.status_code == 200
     assert "Nothing fits" in r.text and "What would fit" in r.text
     assert 'class="fix-fits"><th scope="row">' in r.text and " GPUs</th><td>fits</td>" in r.text
+
+
+def test_form_carries_nanotron_and_packed_documents():
+    from shardwise.web.pages import form_to_request
+
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "framework": "nanotron", "mean_doc_len": "512"}
+    req = form_to_request(form)
+    assert req.framework == "nanotron" and req.mean_doc_len == 512
+    assert form_to_request({**form, "mean_doc_len": ""}).mean_doc_len is None
+    with pytest.raises(ShardwiseInputError, match="mean document length must be a whole number"):
+        form_to_request({**form, "mean_doc_len": "short"})
