@@ -47,6 +47,10 @@ class AgentConfig(BaseModel):
     request_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one HTTP request")
     connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
     max_retries: int = Field(default=2, ge=0, le=10, description="on 429, 5xx, timeouts and dropped connections")
+    # 16 requests in flight at ~2 s each is ~480 requests a minute: under the 500 RPM of OpenAI's
+    # first usage tier; a local vLLM batches that many at once. Per server process.
+    llm_max_concurrency: int = Field(default=16, ge=1, le=10_000,
+                                     description="LLM requests open at once per process; the rest wait their turn")
     deadline_s: float = Field(default=180.0, gt=0, le=3600, description="wall clock for one answer, tools included")
     max_tool_rounds: int = Field(default=8, ge=1, le=50, description="model turns that may call tools")
     history_token_budget: int = Field(default=6000, ge=500, le=1_000_000, description="tokens of past conversation sent")
@@ -63,7 +67,8 @@ class AgentConfig(BaseModel):
 
 
 ENV_VARS = {"SHARDWISE_MODEL": "model", "OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key",
-            "SHARDWISE_SESSION_DB": "session_db", "SHARDWISE_LLM_FALLBACK": "fallback"}
+            "SHARDWISE_SESSION_DB": "session_db", "SHARDWISE_LLM_FALLBACK": "fallback",
+            "SHARDWISE_LLM_MAX_CONCURRENCY": "llm_max_concurrency"}
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
