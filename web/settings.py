@@ -25,6 +25,17 @@ DEFAULT_CHAT_DEADLINE_S = 120.0
 DEFAULT_MAX_MESSAGE_CHARS = 8_000
 # Searches for the page and /api/recommend: never more than this many plans in one response.
 MAX_TOP_K = 50
+# Threads for engine work (searches, tool calls, the offline planner): one per core, since the work
+# is CPU-bound; more threads would only take turns on the same cores.
+DEFAULT_WORK_THREADS = max(1, os.cpu_count() or 1)
+# Engine jobs that may wait for a thread. A warm recommend search takes ~50 ms (the first ~300 ms),
+# so 64 queued jobs drain in a few seconds on 2 cores; a request beyond that gets 503 + Retry-After.
+DEFAULT_WORK_QUEUE = 64
+# ...and a new request whose job would not start within this long gets 503 + Retry-After too.
+DEFAULT_WORK_MAX_WAIT_S = 15.0
+# Answers streaming at once per worker process. An LLM-backed answer waiting on the network holds a
+# coroutine and a socket, not a thread; the limit only bounds memory and file descriptors.
+DEFAULT_MAX_CHAT_STREAMS = 512
 
 
 def default_session_db() -> Path:
@@ -43,6 +54,10 @@ class Settings:
     chat_deadline_s: float = DEFAULT_CHAT_DEADLINE_S
     llm_timeout_s: float | None = None  # one LLM HTTP call; None keeps the agent's configured timeout
     max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS
+    work_threads: int = DEFAULT_WORK_THREADS
+    work_queue: int = DEFAULT_WORK_QUEUE
+    work_max_wait_s: float = DEFAULT_WORK_MAX_WAIT_S
+    max_chat_streams: int = DEFAULT_MAX_CHAT_STREAMS
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -50,8 +65,11 @@ class Settings:
         env = dict(os.environ if env is None else env)
         kwargs: dict = {}
         ints = {"SHARDWISE_MAX_BODY_BYTES": "max_body_bytes", "SHARDWISE_RATE_LIMIT_PER_MINUTE": "rate_limit_per_minute",
-                "SHARDWISE_RATE_LIMIT_BURST": "rate_limit_burst", "SHARDWISE_MAX_MESSAGE_CHARS": "max_message_chars"}
-        floats = {"SHARDWISE_CHAT_DEADLINE_S": "chat_deadline_s", "SHARDWISE_LLM_TIMEOUT_S": "llm_timeout_s"}
+                "SHARDWISE_RATE_LIMIT_BURST": "rate_limit_burst", "SHARDWISE_MAX_MESSAGE_CHARS": "max_message_chars",
+                "SHARDWISE_WORK_THREADS": "work_threads", "SHARDWISE_WORK_QUEUE": "work_queue",
+                "SHARDWISE_MAX_CHAT_STREAMS": "max_chat_streams"}
+        floats = {"SHARDWISE_CHAT_DEADLINE_S": "chat_deadline_s", "SHARDWISE_LLM_TIMEOUT_S": "llm_timeout_s",
+                  "SHARDWISE_WORK_MAX_WAIT_S": "work_max_wait_s"}
         for var, name in {**ints, **floats}.items():
             if env.get(var, "").strip():
                 kwargs[name] = _number(env[var], var, int if var in ints else float)

@@ -61,6 +61,13 @@ class WorkPool:
             self.refused += 1
         return PoolBusy(why, self.retry_after_s())
 
+    def check_admission(self) -> None:
+        """PoolBusy if a new job would be refused now (queue full, or its wait past `max_wait_s`)."""
+        if self.queued >= self.max_queue:
+            raise self._busy(f"{self.queued} engine jobs are already waiting (the limit is {self.max_queue})")
+        if self.retry_after_s() > self.max_wait_s:
+            raise self._busy(f"the engine's backlog would take about {self.retry_after_s()} s")
+
     async def run(self, fn: Callable[..., T], *args: Any, admit: bool = True, wait_s: float | None = None) -> T:
         """`fn(*args)` on a pool thread. `admit`: refuse at once when the queue is full. `wait_s`: the
         longest wait for a thread (default `max_wait_s`); past it, PoolBusy."""
@@ -70,7 +77,7 @@ class WorkPool:
             if not full:
                 self.queued += 1
         if full:
-            raise self._busy(f"{self.queued} engine jobs are already waiting (the limit is {self.max_queue})")
+            raise self._busy(f"{self.max_queue} engine jobs are already waiting (the limit)")
         loop = asyncio.get_running_loop()
         started = loop.create_future()
         state = {"phase": "queued"}  # queued -> running | abandoned
