@@ -82,6 +82,7 @@ class ChatService:
         self.store = store or SessionStore(self.config.session_db)
         self._model = model
         self._amodel = None
+        self._tool_schemas: list[dict] | None = None
 
     # -- what is answering ----------------------------------------------------------------
     @property
@@ -105,6 +106,12 @@ class ChatService:
 
             self._amodel = AsyncOpenAIChatModel(self.config)
         return self._amodel
+
+    def tool_schemas(self) -> list[dict]:
+        """The tools' JSON schemas, built once per service (pydantic's schema generation costs ~50 ms)."""
+        if self._tool_schemas is None:
+            self._tool_schemas = tool_schemas()
+        return self._tool_schemas
 
     def system_prompt(self, state: ConversationState | None = None) -> str:
         scenario = plan = None
@@ -233,7 +240,7 @@ class ChatService:
             return offload.cpu(_dispatch, name, arguments, result_id, deadline=deadline)
 
         async for event in arun_llm_turn(
-                model, system_prompt=prompt, history=history, user_message=text, tool_schemas=tool_schemas(),
+                model, system_prompt=prompt, history=history, user_message=text, tool_schemas=self.tool_schemas(),
                 dispatch=run_tool, reserve_ids=lambda n: offload.io(reserve, n),
                 guard=guard, deadline=deadline, max_tool_rounds=self.config.max_tool_rounds, record=record):
             yield event

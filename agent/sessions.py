@@ -90,6 +90,9 @@ class SessionStore:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        # In WAL mode NORMAL syncs at checkpoints, not at every commit: a crash of the server loses
+        # nothing; a power cut may lose the last turns (SQLite's documented trade-off for WAL).
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         return db
 

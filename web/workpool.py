@@ -61,9 +61,13 @@ class WorkPool:
             self.refused += 1
         return PoolBusy(why, self.retry_after_s())
 
+    def _full(self) -> bool:
+        """Every thread busy and `max_queue` jobs waiting."""
+        return self.queued + self.running >= self.workers + self.max_queue
+
     def check_admission(self) -> None:
         """PoolBusy if a new job would be refused now (queue full, or its wait past `max_wait_s`)."""
-        if self.queued >= self.max_queue:
+        if self._full():
             raise self._busy(f"{self.queued} engine jobs are already waiting (the limit is {self.max_queue})")
         if self.retry_after_s() > self.max_wait_s:
             raise self._busy(f"the engine's backlog would take about {self.retry_after_s()} s")
@@ -73,7 +77,7 @@ class WorkPool:
         longest wait for a thread (default `max_wait_s`); past it, PoolBusy."""
         wait_s = self.max_wait_s if wait_s is None else wait_s
         with self._lock:
-            full = admit and self.queued >= self.max_queue
+            full = admit and self._full()
             if not full:
                 self.queued += 1
         if full:

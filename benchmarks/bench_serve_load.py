@@ -1,0 +1,190 @@
+"""Load on `shardwise serve`: N people chat at once through a slow LLM. Reports, per level, how many
+answers ended with `done`, how many with an `error` event, how many requests were refused (HTTP
+503/429), p50/p95 time to the last event, and whether the page answered meanwhile.
+
+    python benchmarks/bench_serve_load.py                  # 10, 50 and 100 users, default `shardwise serve`
+    python benchmarks/bench_serve_load.py --users 100 --serve-arg=--workers --serve-arg=2
+
+It starts two processes on loopback and stops them at the end: benchmarks/fake_llm.py (stateless,
+1.5 s per reply, a `recommend_plans` call then a short text) and `python -m shardwise serve` with
+its defaults, pointed at the fake (SHARDWISE_MODEL, OPENAI_BASE_URL). Each simulated person
+connects from its own loopback address (127.x.y.z), as people on a team do from their own machines,
+so the per-client rate limit applies per person. Not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+START_TIMEOUT_S = 60.0
+USER_TIMEOUT_S = 300.0  # one chat, start to last event; far past the server's 120 s deadline
+PAGE_PROBE_EVERY_S = 0.5
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args} exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up within {START_TIMEOUT_S:g} s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop a process this script started (its own process group, nothing else)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@dataclass
+class Level:
+    users: int
+    outcomes: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)  # of chats that ended with `done`
+    page: list[tuple[int, float]] = field(default_factory=list)  # (status, seconds) of GET / during the level
+    wall_s: float = 0.0
+
+
+async def one_chat(base: str, address: str, question: str) -> tuple[str, float]:
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    start = time.monotonic()
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=base, timeout=USER_TIMEOUT_S) as client:
+            async with client.stream("POST", "/api/chat", json={"message": question}) as response:
+                if response.status_code != 200:
+                    return f"http {response.status_code}", time.monotonic() - start
+                last = "no event"
+                async for line in response.aiter_lines():
+                    if line.startswith("event: "):
+                        last = line[7:].strip()
+                return last, time.monotonic() - start
+    except httpx.HTTPError as exc:
+        return f"transport {type(exc).__name__}", time.monotonic() - start
+
+
+async def probe_page(base: str, stop_event: asyncio.Event, into: list[tuple[int, float]]) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        while not stop_event.is_set():
+            start = time.monotonic()
+            try:
+                status = (await client.get("/")).status_code
+            except httpx.HTTPError:
+                status = 0
+            into.append((status, time.monotonic() - start))
+            try:
+                await asyncio.wait_for(stop_event.wait(), PAGE_PROBE_EVERY_S)
+            except TimeoutError:
+                pass
+
+
+async def run_level(base: str, users: int, level_index: int) -> Level:
+    level = Level(users)
+    done_probing = asyncio.Event()
+    probe = asyncio.create_task(probe_page(base, done_probing, level.page))
+    start = time.monotonic()
+    # 127.<level+10>.<i // 250>.<i % 250 + 1>: a distinct client address per person and level
+    chats = [one_chat(base, f"127.{level_index + 10}.{i // 250}.{i % 250 + 1}",
+                      f"Llama 3.1 8B on {8 * (1 + i % 8)} H100s, 4k context: what plan? (person {i})")
+             for i in range(users)]
+    results = await asyncio.gather(*chats)
+    level.wall_s = time.monotonic() - start
+    done_probing.set()
+    await probe
+    for outcome, seconds in results:
+        level.outcomes.append(outcome)
+        if outcome == "done":
+            level.latencies.append(seconds)
+    return level
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def report(levels: list[Level]) -> None:
+    print(f"{'users':>5} {'done':>5} {'error':>5} {'refused':>7} {'other':>5} {'p50 s':>6} {'p95 s':>6} {'wall s':>6}"
+          f"  page during load (ok/probes, worst s)")
+    for lv in levels:
+        refused = sum(o in ("http 503", "http 429") for o in lv.outcomes)
+        done, error = lv.outcomes.count("done"), lv.outcomes.count("error")
+        other = len(lv.outcomes) - done - error - refused
+        ok = sum(status == 200 for status, _ in lv.page)
+        worst = max((s for _, s in lv.page), default=float("nan"))
+        print(f"{lv.users:>5} {done:>5} {error:>5} {refused:>7} {other:>5} {percentile(lv.latencies, 50):>6.1f} "
+              f"{percentile(lv.latencies, 95):>6.1f} {lv.wall_s:>6.1f}  {ok}/{len(lv.page)}, {worst:.2f}")
+        odd = sorted({o for o in lv.outcomes if o not in ("done", "error", "http 503", "http 429")})
+        if odd:
+            print(f"      other outcomes: {', '.join(odd)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, action="append", help="concurrent people (repeatable; default 10, 50, 100)")
+    parser.add_argument("--delay", type=float, default=1.5, help="seconds per fake LLM reply")
+    parser.add_argument("--serve-arg", action="append", default=[], help="extra argument for `shardwise serve`")
+    args = parser.parse_args()
+    levels = args.users or [10, 50, 100]
+    if any(not 1 <= n <= 1000 for n in levels):
+        parser.error("--users must be between 1 and 1000")
+    llm_port, port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "SHARDWISE_MODEL": "fake-llm", "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
+               "OPENAI_API_KEY": "not-needed", "SHARDWISE_SESSION_DB": str(Path(tmp) / "sessions.sqlite3"),
+               "XDG_CONFIG_HOME": str(Path(tmp) / "config"), "XDG_STATE_HOME": str(Path(tmp) / "state")}
+        log = open(Path(tmp) / "serve.log", "w")
+        fake = subprocess.Popen([sys.executable, str(HERE / "fake_llm.py"), "--port", str(llm_port), "--delay",
+                                 str(args.delay)], start_new_session=True)
+        server = subprocess.Popen([sys.executable, "-m", "shardwise", "serve", "--port", str(port), *args.serve_arg],
+                                  env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_up(f"http://127.0.0.1:{llm_port}/", fake)
+            wait_until_up(f"{base}/api/health", server)
+            print(f"shardwise serve {' '.join(args.serve_arg) or '(defaults)'}; fake LLM {args.delay:g} s per reply; "
+                  f"{os.cpu_count()} CPUs")
+            results = [asyncio.run(run_level(base, n, i)) for i, n in enumerate(levels)]
+            report(results)
+            after = httpx.get(f"{base}/", timeout=10).status_code
+            health = httpx.get(f"{base}/api/health", timeout=10).json()
+            print(f"after the load: GET / -> {after}; /api/health -> {health}")
+        finally:
+            stop(server)
+            stop(fake)
+            log.close()
+
+
+if __name__ == "__main__":
+    main()
