@@ -33,12 +33,12 @@ def to_wire(event: Any) -> tuple[str, dict[str, Any]]:
         name = event.get("event") or event.get("type") or event.get("name")
         data = event.get("data", {k: v for k, v in event.items() if k not in {"event", "type"}})
     else:
-        name = getattr(event, "event", None) or getattr(event, "type", None) or getattr(event, "kind", None)
+        key = next((k for k in ("event", "type", "kind") if getattr(event, k, None)), None)
+        name = getattr(event, key) if key else None
         data = getattr(event, "data", None)
         if data is None:
             data = _as_dict(event)
-            for key in ("event", "type", "kind"):
-                data.pop(key, None)
+            data.pop(key, None)  # only the attribute that named the event (an error's `kind` stays)
     data = _jsonable(data)
     if not isinstance(data, dict):
         data = {"value": data}
