@@ -74,7 +74,6 @@ def health(request: Request) -> dict[str, Any]:
 
 
 @router.post("/chat", summary="Ask the advisor; the answer streams as server-sent events", status_code=200,
-             response_class=EventStreamResponse,
              responses={200: {"content": {"text/event-stream": {}}, "description": (
                  "events: session {session_id, mode}; delta {text}; tool {name, arguments, summary}; "
                  "configs {configs: {format: text}, plan?, scenario?}; done {answer, html, session_id}; error {message, kind}")}})

@@ -25,7 +25,9 @@ ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatro
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a JSON value of the wrong type is refused, not coerced (`false` is not a price, "8" not a count);
+    # JSON numbers still fill float fields, and the string forms ("70B", "4M") are declared where allowed.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ScenarioRequest(_Body):
@@ -81,7 +83,7 @@ class PlanFields(_Body):
     cp: int = Field(default=1, ge=1, le=1024)
     ep: int = Field(default=1, ge=1, le=4096)
     etp: int = Field(default=1, ge=1, le=1024)
-    zero: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage (3 = FSDP full shard)")
+    zero: int = Field(default=1, ge=0, le=3, description="ZeRO stage 0-3 (3 = FSDP full shard)")
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
