@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
@@ -83,10 +83,17 @@ class PlanFields(_Body):
     cp: int = Field(default=1, ge=1, le=1024)
     ep: int = Field(default=1, ge=1, le=4096)
     etp: int = Field(default=1, ge=1, le=1024)
-    zero: int = Field(default=1, ge=0, le=3, description="ZeRO stage 0-3 (3 = FSDP full shard)")
+    zero: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage (3 = FSDP full shard)")
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
+
+    @field_validator("zero", mode="before")
+    @classmethod
+    def _no_bool_stage(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # False == 0 in Python, so the literal alone would take it
+            raise ValueError("Input should be 0, 1, 2 or 3")
+        return value
 
     def strategy(self) -> Strategy:
         return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
