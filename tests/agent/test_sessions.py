@@ -51,8 +51,9 @@ def test_unusable_path_is_a_clear_error(tmp_path):
         SessionStore(blocker / "sub" / "s.db")
 
 
-def _worker(path: str, worker: int, turns: int, queue) -> None:
+def _worker(path: str, worker: int, turns: int, queue, start) -> None:
     store = SessionStore(path)
+    start.wait(30)  # all four begin together, so their writes really contend
     ids = []
     for i in range(turns):
         ids += store.next_result_ids("shared", 2)
@@ -65,8 +66,8 @@ def test_several_processes_share_one_session(tmp_path):
     path = str(tmp_path / "s.db")
     SessionStore(path).open("shared")
     ctx = mp.get_context("fork")
-    queue = ctx.Queue()
-    workers = [ctx.Process(target=_worker, args=(path, w, 15, queue)) for w in range(4)]
+    queue, start = ctx.Queue(), ctx.Barrier(4)
+    workers = [ctx.Process(target=_worker, args=(path, w, 15, queue, start)) for w in range(4)]
     for p in workers:
         p.start()
     ids = [i for _ in workers for i in queue.get(timeout=60)]
@@ -80,3 +81,18 @@ def test_several_processes_share_one_session(tmp_path):
     assert len(turns) == 60 and all(len(t) == 2 and t[0]["role"] == "user" for t in turns)  # turns never interleave
     assert sorted(t[0]["content"] for t in turns) == sorted(f"w{w}-t{i}" for w in range(4) for i in range(15))
     assert session.state["last"] in range(4)
+
+
+def test_the_store_is_in_wal_mode_with_a_busy_timeout(tmp_path):
+    """What lets several worker processes share the file: readers never block the writer, and a
+    writer that finds the lock taken waits instead of failing."""
+    import sqlite3
+    from contextlib import closing
+
+    from shardwise.agent.sessions import BUSY_TIMEOUT_S
+
+    store = SessionStore(tmp_path / "s.db")
+    with closing(sqlite3.connect(tmp_path / "s.db")) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent in the file
+    with closing(store._connect()) as db:
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == int(BUSY_TIMEOUT_S * 1000) >= 5000
