@@ -12,7 +12,7 @@ File: $SHARDWISE_CONFIG, else $XDG_CONFIG_HOME/shardwise/config.toml, table [age
     base_url = "http://localhost:8000/v1"
     api_key = "..."
     fallback = "offline"        # or "none": answer with an error when the LLM is unreachable
-    session_db = "~/.local/state/shardwise/sessions.sqlite3"
+    session_db = "~/.local/state/shardwise/sessions.sqlite3"   # or a SQLAlchemy URL (postgresql+psycopg://…)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from .sessions import is_database_url
 
 LOCAL_PLACEHOLDER_KEY = "not-needed"  # openai's client insists on a key; local servers ignore it
 
@@ -56,7 +57,8 @@ class AgentConfig(BaseModel):
     history_token_budget: int = Field(default=6000, ge=500, le=1_000_000, description="tokens of past conversation sent")
     encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
     max_message_chars: int = Field(default=4000, ge=10, le=1_000_000, description="longest user message accepted")
-    session_db: Path = Field(default_factory=lambda: _state_dir() / "sessions.sqlite3")
+    session_db: Path | str = Field(default_factory=lambda: _state_dir() / "sessions.sqlite3",
+                                   description="a SQLite file, or a SQLAlchemy URL such as postgresql+psycopg://host/db")
 
     @property
     def llm_enabled(self) -> bool:
@@ -95,7 +97,7 @@ def load_config(env: dict[str, str] | None = None, **overrides) -> AgentConfig:
         if env.get(var):
             values[field] = env[var]
     values.update({k: v for k, v in overrides.items() if v is not None})
-    if "session_db" in values:
+    if "session_db" in values and not is_database_url(str(values["session_db"])):
         values["session_db"] = Path(str(values["session_db"])).expanduser()
     try:
         return AgentConfig(**values)

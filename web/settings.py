@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agent.sessions import is_database_url
 from ..engine.errors import ShardwiseInputError
 
 # A Hugging Face config.json is 1-10 KB; 1 MiB leaves room for any real request body and
@@ -50,7 +51,7 @@ class Settings:
     rate_limit_burst: int = DEFAULT_RATE_LIMIT_BURST
     cors_origins: tuple[str, ...] = ()
     trust_forwarded_for: bool = False  # behind a reverse proxy: key the rate limit on X-Forwarded-For
-    session_db: Path = field(default_factory=default_session_db)
+    session_db: Path | str = field(default_factory=default_session_db)  # a SQLite file or a SQLAlchemy URL
     chat_deadline_s: float = DEFAULT_CHAT_DEADLINE_S
     llm_timeout_s: float | None = None  # one LLM HTTP call; None keeps the agent's configured timeout
     max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS
@@ -78,7 +79,8 @@ class Settings:
         if env.get("SHARDWISE_TRUST_FORWARDED_FOR", "").strip().lower() in {"1", "true", "yes"}:
             kwargs["trust_forwarded_for"] = True
         if env.get("SHARDWISE_SESSION_DB", "").strip():
-            kwargs["session_db"] = Path(env["SHARDWISE_SESSION_DB"]).expanduser()
+            where = env["SHARDWISE_SESSION_DB"].strip()
+            kwargs["session_db"] = where if is_database_url(where) else Path(where).expanduser()
         return cls(**kwargs)
 
 

@@ -94,5 +94,5 @@ def test_the_store_is_in_wal_mode_with_a_busy_timeout(tmp_path):
     store = SessionStore(tmp_path / "s.db")
     with closing(sqlite3.connect(tmp_path / "s.db")) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent in the file
-    with closing(store._connect()) as db:
-        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == int(BUSY_TIMEOUT_S * 1000) >= 5000
+    with store.engine.connect() as db:
+        assert db.exec_driver_sql("PRAGMA busy_timeout").scalar() == int(BUSY_TIMEOUT_S * 1000) >= 5000
