@@ -174,12 +174,16 @@ def main() -> None:
             wait_until_up(f"http://127.0.0.1:{llm_port}/", fake)
             wait_until_up(f"{base}/api/health", server)
             print(f"shardwise serve {' '.join(args.serve_arg) or '(defaults)'}; fake LLM {args.delay:g} s per reply; "
-                  f"{os.cpu_count()} CPUs")
+                  f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before")
+            # One chat first: the server's first answer imports the tools and warms the engine's caches
+            # (~1 s); that is start-up, not load.
+            warm, _ = asyncio.run(one_chat(base, "127.9.0.1", "Llama 3.1 8B on 8 H100s: what plan?"))
+            print(f"warm-up chat: {warm}")
             results = [asyncio.run(run_level(base, n, i)) for i, n in enumerate(levels)]
             report(results)
             after = httpx.get(f"{base}/", timeout=10).status_code
             health = httpx.get(f"{base}/api/health", timeout=10).json()
-            print(f"after the load: GET / -> {after}; /api/health -> {health}")
+            print(f"after the load: GET / -> {after}; /api/health -> {health}; load average {os.getloadavg()[0]:.1f}")
         finally:
             stop(server)
             stop(fake)
