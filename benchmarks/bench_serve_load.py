@@ -1,6 +1,7 @@
 """Load on `shardwise serve`: N people chat at once through a slow LLM. Reports, per level, how many
 answers ended with `done`, how many with an `error` event, how many requests were refused (HTTP
-503/429), p50/p95 time to the last event, and whether the page answered meanwhile.
+503/429), p50/p95 time to the last event, the server's CPU seconds per chat, and whether the page
+answered meanwhile.
 
     python benchmarks/bench_serve_load.py                  # 10, 50 and 100 users, default `shardwise serve`
     python benchmarks/bench_serve_load.py --users 100 --serve-arg=--workers --serve-arg=2
@@ -65,6 +66,22 @@ def stop(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its live children (uvicorn's workers), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
 @dataclass
 class Level:
     users: int
@@ -72,6 +89,7 @@ class Level:
     latencies: list[float] = field(default_factory=list)  # of chats that ended with `done`
     page: list[tuple[int, float]] = field(default_factory=list)  # (status, seconds) of GET / during the level
     wall_s: float = 0.0
+    server_cpu_s: float = 0.0
 
 
 async def one_chat(base: str, address: str, question: str) -> tuple[str, float]:
@@ -106,8 +124,9 @@ async def probe_page(base: str, stop_event: asyncio.Event, into: list[tuple[int,
                 pass
 
 
-async def run_level(base: str, users: int, level_index: int) -> Level:
+async def run_level(base: str, users: int, level_index: int, server_pid: int) -> Level:
     level = Level(users)
+    cpu_before = cpu_seconds(server_pid)
     done_probing = asyncio.Event()
     probe = asyncio.create_task(probe_page(base, done_probing, level.page))
     start = time.monotonic()
@@ -119,6 +138,7 @@ async def run_level(base: str, users: int, level_index: int) -> Level:
     level.wall_s = time.monotonic() - start
     done_probing.set()
     await probe
+    level.server_cpu_s = cpu_seconds(server_pid) - cpu_before
     for outcome, seconds in results:
         level.outcomes.append(outcome)
         if outcome == "done":
@@ -136,7 +156,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def report(levels: list[Level]) -> None:
     print(f"{'users':>5} {'done':>5} {'error':>5} {'refused':>7} {'other':>5} {'p50 s':>6} {'p95 s':>6} {'wall s':>6}"
-          f"  page during load (ok/probes, worst s)")
+          f" {'cpu/chat':>8}  page during load (ok/probes, worst s)")
     for lv in levels:
         refused = sum(o in ("http 503", "http 429") for o in lv.outcomes)
         done, error = lv.outcomes.count("done"), lv.outcomes.count("error")
@@ -144,7 +164,8 @@ def report(levels: list[Level]) -> None:
         ok = sum(status == 200 for status, _ in lv.page)
         worst = max((s for _, s in lv.page), default=float("nan"))
         print(f"{lv.users:>5} {done:>5} {error:>5} {refused:>7} {other:>5} {percentile(lv.latencies, 50):>6.1f} "
-              f"{percentile(lv.latencies, 95):>6.1f} {lv.wall_s:>6.1f}  {ok}/{len(lv.page)}, {worst:.2f}")
+              f"{percentile(lv.latencies, 95):>6.1f} {lv.wall_s:>6.1f} {lv.server_cpu_s / lv.users:>7.2f}s"
+              f"  {ok}/{len(lv.page)}, {worst:.2f}")
         odd = sorted({o for o in lv.outcomes if o not in ("done", "error", "http 503", "http 429")})
         if odd:
             print(f"      other outcomes: {', '.join(odd)}")
@@ -179,7 +200,7 @@ def main() -> None:
             # (~1 s); that is start-up, not load.
             warm, _ = asyncio.run(one_chat(base, "127.9.0.1", "Llama 3.1 8B on 8 H100s: what plan?"))
             print(f"warm-up chat: {warm}")
-            results = [asyncio.run(run_level(base, n, i)) for i, n in enumerate(levels)]
+            results = [asyncio.run(run_level(base, n, i, server.pid)) for i, n in enumerate(levels)]
             report(results)
             after = httpx.get(f"{base}/", timeout=10).status_code
             health = httpx.get(f"{base}/api/health", timeout=10).json()
