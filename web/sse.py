@@ -80,7 +80,12 @@ class EventStreamResponse(Response):
         self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
 
     async def __call__(self, scope, receive, send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        except BaseException:
+            self.active.release()  # nothing was started for this slot
+            raise
+        self._stop = threading.Event()
         source, owns_slot = self._source()
         watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
         deadline = time.monotonic() + self.deadline_s
@@ -120,6 +125,7 @@ class EventStreamResponse(Response):
             pass
         finally:
             watcher.cancel()
+            self._stop.set()  # a producer thread stops even if its reader never started
             await _close(step, source)
             if owns_slot:
                 self.active.release()
@@ -133,16 +139,16 @@ class EventStreamResponse(Response):
             raise
         if hasattr(events, "__anext__"):
             return events, True
-        return self._from_thread(events), False
-
-    async def _from_thread(self, events: Iterator[Event]) -> AsyncIterator[Event]:
-        """A blocking iterator, advanced in its own thread and handed over through a queue. Closing this
-        sets the stop flag: the thread finishes its step, asks for nothing more and closes `events`."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
-        threading.Thread(target=self._produce, args=(events, loop, queue, stop), name="shardwise-chat",
+        threading.Thread(target=self._produce, args=(events, loop, queue, self._stop), name="shardwise-chat",
                          daemon=True).start()
+        return self._from_thread(queue), False
+
+    async def _from_thread(self, queue: asyncio.Queue) -> AsyncIterator[Event]:
+        """The producer thread's events (a blocking iterator advanced there, handed over through `queue`).
+        The stop flag, set when the response ends, makes the thread finish its step, ask for nothing
+        more and close the iterator."""
         try:
             while True:
                 kind, payload = await queue.get()
@@ -152,7 +158,7 @@ class EventStreamResponse(Response):
                     raise payload if isinstance(payload, Exception) else RuntimeError(repr(payload))
                 yield payload
         finally:
-            stop.set()
+            self._stop.set()
 
     def _produce(self, iterator: Iterator[Event], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue,
                  stop: threading.Event) -> None:
