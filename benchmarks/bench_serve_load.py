@@ -5,6 +5,8 @@ answered meanwhile.
 
     python benchmarks/bench_serve_load.py                  # 10, 50 and 100 users, default `shardwise serve`
     python benchmarks/bench_serve_load.py --users 100 --serve-arg=--workers --serve-arg=2
+    python benchmarks/bench_serve_load.py --offline        # no LLM: the offline planner answers (CPU only)
+    python benchmarks/bench_serve_load.py --users 10 --rest 200   # and 200 REST searches at once
 
 It starts two processes on loopback and stops them at the end: benchmarks/fake_llm.py (stateless,
 1.5 s per reply, a `recommend_plans` call then a short text) and `python -m shardwise serve` with
@@ -109,6 +111,29 @@ async def one_chat(base: str, address: str, question: str) -> tuple[str, float]:
         return f"transport {type(exc).__name__}", time.monotonic() - start
 
 
+REST_BODY = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": 64, "seq_len": 8192, "global_batch_tokens": "4M",
+             "top_k": 3}
+
+
+async def rest_burst(base: str, requests: int) -> None:
+    """`requests` POST /api/recommend at once, each from its own address: answered, refused, latency."""
+    async def one(i: int) -> tuple[int, float]:
+        transport = httpx.AsyncHTTPTransport(local_address=f"127.20.{i // 250}.{i % 250 + 1}")
+        start = time.monotonic()
+        async with httpx.AsyncClient(transport=transport, base_url=base, timeout=USER_TIMEOUT_S) as client:
+            status = (await client.post("/api/recommend", json=REST_BODY)).status_code
+        return status, time.monotonic() - start
+
+    start = time.monotonic()
+    results = await asyncio.gather(*(one(i) for i in range(requests)))
+    wall = time.monotonic() - start
+    ok = [t for status, t in results if status == 200]
+    refused = sum(status in (503, 429) for status, _ in results)
+    print(f"REST: {requests} POST /api/recommend at once: {len(ok)} answered, {refused} refused, "
+          f"{requests - len(ok) - refused} other; p50 {percentile(ok, 50):.1f} s, p95 {percentile(ok, 95):.1f} s, "
+          f"{len(ok) / wall:.0f}/s")
+
+
 async def probe_page(base: str, stop_event: asyncio.Event, into: list[tuple[int, float]]) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
         while not stop_event.is_set():
@@ -176,6 +201,9 @@ def main() -> None:
     parser.add_argument("--users", type=int, action="append", help="concurrent people (repeatable; default 10, 50, 100)")
     parser.add_argument("--delay", type=float, default=1.5, help="seconds per fake LLM reply")
     parser.add_argument("--serve-arg", action="append", default=[], help="extra argument for `shardwise serve`")
+    parser.add_argument("--offline", action="store_true", help="no LLM: every answer is the offline planner's (CPU only)")
+    parser.add_argument("--rest", type=int, default=0, metavar="N",
+                        help="also fire N POST /api/recommend at once after the chats (REST under a burst)")
     args = parser.parse_args()
     levels = args.users or [10, 50, 100]
     if any(not 1 <= n <= 1000 for n in levels):
@@ -185,6 +213,8 @@ def main() -> None:
         env = {**os.environ, "SHARDWISE_MODEL": "fake-llm", "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
                "OPENAI_API_KEY": "not-needed", "SHARDWISE_SESSION_DB": str(Path(tmp) / "sessions.sqlite3"),
                "XDG_CONFIG_HOME": str(Path(tmp) / "config"), "XDG_STATE_HOME": str(Path(tmp) / "state")}
+        if args.offline:
+            env.pop("SHARDWISE_MODEL")
         log = open(Path(tmp) / "serve.log", "w")
         fake = subprocess.Popen([sys.executable, str(HERE / "fake_llm.py"), "--port", str(llm_port), "--delay",
                                  str(args.delay)], start_new_session=True)
@@ -194,7 +224,8 @@ def main() -> None:
         try:
             wait_until_up(f"http://127.0.0.1:{llm_port}/", fake)
             wait_until_up(f"{base}/api/health", server)
-            print(f"shardwise serve {' '.join(args.serve_arg) or '(defaults)'}; fake LLM {args.delay:g} s per reply; "
+            answering = "offline planner" if args.offline else f"fake LLM {args.delay:g} s per reply"
+            print(f"shardwise serve {' '.join(args.serve_arg) or '(defaults)'}; {answering}; "
                   f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before")
             # One chat first: the server's first answer imports the tools and warms the engine's caches
             # (~1 s); that is start-up, not load.
@@ -202,6 +233,8 @@ def main() -> None:
             print(f"warm-up chat: {warm}")
             results = [asyncio.run(run_level(base, n, i, server.pid)) for i, n in enumerate(levels)]
             report(results)
+            if args.rest:
+                asyncio.run(rest_burst(base, args.rest))
             after = httpx.get(f"{base}/", timeout=10).status_code
             health = httpx.get(f"{base}/api/health", timeout=10).json()
             print(f"after the load: GET / -> {after}; /api/health -> {health}; load average {os.getloadavg()[0]:.1f}")

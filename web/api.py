@@ -86,21 +86,24 @@ def chat(body: ChatRequest, request: Request):
         raise HTTPException(422, "message is empty: ask about a model and a cluster, e.g. '70B on 64 H100s'")
     service = state.chat_service()
     busy = {"errors": [], "message": "the advisor is answering as many questions as it can; retry in a few seconds"}
-    pool = state.work_pool
-    if getattr(service, "mode", "llm") == "offline":  # the whole answer is engine work: admitted like a REST call
-        try:
-            pool.check_admission()
-        except PoolBusy as exc:
-            return JSONResponse({**busy, "message": f"{busy['message']} ({exc})"}, status_code=503,
-                                headers={"retry-after": str(exc.retry_after_s)})
     if not state.active_chats.try_acquire():
         return JSONResponse(busy, status_code=503, headers={"retry-after": "5"})
-    settings = state.settings
+    settings, pool = state.settings, state.work_pool
     if hasattr(service, "astream"):
+        offload = PoolOffload(pool)
+        if getattr(service, "mode", "llm") == "offline":
+            # The whole answer is engine work: admitted like a REST call, its place in the queue held from now.
+            try:
+                pool.reserve()
+            except PoolBusy as exc:
+                state.active_chats.release()
+                return JSONResponse({**busy, "message": f"{busy['message']} ({exc})"}, status_code=503,
+                                    headers={"retry-after": str(exc.retry_after_s)})
+            offload = PoolOffload(pool, reserved=True)
         # The agent's own deadline ends first, so a failing LLM still gets its offline answer out.
         agent_deadline = max(1.0, settings.chat_deadline_s - AGENT_DEADLINE_MARGIN_S)
         return EventStreamResponse(lambda: awire_events(service, body.message, body.session_id, body.scenario,
-                                                        offload=PoolOffload(pool), deadline_s=agent_deadline),
-                                   state.active_chats, settings.chat_deadline_s, error_payload)
+                                                        offload=offload, deadline_s=agent_deadline),
+                                   state.active_chats, settings.chat_deadline_s, error_payload, on_close=offload.release)
     return EventStreamResponse(lambda: wire_events(service, body.message, body.session_id, body.scenario),
                                state.active_chats, settings.chat_deadline_s, error_payload)

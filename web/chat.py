@@ -171,18 +171,20 @@ def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
 async def awire_events(service: Any, message: str, session_id: str | None, scenario: dict | None = None, *,
                        offload: Any, deadline_s: float | None = None) -> AsyncIterator[tuple[str, dict]]:
     """The same for the agent's `astream`: its store reads go through `offload.io`."""
-    if scenario is not None:
-        session_id = await offload.io(seed_scenario, service, session_id, scenario)
-    stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s)
-    wire = _Wire(session_id)
+    stream = None
     try:
+        if scenario is not None:
+            session_id = await offload.io(seed_scenario, service, session_id, scenario)
+        stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s)
+        wire = _Wire(session_id)
         async for event in stream:
             name, data, needs = wire.convert(event)
             if needs is not None or (name == "done" and "scenario" not in data):
                 name, data = wire.with_scenario(name, data, await offload.io(session_scenario, service, needs))
             yield name, data
     finally:
-        await stream.aclose()
+        if stream is not None:
+            await stream.aclose()
 
 
 def error_payload(exc: BaseException) -> dict[str, Any]:

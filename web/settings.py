@@ -29,11 +29,12 @@ MAX_TOP_K = 50
 # Threads for engine work (searches, tool calls, the offline planner): one per core, since the work
 # is CPU-bound; more threads would only take turns on the same cores.
 DEFAULT_WORK_THREADS = max(1, os.cpu_count() or 1)
-# Engine jobs that may wait for a thread. A warm recommend search takes ~50 ms (the first ~300 ms),
-# so 64 queued jobs drain in a few seconds on 2 cores; a request beyond that gets 503 + Retry-After.
-DEFAULT_WORK_QUEUE = 64
-# ...and a new request whose job would not start within this long gets 503 + Retry-After too.
+# A new request whose engine job would wait longer than this for a thread (by the running estimate:
+# jobs ahead × mean job time ÷ threads) gets 503 + Retry-After. This is what keeps the queue short.
 DEFAULT_WORK_MAX_WAIT_S = 15.0
+# ...and whatever the estimate, at most this many jobs wait (memory). A warm recommend search takes
+# ~50-100 ms, so a full queue is ~10 s of work on 2 cores: 200 REST searches at once are all answered.
+DEFAULT_WORK_QUEUE = 256
 # Answers streaming at once per worker process. An LLM-backed answer waiting on the network holds a
 # coroutine and a socket, not a thread; the limit only bounds memory and file descriptors.
 DEFAULT_MAX_CHAT_STREAMS = 512

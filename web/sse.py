@@ -74,8 +74,10 @@ class EventStreamResponse(Response):
     charset = "utf-8"
 
     def __init__(self, events: Callable[[], Iterator[Event] | AsyncIterator[Event]], active: ActiveStreams,
-                 deadline_s: float, on_error: Callable[[BaseException], dict[str, Any]]):
+                 deadline_s: float, on_error: Callable[[BaseException], dict[str, Any]],
+                 on_close: Callable[[], None] | None = None):
         self.events, self.active, self.deadline_s, self.on_error = events, active, deadline_s, on_error
+        self.on_close = on_close  # runs once the response is over, however it ended
         self.status_code, self.background = 200, None
         self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
 
@@ -84,6 +86,8 @@ class EventStreamResponse(Response):
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         except BaseException:
             self.active.release()  # nothing was started for this slot
+            if self.on_close is not None:
+                self.on_close()
             raise
         self._stop = threading.Event()
         source, owns_slot = self._source()
@@ -129,6 +133,8 @@ class EventStreamResponse(Response):
             await _close(step, source)
             if owns_slot:
                 self.active.release()
+            if self.on_close is not None:
+                self.on_close()
 
     def _source(self) -> tuple[AsyncIterator[Event], bool]:
         """(the events as an async iterator, whether this response frees the slot at the end)."""
