@@ -155,3 +155,15 @@ def test_leaving_mid_answer_closes_the_agents_async_stream(serve):
         assert chat.closed.wait(5), "the agent's async generator was not closed after the client left"
         assert chat.produced < 400
         assert app.state.active_chats.wait_idle(5)
+
+
+def test_an_llm_that_times_out_is_retried_then_the_offline_answer_comes_with_the_error(tmp_path):
+    app, _ = llm_app(tmp_path, max_retries=1, request_timeout_s=5)
+    with respx.mock(base_url=BASE, assert_all_mocked=True) as llm:
+        route = llm.post("/chat/completions").mock(side_effect=httpx.ReadTimeout("no answer"))
+        [answer] = asyncio.run(chat_all(app, ["Llama-3.1-8B on 8 H100s, 4k context, 256 sequences per step"]))
+        assert route.call_count == 2
+    name, error = answer[-1]
+    assert name == "error" and error["kind"] == "timeout"
+    assert error["message"].startswith("the LLM endpoint (http://llm.test/v1) did not answer within 5 s after 2 attempts")
+    assert error["offline"]["plan"]["cluster"]["num_gpus"] == 8
