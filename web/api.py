@@ -76,7 +76,8 @@ def health(request: Request) -> dict[str, Any]:
 @router.post("/chat", summary="Ask the advisor; the answer streams as server-sent events", status_code=200,
              responses={200: {"content": {"text/event-stream": {}}, "description": (
                  "events: session {session_id, mode}; delta {text}; tool {name, arguments, summary}; "
-                 "configs {configs: {format: text}, plan?, scenario?}; done {answer, html, session_id}; error {message, kind}")}})
+                 "configs {configs: {format: text}, plan?, scenario?}; done {answer, html, session_id}; error {message, kind, "
+                 "offline: the offline planner's answer when the LLM failed, or null}")}})
 def chat(body: ChatRequest, request: Request):
     state = request.app.state
     limit = state.max_message_chars
