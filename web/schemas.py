@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
@@ -25,7 +25,9 @@ ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatro
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a JSON value of the wrong type is refused, not coerced (`false` is not a price, "8" not a count);
+    # JSON numbers still fill float fields, and the string forms ("70B", "4M") are declared where allowed.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ScenarioRequest(_Body):
@@ -89,6 +91,13 @@ class PlanFields(_Body):
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
+
+    @field_validator("zero", mode="before")
+    @classmethod
+    def _no_bool_stage(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # False == 0 in Python, so the literal alone would take it
+            raise ValueError("Input should be 0, 1, 2 or 3")
+        return value
 
     def strategy(self) -> Strategy:
         return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
