@@ -21,4 +21,6 @@ DP_OVERLAP_FRACTION = {"megatron": 1.0, "fsdp": 1.0, "deepspeed": 1.0, "nanotron
 FSDP_OVERLAP_FRACTION = 1.0
 TP_OVERLAP_FRACTION = 0.85
 FP8_ROWWISE_GEMM_FACTOR = 0.5098  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
+MOE_HOST_TIME_PER_LAYER_FWD_S = 0.0e-3  # dropless MoE layer, forward, exposed host time (fitted on Bridge MoE rows)
+MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = 0.0e-3  # ... per local expert
 FIT_SCORE = 0.1072  # source-weighted mean |log(predicted / measured)| on the fitted runs
