@@ -44,13 +44,15 @@ DEFAULT_SMS = 132
 # likewise waits for the received-token count), so every MoE layer drains the launch queue and
 # the kernels after the sync — expert quantisation and the grouped GEMMs, which Transformer
 # Engine's GroupedLinear issues per local expert, permutation, combine — are exposed at the
-# host's pace instead of hiding behind the GPU's. Charged per MoE layer and micro-batch in the
-# forward pass (a fixed part plus a part per local expert), twice that in backward
-# (compute.py's ELEMENTWISE_BACKWARD_RATIO), on top of the GPU time. FITTED on the Megatron-Bridge MoE rows that
-# ran without full-iteration CUDA graphs (benchmarks/fit_calibration.py --only moe_host...;
-# docs/performance.md "MoE host time"); zero for runs captured as one full-iteration CUDA graph
-# (Bridge's full_iteration recipes pad experts to a fixed capacity, so nothing syncs).
-MOE_HOST_TIME_PER_LAYER_FWD_S: float = calibrated.MOE_HOST_TIME_PER_LAYER_FWD_S
+# host's pace instead of hiding behind the GPU's. Charged per MoE layer, micro-batch and local
+# expert in the forward pass, twice that in backward (compute.py's ELEMENTWISE_BACKWARD_RATIO),
+# on top of the GPU time. FITTED (benchmarks/fit_calibration.py --only moe_host_per_expert_us,
+# the other constants fixed, held-out groups excluded) on the Megatron-Bridge MoE rows: 71 µs,
+# i.e. ~5 launches of ~15 µs per local expert (quantise, GEMM, activation, quantise, GEMM). A
+# fixed per-layer part was fitted alongside and came out at 0, so it was dropped. Zero for runs
+# captured as one full-iteration CUDA graph (Bridge's full_iteration recipes pad experts to a
+# fixed capacity, so nothing syncs and nothing is launched from the host): see
+# PerformanceAssumptions.without_moe_host_time and docs/performance.md ("MoE host time").
 MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S: float = calibrated.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
 
 # --- Memory ---------------------------------------------------------------------------------
