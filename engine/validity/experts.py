@@ -92,8 +92,9 @@ MOE_TP_EP_WITHOUT_SP = Rule(
 # dispatcher the user runs (--moe-dispatcher): Megatron-core's default alltoall sends every routed copy
 # of a token in BF16; DeepEP (flex dispatcher) sends one copy per destination node, FP8 when training in
 # FP8, under node-limited routing; EP-A2A overlap (--moe-a2a-overlap) hides it where Megatron-Core allows.
-# The calibration rows do not state their dispatcher (scored as alltoall): the four H100 runs with EP
-# across nodes measured 11-23 % more throughput than predicted that way; DeepEP pricing is first-principles.
+# The H100 calibration rows with EP across nodes are scored as alltoall (their recipes are not mapped,
+# data/bridge_moe_recipes.csv) and measured 17-31 % more throughput than predicted that way; DeepEP
+# pricing is first-principles (it prices the HybridEP rows that ran full-iteration CUDA graphs).
 # Said on every multi-node MoE plan, because the pricing also decides whether the search puts EP across
 # nodes at all.
 def _moe_multi_node(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -116,7 +117,7 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
                                                "--overlap-moe-expert-parallel-comm)")
     if p.ep * p.etp > s.cluster.gpus_per_node:
         return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (the four H100 calibration runs "
-                f"with cross-node EP measured 11-23 % more throughput than the alltoall pricing predicts)")
+                f"with cross-node EP measured 17-31 % more throughput than the alltoall pricing predicts)")
     return (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "
             f"compare plans with EP across nodes under the dispatcher you run")
 

@@ -79,7 +79,8 @@ def test_ranking_resolution_is_what_the_measurements_say(report):
 
 def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
     """The expert_all_to_all_pricing warning says: the four H100 runs with EP across nodes
-    (EP·ETP > 8 GPUs per node) measured 11-23 % more throughput than predicted."""
+    (EP·ETP > 8 GPUs per node) measured 17-31 % more throughput than predicted (since the MoE host
+    time, docs/performance.md: it is charged on these runs too, which ran without full-iteration CUDA graphs)."""
     from shardwise.engine.calibration.runs import used_runs
 
     cross = {r.key for r in used_runs("megatron-bridge")
@@ -88,4 +89,4 @@ def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
     errors = [row.error for row in report.rows if row.key in cross]
     assert len(errors) == 4
     measured_over_predicted = [1 / (1 + e) - 1 for e in errors]  # error = predicted / measured − 1
-    assert all(0.105 <= x <= 0.235 for x in measured_over_predicted)
+    assert all(0.165 <= x <= 0.315 for x in measured_over_predicted)
