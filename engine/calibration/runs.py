@@ -378,8 +378,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(fast_domain, num_gpus),
                       network=network_for_row(row, gpu))
     mode = mode_for_row(row)
-    dispatch = ({"moe_dispatcher": recipe["moe_dispatcher"], "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true"}
-                if recipe.get("moe_dispatcher") else {})
+    dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
+                "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true"} if recipe else {}
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
                           mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}), **dispatch)
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
