@@ -48,7 +48,7 @@ PARAMS = [
     ("fsdp_overlap", 0.9, 0.0, 1.0),
     ("tp_overlap", 0.6, 0.0, 0.85),
     ("fp8_rowwise_factor", 0.8, 0.4, 1.0),
-    ("moe_host_per_expert_us", 20.0, 0.0, 200.0),  # dropless MoE layer's exposed host time per local expert (assumptions/moe.py)
+    ("moe_host_per_expert_us", 20.0, 0.0, 200.0),  # dropless MoE host time per local expert (assumptions/moe.py)
 ]
 # Host dispatch time per layer for Megatron (Transformer Engine fused kernels) and eager PyTorch
 # FSDP/DeepSpeed: not identifiable from the data (their runs are GPU-bound), so assumed: ~15 and

@@ -106,7 +106,8 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
     d = s.setup.moe_dispatcher
     if d == "deepep":
         pricing = ("priced as DeepEP (one copy per destination node, then NVLink; node-limited routing; FP8 dispatch "
-                   "when training in FP8) — first-principles; the Megatron-Bridge rows that ran HybridEP are scored this way (docs/performance.md)")
+                   "when training in FP8) — first-principles; the Megatron-Bridge rows that ran HybridEP are "
+                   "scored this way (docs/performance.md)")
     elif d == "allgather":
         pricing = "priced as Megatron's allgather dispatcher (every rank gathers the whole EP group's tokens, BF16)"
     else:
