@@ -2,6 +2,8 @@
 
     python benchmarks/fit_calibration.py            # fit, print the constants and the errors
     python benchmarks/fit_calibration.py --write    # ... and regenerate engine/assumptions/calibrated.py
+    python benchmarks/fit_calibration.py --only moe_host_per_expert_us --write
+                                                    # fit only the named constants, the rest as in calibrated.py
 
 Offline dev tool (needs scipy). Deterministic: fixed start point, Powell's method, fixed
 iteration budget. Fits on the runs whose group is not held out (CalibrationRun.holdout) and
