@@ -2,8 +2,9 @@
 
 None of these is fitted except the MoE host time (marked FITTED below): the others are read from
 the papers and code of the systems that run them.
-The MoE rows of the calibration data do not state their dispatcher, so they are scored with the
-default (alltoall) and cannot pin these values (docs/performance.md, "Expert dispatch").
+Some Megatron-Bridge MoE rows are scored with the dispatcher and overlap their perf recipe ran
+(calibration/data/bridge_moe_recipes.csv), but too few to pin the dispatch values; they stay
+first-principles (docs/performance.md, "Expert dispatch").
 """
 
 from __future__ import annotations
