@@ -11,6 +11,8 @@ from ..engine.search import recommend
 from ..engine.training import TrainingSetup
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
+from ..engine.post_training.modes import mode_name
+from .post_training_text import memory_detail_lines, post_training_lines, time_rows
 from .render import seconds, tokens_text
 
 # recommend's default headroom, read from its signature so the two never disagree
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def setup_line(setup: TrainingSetup) -> str:
-    mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
+    mode = mode_name(setup) + (f" (rank {setup.lora_rank})" if setup.mode != "full" else "")
     return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
             f"tokens), {mode}, {setup.precision}, {setup.framework}")
 
@@ -57,6 +59,7 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         + (f"HSDP={s.hsdp_replicas} " if s.hsdp_replicas > 1 else "")
         + f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
         f"recompute={s.recompute}",
+        *post_training_lines(e),
         "",
     ]
     if e.violations:
@@ -76,6 +79,7 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         verdict += " (but the plan is invalid)" if m.fits else " (and the plan is invalid)"
     elif m.fits and m.total_gib > m.capacity_gib * (1 - RECOMMEND_HEADROOM):
         verdict += f" (above the {RECOMMEND_HEADROOM:.0%} headroom `recommend` keeps free)"
+    lines += memory_detail_lines(e)
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
@@ -83,7 +87,7 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         for label, value in [("compute", t.compute_s), ("TP communication", t.tp_comm_s), ("CP communication", t.cp_comm_s),
                              ("EP communication", t.ep_comm_s), ("pipeline bubble", t.pp_bubble_s),
                              ("PP communication", t.pp_comm_s), ("DP communication", t.dp_comm_s),
-                             ("optimizer step", t.optimizer_s)]:
+                             ("optimizer step", t.optimizer_s), *time_rows(e)]:
             if value > 0 or label == "compute":
                 lines.append(f"  {label:<38}{seconds(value):>11}")
         lines.append(f"  {'step':<38}{seconds(t.step_s):>11}")

@@ -130,13 +130,37 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
-    for name in ("mode", "precision", "framework"):
+    for name in ("precision", "framework"):
         if name in changes:
             update[name] = str(changes[name]).lower()
+    update.update(_post_training_update(setup, changes, seq))
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
+
+
+def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: int) -> dict[str, Any]:
+    """mode=dpo / grpo-lora / full …: the weights mode and the post-training algorithm; GRPO/PPO keep
+    their prompt length and take the response from a changed sequence length."""
+    from .post_training import post_training
+    from .post_training.modes import split_mode
+
+    update: dict[str, Any] = {}
+    post = setup.post_training
+    if "mode" in changes:
+        weights, algorithm = split_mode(str(changes["mode"]))
+        update["mode"] = weights
+        if algorithm is None:
+            update["post_training"] = None
+        elif post is None or post.algorithm != algorithm:
+            update["post_training"] = post_training(algorithm, seq_len=seq if algorithm != "dpo" else None)
+    new_post = update.get("post_training", post)
+    if new_post is not None and new_post.generates and new_post.sequence_len != seq:
+        update["post_training"] = post_training(new_post.algorithm, prompt_len=new_post.prompt_len,
+                                                group_size=new_post.group_size,
+                                                inference_tp=new_post.inference_tp, seq_len=seq)
+    return update
 
 
 def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
@@ -144,8 +168,11 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
     pairs = [("gpu", cluster.gpu.id, new_cluster.gpu.id), ("num_gpus", cluster.num_gpus, new_cluster.num_gpus),
              ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
              ("network", cluster.network.id, new_cluster.network.id)]
+    from .post_training.modes import mode_name
+
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
-              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")]
+              for n in ("seq_len", "global_batch", "lora_rank", "precision", "framework")]
+    pairs.insert(6, ("mode", mode_name(setup), mode_name(new_setup)))
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 
 
@@ -181,8 +208,10 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
     if setup.global_batch != new_setup.global_batch:
         out.append(Reason(rule="global_batch", numbers={"before": setup.global_batch,
                                                         "after": new_setup.global_batch}))
-    if setup.mode != new_setup.mode:
-        out.append(Reason(rule="training_mode", numbers={"before": setup.mode, "after": new_setup.mode}))
+    from .post_training.modes import mode_name
+
+    if mode_name(setup) != mode_name(new_setup):
+        out.append(Reason(rule="training_mode", numbers={"before": mode_name(setup), "after": mode_name(new_setup)}))
     if before.plans and after.plans:
         changed = knob_changes(before.plans[0].strategy, after.plans[0].strategy)
         if changed:

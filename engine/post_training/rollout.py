@@ -20,13 +20,13 @@ weight copy from the training layout into the engine (a local copy in co-located
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..assumptions.memory import GIB
 from ..assumptions.post_training import (DECODE_COMPUTE_EFFICIENCY, DECODE_HBM_BANDWIDTH_FRACTION,
                                          INFERENCE_WEIGHT_BYTES, ROLLOUT_GPU_MEMORY_UTILIZATION)
 from ..cluster import Cluster
+from ..errors import ShardwiseInputError
 from ..flops import attention_dims, forward_flops_per_token, matmul_params
 from ..model_spec import ModelSpec
 from ..params import total_params
@@ -73,8 +73,21 @@ def decode_step_time(model: ModelSpec, cluster: Cluster, inference_tp: int, batc
     return max(memory_s, compute_s)
 
 
+def check_inference_tp(model: ModelSpec, cluster: Cluster, tp: int) -> None:
+    """vLLM splits attention heads over its TP group, and the engines tile the cluster."""
+    if cluster.num_gpus % tp or tp > cluster.num_gpus:
+        raise ShardwiseInputError(f"inference TP {tp} must divide the {cluster.num_gpus} GPUs into whole engines")
+    if tp > cluster.gpus_per_node:
+        raise ShardwiseInputError(f"inference TP {tp} spans more than the {cluster.gpus_per_node} GPUs of a node; "
+                                  f"use at most {cluster.gpus_per_node}")
+    if model.num_attention_heads % tp:
+        raise ShardwiseInputError(f"inference TP {tp} does not divide the {model.num_attention_heads} attention "
+                                  f"heads of {model.name} (vLLM requires it)")
+
+
 def rollout(model: ModelSpec, cluster: Cluster, post: PostTraining, global_batch: int) -> Rollout:
     tp = post.inference_tp
+    check_inference_tp(model, cluster, tp)
     S = sequences_per_engine(global_batch, cluster.num_gpus, tp)
     weights = inference_weight_bytes(model, tp)
     per_sequence = post.sequence_len * kv_cache_bytes_per_token(model, tp)
@@ -84,8 +97,11 @@ def rollout(model: ModelSpec, cluster: Cluster, post: PostTraining, global_batch
     prefill_flops = S * post.prompt_len * forward_flops_per_token(model, post.prompt_len) / tp
     prefill = prefill_flops / (gpu.bf16_tflops * 1e12 * DECODE_COMPUTE_EFFICIENCY)
     decode_flops = S * post.response_len * forward_flops_per_token(model, post.sequence_len) / tp
-    if concurrent < 1:  # not even one sequence fits beside the engine's weights
-        return Rollout(S, 0, 0, weights, per_sequence, budget, prefill, math.inf, prefill_flops + decode_flops)
+    if concurrent < 1:
+        raise ShardwiseInputError(
+            f"rollout: not one sequence of {post.sequence_len:,} tokens fits in vLLM's KV budget at inference TP {tp} "
+            f"({ROLLOUT_GPU_MEMORY_UTILIZATION:.0%} of {cluster.gpu.memory_gib:g} GiB minus {weights / GIB:.1f} GiB of "
+            f"weights per GPU); raise the inference TP or shorten the sequences")
     waves, last = divmod(S, concurrent)
     context = post.prompt_len + post.response_len / 2
     decode = waves * post.response_len * decode_step_time(model, cluster, tp, concurrent, context)

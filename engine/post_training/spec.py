@@ -49,10 +49,29 @@ class PostTraining(BaseModel):
 
 
 def post_training(algorithm: str, prompt_len: int | None = None, response_len: int | None = None,
-                  group_size: int | None = None, inference_tp: int | None = None) -> PostTraining:
-    """A PostTraining with verl's defaults for what is not given, and the list of what was defaulted."""
+                  group_size: int | None = None, inference_tp: int | None = None,
+                  seq_len: int | None = None) -> PostTraining:
+    """A PostTraining with verl's defaults for what is not given, and the list of what was defaulted.
+    GRPO/PPO train on prompt + response tokens: a `seq_len` given with one of the two fixes the other
+    (with neither, the prompt takes its default and the response the rest)."""
+    from ..errors import ShardwiseInputError
+
     if algorithm == "dpo":
         return PostTraining(algorithm="dpo")
+    if seq_len is not None:
+        if prompt_len is not None and response_len is not None and prompt_len + response_len != seq_len:
+            raise ShardwiseInputError(f"sequence length {seq_len:,} is not prompt + response = {prompt_len:,} + "
+                                      f"{response_len:,}; give the prompt and response lengths only")
+        if response_len is None:
+            response_len = seq_len - (prompt_len if prompt_len is not None else a.DEFAULT_PROMPT_LEN)
+            if prompt_len is None:
+                prompt_len = a.DEFAULT_PROMPT_LEN
+        elif prompt_len is None:
+            prompt_len = seq_len - response_len
+        if prompt_len <= 0 or response_len <= 0:
+            raise ShardwiseInputError(f"sequence length {seq_len:,} leaves no room for a prompt and a response "
+                                      f"(prompt {prompt_len:,}, response {response_len:,} tokens); give "
+                                      f"--prompt-len and --response-len")
     given = {"prompt_len": prompt_len, "response_len": response_len, "group_size": group_size,
              "inference_tp": inference_tp}
     defaults = {"prompt_len": a.DEFAULT_PROMPT_LEN, "response_len": a.DEFAULT_RESPONSE_LEN,
