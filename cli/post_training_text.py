@@ -54,6 +54,9 @@ def post_training_lines(e: Evaluation) -> list[str]:
              f"{r.get('concurrent_sequences', 0):,.0f} at once ({r.get('waves', 0):.0f} wave(s)), KV cache "
              f"{r.get('kv_cache_gib', 0):.2f} of {r.get('kv_budget_gib', 0):.2f} GiB budget per GPU, "
              f"prefill {r.get('prefill_s', 0):.2f} s + decode {r.get('decode_s', 0):.2f} s"]
+    if p.prompts_per_step is not None and not float(p.prompts_per_step).is_integer():
+        lines.append(f"note     the global batch is not a multiple of the group size {p.group_size}: "
+                     f"{p.prompts_per_step:,.1f} prompts per step")
     if p.defaults_used:
         names = ", ".join(DEFAULT_NAMES.get(k, k) for k in p.defaults_used)
         lines.append(f"defaults {names} not given: verl's defaults used (docs/post_training.md)")
