@@ -58,6 +58,7 @@ def post_training(algorithm: str, prompt_len: int | None = None, response_len: i
 
     if algorithm == "dpo":
         return PostTraining(algorithm="dpo")
+    prompt_defaulted = prompt_len is None and response_len is None or prompt_len is None and seq_len is None
     if seq_len is not None:
         if prompt_len is not None and response_len is not None and prompt_len + response_len != seq_len:
             raise ShardwiseInputError(f"sequence length {seq_len:,} is not prompt + response = {prompt_len:,} + "
@@ -76,6 +77,6 @@ def post_training(algorithm: str, prompt_len: int | None = None, response_len: i
              "inference_tp": inference_tp}
     defaults = {"prompt_len": a.DEFAULT_PROMPT_LEN, "response_len": a.DEFAULT_RESPONSE_LEN,
                 "group_size": a.DEFAULT_GROUP_SIZE[algorithm], "inference_tp": a.DEFAULT_INFERENCE_TP}
-    used = tuple(k for k, v in given.items() if v is None)
+    used = tuple(k for k, v in given.items() if v is None or (k == "prompt_len" and prompt_defaulted))
     values = {k: (defaults[k] if v is None else v) for k, v in given.items()}
     return PostTraining(algorithm=algorithm, defaults_used=used, **values)
