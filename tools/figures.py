@@ -109,8 +109,14 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
     params_b = total_params(model) / 1e9
     mode = {"full": "full training", "lora": f"LoRA (rank {setup.lora_rank})",
             "qlora": f"QLoRA (rank {setup.lora_rank})"}[setup.mode]
-    if setup.post_training is not None:
-        mode = f"{setup.post_training.algorithm.upper()} post-training, policy by {mode}"
+    post = setup.post_training
+    if post is not None:
+        mode = f"{post.algorithm.upper()} post-training, policy by {mode}"
+        if post.generates:
+            mode += (f" (co-located: prompt {post.prompt_len:,} + response {post.response_len:,} tokens, "
+                     f"{post.group_size} sample(s) per prompt, rollout TP {post.inference_tp}"
+                     + (f"; not given, verl's defaults used for {', '.join(post.defaults_used)}"
+                        if post.defaults_used else "") + ")")
     description = (f"{model.name} ({params_b:.2f} B params{', approximate shape' if model.approximate else ''}) on "
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
