@@ -59,7 +59,9 @@ def test_optional_fields_are_nullable_and_enums_include_null():
 
     p = strict_parameters(params.args)
     mode = p["properties"]["scenario"]["properties"]["mode"]
-    assert mode["type"] == ["string", "null"] and mode["enum"] == ["full", "lora", "qlora", None]
+    assert mode["type"] == ["string", "null"] and mode["enum"] == ["full", "lora", "qlora", "dpo", "dpo-lora", "dpo-qlora", "grpo",
+                                                                 "grpo-lora", "grpo-qlora", "ppo", "ppo-lora",
+                                                                 "ppo-qlora", None]
     assert p["properties"]["top_k"]["type"] == ["integer", "null"]
     constraints = p["properties"]["constraints"]
     assert {"type": "null"} in constraints["anyOf"]
