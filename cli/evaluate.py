@@ -12,7 +12,7 @@ from ..engine.training import TrainingSetup
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
 from ..engine.post_training.modes import mode_name
-from .post_training_text import memory_detail_lines, post_training_lines, time_rows
+from .post_training_text import memory_detail_lines, peak_phase_lines, post_training_lines, time_rows
 from .render import seconds, tokens_text
 
 # recommend's default headroom, read from its signature so the two never disagree
@@ -71,15 +71,19 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     if e.warnings:
         lines.append("")
     lines.append("memory per GPU (most loaded rank)        GiB")
-    for label, value in [("weights", m.weights_gib), ("gradients", m.gradients_gib), ("optimizer states", m.optimizer_gib),
-                         ("activations (incl. logits)", m.activations_gib), ("other (context, NCCL, fragmentation)", m.other_gib)]:
+    for label, value, category in [
+            ("weights", m.weights_gib, "weights"), ("gradients", m.gradients_gib, "gradients"),
+            ("optimizer states", m.optimizer_gib, "optimizer"),
+            ("activations (incl. logits)", m.activations_gib, "activations"),
+            ("other (context, NCCL, fragmentation)", m.other_gib, "other")]:
         lines.append(f"  {label:<38}{value:>8.2f}")
+        lines += memory_detail_lines(e, category)
     verdict = "fits" if m.fits else "DOES NOT FIT"
     if e.violations:
         verdict += " (but the plan is invalid)" if m.fits else " (and the plan is invalid)"
     elif m.fits and m.total_gib > m.capacity_gib * (1 - RECOMMEND_HEADROOM):
         verdict += f" (above the {RECOMMEND_HEADROOM:.0%} headroom `recommend` keeps free)"
-    lines += memory_detail_lines(e)
+    lines += peak_phase_lines(e)
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput

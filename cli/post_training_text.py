@@ -24,14 +24,19 @@ DEFAULT_NAMES = {"prompt_len": "prompt length", "response_len": "response length
                  "inference_tp": "inference TP"}
 
 
-def memory_detail_lines(e: Evaluation) -> list[str]:
+def memory_detail_lines(e: Evaluation, category: str) -> list[str]:
+    """The post-training terms inside one memory category ('weights', 'activations', …)."""
     if e.post_training is None:
         return []
     d = e.memory.details_gib
-    lines = [f"  {label:<38}{d[key]:>8.2f}" for key, label in MEMORY_TERMS.items() if d.get(key, 0.0) > 0]
-    if e.memory.peak_phase:
-        lines.append(f"  peak during {PHASES.get(e.memory.peak_phase, e.memory.peak_phase)}")
-    return lines
+    return [f"  {label:<38}{d[key]:>8.2f}" for key, label in MEMORY_TERMS.items()
+            if key.startswith(category + ".") and d.get(key, 0.0) > 0]
+
+
+def peak_phase_lines(e: Evaluation) -> list[str]:
+    if e.post_training is None or not e.memory.peak_phase:
+        return []
+    return [f"  peak during {PHASES.get(e.memory.peak_phase, e.memory.peak_phase)}"]
 
 
 def time_rows(e: Evaluation) -> list[tuple[str, float]]:
