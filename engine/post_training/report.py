@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..assumptions.memory import GIB
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
-from ..results import PostTrainingReport
+from ..results import PostTrainingReport, Violation
 from ..training import TrainingSetup
 from .rollout import rollout
 
@@ -29,3 +29,16 @@ def post_training_report(model: ModelSpec, cluster: Cluster, setup: TrainingSetu
                  "inference_weights_gib": r.inference_weights_bytes / GIB, "kv_cache_gib": r.kv_cache_bytes / GIB,
                  "kv_budget_gib": r.kv_budget_bytes / GIB, "prefill_s": r.prefill_s, "decode_s": r.decode_s},
     )
+
+
+def post_training_warnings(setup: TrainingSetup) -> list[Violation]:
+    """What the post-training numbers are not checked against (docs/post_training.md, limits)."""
+    post = setup.post_training
+    if post is None:
+        return []
+    text = (f"{post.algorithm.upper()}: the reference memory is checked against PyTorch's tracker, but no measured "
+            f"{post.algorithm.upper()} run calibrates the time of the extra passes")
+    if post.generates:
+        text += ("; the rollout is a decode roofline with every response at response_len (real rollouts vary; "
+                 "the step waits for the longest)")
+    return [Violation(rule="post_training_uncalibrated", message=text)]
