@@ -44,3 +44,13 @@ def test_page_form_sends_the_response_length_for_rollout_modes():
     assert setup.post_training.response_len == 1024 and setup.seq_len == 512 + 1024 and setup.mode == "lora"
     plain = form_to_request({**form, "mode": "full"}).setup()
     assert plain.post_training is None and plain.seq_len == 8192
+
+
+def test_page_says_what_the_post_training_step_was_modelled_with(client):
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "8", "seq_len": "", "batch": "640",
+            "batch_unit": "sequences", "mode": "grpo", "response_len": "1024", "precision": "bf16",
+            "framework": "fsdp"}
+    r = client.post("/", data=form)
+    assert r.status_code == 200, r.text[:500]
+    assert "Post-training:" in r.text and "GRPO co-located" in r.text and "Memory peaks during" in r.text
+    assert "verl&#39;s defaults used" in r.text or "verl's defaults used" in r.text
