@@ -1,7 +1,8 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, and for GRPO/PPO prompt_len, response_len,
+group_size, inference_tp. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
@@ -22,7 +23,8 @@ from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework")
+          "lora_rank", "precision", "framework", "prompt_len", "response_len", "group_size", "inference_tp")
+ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
 
@@ -156,7 +158,22 @@ def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: in
         elif post is None or post.algorithm != algorithm:
             update["post_training"] = post_training(algorithm, seq_len=seq if algorithm != "dpo" else None)
     new_post = update.get("post_training", post)
-    if new_post is not None and new_post.generates and new_post.sequence_len != seq:
+    rollout = {k: (_parse_seq(changes[k]) if k.endswith("_len") else _parse_int(k, changes[k]))
+               for k in ROLLOUT_INPUTS if k in changes}
+    if rollout and (new_post is None or not new_post.generates):
+        raise ShardwiseInputError(f"what-if: {', '.join(rollout)} describe rollout generation and apply only to "
+                                  f"mode grpo or ppo (change mode=grpo with them)")
+    if rollout:
+        kept = {k: getattr(new_post, k) for k in ROLLOUT_INPUTS if k not in rollout}
+        if "seq_len" in changes and not ("prompt_len" in rollout and "response_len" in rollout):
+            kept.pop("response_len" if "prompt_len" in rollout or "response_len" not in rollout else "prompt_len")
+            fresh = post_training(new_post.algorithm, **kept, **rollout, seq_len=seq)
+        else:
+            fresh = post_training(new_post.algorithm, **kept, **rollout)
+        still_default = tuple(d for d in new_post.defaults_used if d not in rollout)
+        update["post_training"] = fresh.model_copy(update={"defaults_used": still_default})
+        update["seq_len"] = fresh.sequence_len
+    elif new_post is not None and new_post.generates and new_post.sequence_len != seq:
         update["post_training"] = post_training(new_post.algorithm, prompt_len=new_post.prompt_len,
                                                 group_size=new_post.group_size,
                                                 inference_tp=new_post.inference_tp, seq_len=seq)

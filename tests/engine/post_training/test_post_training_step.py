@@ -118,3 +118,17 @@ def test_dpo_micro_batch_holds_whole_pairs():
     e = run("dpo", plan=Strategy(tp=2, zero_stage=1, micro_batch=1))
     assert not e.valid and e.violations[0].rule == "dpo_microbatch_holds_pairs"
     assert run("full", plan=Strategy(tp=2, zero_stage=1, micro_batch=1)).valid
+
+
+def test_what_if_changes_the_rollout_shape():
+    from shardwise.engine.whatif import apply_changes, parse_changes
+
+    grpo = training_setup("grpo", global_batch=256)  # 512 + 512, verl's defaults
+    _, longer = apply_changes(CLUSTER, grpo, parse_changes("response_len=2k"))
+    assert (longer.post_training.response_len, longer.seq_len, longer.global_batch) == (2048, 512 + 2048, 256)
+    assert "response_len" not in longer.post_training.defaults_used
+    _, switched = apply_changes(CLUSTER, training_setup("full", seq_len=1024, global_batch=256),
+                                parse_changes("mode=grpo,group_size=8"))
+    assert (switched.post_training.group_size, switched.seq_len) == (8, 1024)
+    with pytest.raises(ShardwiseInputError, match="only to mode grpo or ppo"):
+        apply_changes(CLUSTER, training_setup("dpo", global_batch=256), parse_changes("response_len=1k"))
