@@ -101,7 +101,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
     """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
-    warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(setup)
+    warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
     times = step_time(model, cluster, setup, grid) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len

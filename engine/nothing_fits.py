@@ -21,6 +21,7 @@ from .model_spec import ModelSpec
 from .recommendation import FixOption, NothingFits
 from .results import StrategySummary, Violation
 from .strategy import RECOMPUTE_MODES
+from .post_training.modes import mode_name
 from .training import TrainingSetup
 from .validity import violations
 
@@ -127,11 +128,11 @@ def fix_options(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Con
                                probe(model, cluster, setup, c.pinned("zero_stage", 3), headroom)))
     for mode in ("lora", "qlora"):
         if setup.mode == mode or (mode == "lora" and setup.mode == "qlora"):
-            options.append(_option(mode, {"mode": mode}, None, f"the setup already uses {setup.mode}",
+            options.append(_option(mode, {"mode": mode_name(setup)}, None, f"the setup already uses {setup.mode}",
                                    applicable=False))
             continue
-        options.append(_option(mode, {"mode": mode},
-                               probe(model, cluster, setup.model_copy(update={"mode": mode}), c, headroom)))
+        adapted = setup.model_copy(update={"mode": mode})  # a post-training algorithm stays, with adapters
+        options.append(_option(mode, {"mode": mode_name(adapted)}, probe(model, cluster, adapted, c, headroom)))
     larger = None
     for gpu in _larger_gpus(cluster):
         found = probe(model, _cluster_with(cluster, cluster.num_gpus, gpu), setup, c, headroom)

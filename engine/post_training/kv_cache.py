@@ -34,6 +34,6 @@ def kv_cache_bytes(model: ModelSpec, inference_tp: int, sequences: int, tokens_p
 
 
 def sequences_per_engine(global_batch: int, num_gpus: int, inference_tp: int) -> int:
-    """The rollout batch is spread evenly over num_gpus / inference_tp engines (the busiest gets the ceiling)."""
-    engines = num_gpus // inference_tp
+    """The rollout batch is spread evenly over ⌊num_gpus / inference_tp⌋ engines (the busiest gets the ceiling)."""
+    engines = max(num_gpus // inference_tp, 1)
     return math.ceil(global_batch / engines)

@@ -7,7 +7,7 @@ from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..results import PostTrainingReport, Violation
 from ..training import TrainingSetup
-from .rollout import rollout
+from .rollout import rollout, rollout_warnings
 
 
 def post_training_report(model: ModelSpec, cluster: Cluster, setup: TrainingSetup) -> PostTrainingReport | None:
@@ -31,14 +31,18 @@ def post_training_report(model: ModelSpec, cluster: Cluster, setup: TrainingSetu
     )
 
 
-def post_training_warnings(setup: TrainingSetup) -> list[Violation]:
+def post_training_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSetup) -> list[Violation]:
     """What the post-training numbers are not checked against (docs/post_training.md, limits)."""
     post = setup.post_training
     if post is None:
         return []
+    found = []
+    if post.generates:
+        found = [Violation(rule="rollout_layout", message=m)
+                 for m in rollout_warnings(cluster, post, rollout(model, cluster, post, setup.global_batch))]
     text = (f"{post.algorithm.upper()}: the reference memory is checked against PyTorch's tracker, but no measured "
             f"{post.algorithm.upper()} run calibrates the time of the extra passes")
     if post.generates:
         text += ("; the rollout is a decode roofline with every response at response_len (real rollouts vary; "
                  "the step waits for the longest)")
-    return [Violation(rule="post_training_uncalibrated", message=text)]
+    return found + [Violation(rule="post_training_uncalibrated", message=text)]

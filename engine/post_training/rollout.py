@@ -45,14 +45,11 @@ class Rollout:
     prefill_s: float
     decode_s: float
     flops_per_gpu: float  # model FLOPs of generation, one GPU
+    over_budget: bool = False  # not one sequence fits the KV budget: one at a time assumed
 
     @property
     def time_s(self) -> float:
         return self.prefill_s + self.decode_s
-
-    @property
-    def fits(self) -> bool:
-        return self.concurrent_sequences >= 1
 
 
 def inference_weight_bytes(model: ModelSpec, inference_tp: int) -> float:
@@ -74,15 +71,28 @@ def decode_step_time(model: ModelSpec, cluster: Cluster, inference_tp: int, batc
 
 
 def check_inference_tp(model: ModelSpec, cluster: Cluster, tp: int) -> None:
-    """vLLM splits attention heads over its TP group, and the engines tile the cluster."""
-    if cluster.num_gpus % tp or tp > cluster.num_gpus:
-        raise ShardwiseInputError(f"inference TP {tp} must divide the {cluster.num_gpus} GPUs into whole engines")
-    if tp > cluster.gpus_per_node:
-        raise ShardwiseInputError(f"inference TP {tp} spans more than the {cluster.gpus_per_node} GPUs of a node; "
-                                  f"use at most {cluster.gpus_per_node}")
+    """vLLM splits attention heads over its TP group; an engine needs that many GPUs."""
+    if tp > cluster.num_gpus:
+        raise ShardwiseInputError(f"inference TP {tp} needs more than the {cluster.num_gpus} GPUs there are")
     if model.num_attention_heads % tp:
         raise ShardwiseInputError(f"inference TP {tp} does not divide the {model.num_attention_heads} attention "
                                   f"heads of {model.name} (vLLM requires it)")
+
+
+def rollout_warnings(cluster: Cluster, post: PostTraining, r: "Rollout") -> list[str]:
+    """What the rollout's numbers assume that a real run would not do."""
+    tp, out = post.inference_tp, []
+    if cluster.num_gpus % tp:
+        out.append(f"inference TP {tp} does not divide the {cluster.num_gpus} GPUs: "
+                   f"{cluster.num_gpus % tp} GPU(s) sit idle during the rollout")
+    if tp > cluster.gpus_per_node:
+        out.append(f"inference TP {tp} spans nodes (a node has {cluster.gpus_per_node} GPUs); the engine's "
+                   f"all-reduces are not modelled")
+    if r.over_budget:
+        out.append(f"not one sequence of {post.sequence_len:,} tokens fits in vLLM's KV budget "
+                   f"({ROLLOUT_GPU_MEMORY_UTILIZATION:.0%} of the GPU minus the engine's weights): the numbers assume one "
+                   f"sequence at a time beyond it; raise the inference TP or gpu_memory_utilization")
+    return out
 
 
 def rollout(model: ModelSpec, cluster: Cluster, post: PostTraining, global_batch: int) -> Rollout:
@@ -97,15 +107,12 @@ def rollout(model: ModelSpec, cluster: Cluster, post: PostTraining, global_batch
     prefill_flops = S * post.prompt_len * forward_flops_per_token(model, post.prompt_len) / tp
     prefill = prefill_flops / (gpu.bf16_tflops * 1e12 * DECODE_COMPUTE_EFFICIENCY)
     decode_flops = S * post.response_len * forward_flops_per_token(model, post.sequence_len) / tp
-    if concurrent < 1:
-        raise ShardwiseInputError(
-            f"rollout: not one sequence of {post.sequence_len:,} tokens fits in vLLM's KV budget at inference TP {tp} "
-            f"({ROLLOUT_GPU_MEMORY_UTILIZATION:.0%} of {cluster.gpu.memory_gib:g} GiB minus {weights / GIB:.1f} GiB of "
-            f"weights per GPU); raise the inference TP or shorten the sequences")
+    over_budget = concurrent < 1  # reported as a warning; the memory then shows what one sequence costs
+    concurrent = max(concurrent, 1)
     waves, last = divmod(S, concurrent)
     context = post.prompt_len + post.response_len / 2
     decode = waves * post.response_len * decode_step_time(model, cluster, tp, concurrent, context)
     if last:
         decode += post.response_len * decode_step_time(model, cluster, tp, last, context)
     return Rollout(S, concurrent, waves + (1 if last else 0), weights, concurrent * per_sequence, budget,
-                   prefill, decode, prefill_flops + decode_flops)
+                   prefill, decode, prefill_flops + decode_flops, over_budget)

@@ -86,12 +86,30 @@ def test_rollout_runs_in_waves_when_the_kv_budget_is_short():
     assert r.kv_cache_bytes == 75 * per_sequence
 
 
-def test_rollout_that_cannot_hold_one_sequence_is_a_clear_error():
-    post = post_training("grpo", prompt_len=512, response_len=512, inference_tp=1)
-    with pytest.raises(ShardwiseInputError, match="raise the inference TP"):
-        rollout(get_model("llama-3.1-70b"), build_cluster("h100", 8), post, global_batch=64)  # 141 GB > 40 GiB
+def test_rollout_that_cannot_hold_one_sequence_does_not_fit_and_says_why():
+    from shardwise.engine.evaluate import evaluate
+    from shardwise.engine.post_training.modes import training_setup
+    from shardwise.engine.strategy import Strategy
+
+    # Llama-3.1-70B's bf16 weights on one GPU (141 GB) already exceed vLLM's 0.5 × 80 GiB budget.
+    setup = training_setup("grpo", inference_tp=1, global_batch=64)
+    e = evaluate(get_model("llama-3.1-70b"), build_cluster("h100", 8), setup, Strategy(zero_stage=3, micro_batch=1))
+    assert not e.memory.fits and e.memory.peak_phase == "rollout"
+    assert e.post_training.rollout["concurrent_sequences"] == 1
+    assert any(w.rule == "rollout_layout" and "raise the inference TP" in w.message for w in e.warnings)
 
 
-def test_inference_tp_must_divide_heads_and_gpus():
-    with pytest.raises(ShardwiseInputError, match="divide"):
+def test_inference_tp_must_divide_the_heads():
+    with pytest.raises(ShardwiseInputError, match="does not divide the 32 attention heads"):
         rollout(get_model("llama-3.1-8b"), build_cluster("h100", 8), post_training("grpo", inference_tp=3), 64)
+    with pytest.raises(ShardwiseInputError, match="needs more than the 8 GPUs"):
+        rollout(get_model("llama-3.1-8b"), build_cluster("h100", 8), post_training("grpo", inference_tp=16), 64)
+
+
+def test_engines_that_do_not_tile_the_cluster_leave_gpus_idle():
+    from shardwise.engine.post_training.rollout import rollout_warnings
+
+    cluster, post = build_cluster("h100", 12), post_training("grpo", inference_tp=8)
+    r = rollout(get_model("llama-3.1-8b"), cluster, post, global_batch=64)
+    assert r.sequences_per_engine == 64  # one engine of 8 GPUs; 4 GPUs idle
+    assert any("4 GPU(s) sit idle" in w for w in rollout_warnings(cluster, post, r))
