@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .post_training.spec import PostTraining
 from .results import ClusterSummary, Evaluation, ModelSummary, StrategySummary, Violation
 
 
@@ -24,6 +25,7 @@ class SetupSummary(_Result):
     lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
     precision: str
     framework: str
+    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
 
 
 class FixOption(_Result):

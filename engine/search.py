@@ -113,7 +113,8 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
 def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
                         global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
-                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
+                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
+                        post_training=setup.post_training)
 
 
 # GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.

@@ -86,3 +86,15 @@ def test_exports_say_where_there_is_no_post_training_mode(capsys):
                          "--zero", "3", "--micro-batch", "2", "--framework", "deepspeed")
     assert code == 0, err
     assert "per_device_train_batch_size=1 (pairs)" in out + err
+
+
+def test_export_from_a_recommend_json_keeps_the_rollout_shape(capsys, tmp_path):
+    code, out, err = run(capsys, "recommend", *BASE, "--global-batch", "640", "--mode", "grpo", "--response-len", "1k",
+                         "--group-size", "8", "--framework", "fsdp", "--top", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["setup"]["post_training"]["response_len"] == 1024
+    path = tmp_path / "rec.json"
+    path.write_text(out)
+    code, out, err = run(capsys, "export", "--format", "fsdp", "--from-plan", path)
+    assert code == 0, err
+    assert "data.max_response_length=1024" in out + err and "actor_rollout_ref.rollout.n=8" in out + err
