@@ -31,7 +31,7 @@ class SetupSummary(_Result):
 class FixOption(_Result):
     """One change that might make a plan fit, and whether it does."""
 
-    rule: Literal["more_gpus", "recompute_full", "zero3", "lora", "qlora", "larger_gpu"]
+    rule: Literal["more_gpus", "recompute_full", "zero3", "lora", "qlora", "larger_gpu", "inference_tp"]
     change: dict[str, Any] = Field(description="the input or constraint changed, e.g. {'mode': 'lora'}")
     applicable: bool = Field(description="False when the search already tried it or it does not apply")
     fits: bool

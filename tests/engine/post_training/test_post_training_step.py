@@ -132,3 +132,15 @@ def test_what_if_changes_the_rollout_shape():
     assert (switched.post_training.group_size, switched.seq_len) == (8, 1024)
     with pytest.raises(ShardwiseInputError, match="only to mode grpo or ppo"):
         apply_changes(CLUSTER, training_setup("dpo", global_batch=256), parse_changes("response_len=1k"))
+
+
+def test_nothing_fits_offers_a_wider_rollout_engine():
+    from shardwise.engine.search import recommend
+
+    # Llama-3.1-70B's rollout engine at verl's TP 2 holds 70.6 GB of weights per GPU: beyond vLLM's 40 GiB.
+    setup = training_setup("grpo-lora", global_batch=64)
+    r = recommend(get_model("llama-3.1-70b"), CLUSTER, setup)
+    assert not r.plans
+    fixes = {f.rule: f for f in r.nothing_fits.options}
+    assert fixes["inference_tp"].fits and fixes["inference_tp"].change == {"inference_tp": 4}
+    assert fixes["lora"].change == {"mode": "grpo-lora"} and not fixes["lora"].applicable
