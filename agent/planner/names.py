@@ -27,10 +27,10 @@ EXPORT_WORDS = {
     "megatron-bridge": r"megatron[\s\-_]*bridge|\bnemo\b|\bbridge\b",
     "deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config",
     "torchtitan": r"torch[\s\-]?titan|\btitan\b",
-    "accelerate": r"\baccelerate\b",
+    "accelerate": r"\baccelerate\b|\btrl\b",  # TRL's DPO settings ride on the Accelerate export's note
     "nanotron": r"\bnanotron\b",
     "megatron": r"\bmegatron(?:[\s\-]?lm)?\b",
-    "fsdp": r"\bfsdp2?\b|fully[\s_]shard",
+    "fsdp": r"\bfsdp2?\b|fully[\s_]shard|\bverl\b",  # verl's GRPO/PPO settings ride on the FSDP export's note
     "launch": r"\blaunch\b|\btorchrun\b|\bsrun\b|\bslurm\b|\bsbatch\b",
 }
 FRAMEWORK_WORDS = {"deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config", "fsdp": r"\bfsdp2?\b|torch[\s\-]?titan",

@@ -17,7 +17,11 @@ RESPONSE = [rf"{LENGTH}\s*-?\s*tok(?:en)?s?\s+(?:long\s+)?(?:responses?|completi
             rf"(?:responses?|completions?|generations?|outputs?|answers?)\s+(?:length\s+)?(?:of|up\s+to|=|:)?\s*{LENGTH}"
             r"(?:\s*-?\s*tok(?:en)?s?)?",
             rf"(?:generat\w*|sampl\w*)\s+(?:up\s+to\s+)?{LENGTH}\s*-?\s*tok(?:en)?s?",
-            rf"{LENGTH}\s+response\s+tok(?:en)?s?"]
+            rf"{LENGTH}\s+response\s+tok(?:en)?s?",
+            # "4k responses", "2048 completions" — not "8 responses per prompt" (a group size)
+            r"(?<![\w.])(\d+(?:\.\d+)?)\s*(k)\s*-?\s*(?:long\s+)?(?:responses?|completions?|generations?)\b",
+            r"(?<![\w.])(\d{3,})()\s*-?\s*(?:long\s+)?(?:responses?|completions?|generations?)\b"
+            r"(?!\s+(?:per|for\s+each|each)\s+prompt)"]
 PROMPT = [rf"{LENGTH}\s*-?\s*tok(?:en)?s?\s+prompts?", rf"prompts?\s+(?:length\s+)?(?:of|up\s+to|=|:)?\s*{LENGTH}"
           r"(?:\s*-?\s*tok(?:en)?s?)?", rf"{LENGTH}\s+prompt\s+tok(?:en)?s?"]
 GROUP = [r"group\s*(?:size)?\s*(?:of|=|:)?\s*(\d+)", r"(\d+)\s+(?:samples?|responses?|completions?|generations?|rollouts?)"

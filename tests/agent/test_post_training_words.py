@@ -27,3 +27,31 @@ def test_ppo_rollout_shape_words():
 def test_plain_training_is_untouched():
     e = extract("llama 3.1 70b on 64 H100s, 8k context, 4M token batches")
     assert (e.mode, e.response_len, e.seq_len) == (None, None, 8192)
+
+
+def test_response_lengths_without_the_word_token_and_group_sizes_stay_apart():
+    assert extract("and with 4k responses?").response_len == 4096
+    e = extract("GRPO on llama 3.1 8b, 8 H100s, 16 responses per prompt, 2048 completions tokens max")
+    assert e.group_size == 16 and e.response_len != 16
+
+
+def test_verl_and_trl_settings_are_export_requests():
+    from shardwise.agent.planner.intents import classify
+    from shardwise.agent.state import ConversationState
+
+    assert extract("give me the verl settings").export_format == "fsdp"
+    assert extract("the TRL config please").export_format == "accelerate"
+    assert classify("give me the verl settings", extract("give me the verl settings"), ConversationState()).family == "export"
+
+
+def test_a_follow_up_on_the_response_length_keeps_the_sequences_per_step():
+    from shardwise.tools.scenario import Scenario
+    from shardwise.tools.what_if import WhatIfArgs, what_if
+
+    base = Scenario(model="qwen2.5-7b", gpu="h100", gpus=8, mode="grpo", response_len=1024, global_batch=640)
+    w = what_if(WhatIfArgs(scenario=base, change=Scenario(response_len=4096)))
+    after = w.after_result.plan_evaluation()
+    sequences = after.strategy.dp * after.strategy.micro_batch * after.strategy.grad_accum
+    assert after.post_training.response_len == 4096
+    assert sequences == 640  # the engine ran the scenario's 640 sequences, not a token-matched batch
+    assert w.after.seq_len == 512 + 4096
