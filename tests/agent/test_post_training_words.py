@@ -55,3 +55,14 @@ def test_a_follow_up_on_the_response_length_keeps_the_sequences_per_step():
     assert after.post_training.response_len == 4096
     assert sequences == 640  # the engine ran the scenario's 640 sequences, not a token-matched batch
     assert w.after.seq_len == 512 + 4096
+
+
+def test_memory_answer_names_the_post_training_parts_and_the_peak_phase():
+    from shardwise.tools.evaluate_plan import EstimateMemoryArgs, estimate_memory
+    from shardwise.tools.scenario import Plan, Scenario
+
+    scenario = Scenario(model="llama-3.1-8b", gpu="h100", gpus=8, mode="grpo", response_len=2048, global_batch=640)
+    m = estimate_memory(EstimateMemoryArgs(scenario=scenario, plan=Plan(tp=1, zero=3, micro_batch=2)))
+    names = {t.name for t in m.post_training_terms}
+    assert {"reference model weights", "rollout engine weights", "rollout KV cache"} <= names
+    assert m.peak_phase in ("the policy's training step", "rollout generation", "the reference forward")
