@@ -66,3 +66,15 @@ def test_memory_answer_names_the_post_training_parts_and_the_peak_phase():
     names = {t.name for t in m.post_training_terms}
     assert {"reference model weights", "rollout engine weights", "rollout KV cache"} <= names
     assert m.peak_phase in ("the policy's training step", "rollout generation", "the reference forward")
+
+
+def test_post_training_concept_explained_with_the_users_numbers():
+    from shardwise.tools.explain import ExplainArgs, explain_concept
+    from shardwise.tools.scenario import Scenario
+
+    assert extract("what is GRPO?").concept == "post_training"
+    scenario = Scenario(model="llama-3.1-8b", gpu="h100", gpus=8, mode="dpo", global_batch=256)
+    x = explain_concept(ExplainArgs(concept="post_training", scenario=scenario))
+    assert x.numbers["algorithm"] == "DPO" and x.numbers["reference_weights_gib"] > 0
+    assert x.numbers["step_s"] > x.numbers["full_step_s"]
+    assert "frozen reference holds" in x.text
