@@ -22,6 +22,7 @@ from ..tools.dispatch import ToolOutcome
 from .events import DeltaEvent, ToolEvent
 from .guard import LeakGuard
 from .model import ChatModel, ModelError, ModelReply, TextDelta, assistant_message
+from .tool_call_repair import repair_reply
 
 REASK = ("[shardwise] Your answer states numbers, but no tool result in this conversation contains them. "
          "Call the tools to get them, then answer citing the result ids. Do not estimate.")
@@ -87,12 +88,15 @@ class TurnRecord:
 def run_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], user_message: str,
                  tool_schemas: list[dict], dispatch: Callable[[str, str, str], ToolOutcome],
                  reserve_ids: Callable[[int], list[str]], guard: LeakGuard, deadline: float,
-                 max_tool_rounds: int, record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
-    """Yield deltas and tool events; fill `record`. Raises ModelError when the endpoint fails."""
+                 max_tool_rounds: int, record: TurnRecord,
+                 scenario: dict | None = None) -> Iterator[DeltaEvent | ToolEvent]:
+    """Yield deltas and tool events; fill `record`. Raises ModelError when the endpoint fails.
+    `scenario`: the conversation's current one, for repairing a call that leaves it out."""
     user = {"role": "user", "content": user_message}
     conversation = [{"role": "system", "content": system_prompt}, *history, user]
     record.messages.append(user)
     rounds_with_tools = 0
+    repair_asked = False
     shown: list[str] = []
     while True:
         if time.monotonic() >= deadline:
@@ -114,14 +118,21 @@ def run_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], u
                 reply = event
         if reply is None:
             raise ModelError("the model's reply ended without a final message", kind="bad_request")
+        repaired = repair_reply(reply, tool_schemas if allow_tools else [], conversation, scenario,
+                                may_retry=not repair_asked)
+        reply = repaired.reply
+        if repaired.retry:  # a tool call written as text that could not be read: say so, once
+            repair_asked = True
+            conversation += [assistant_message(reply), {"role": "user", "content": repaired.retry}]
+            continue
         calls = reply.tool_calls if allow_tools else []
         message = assistant_message(ModelReply(reply.text, calls, reply.finish_reason))
         conversation.append(message)
         record.messages.append(message)
 
         if calls:
-            if held:  # a preamble before tool calls ("let me check") is fine to show
-                safe = guard.feed("".join(held))
+            if held and reply.text:  # a preamble before tool calls ("let me check") is fine to show
+                safe = guard.feed(reply.text)  # (without a call the model wrote as text)
                 if safe:
                     shown.append(safe)
                     yield DeltaEvent(safe)

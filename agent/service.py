@@ -151,7 +151,8 @@ class ChatService:
         yield from run_llm_turn(
             model, system_prompt=prompt, history=history, user_message=text, tool_schemas=tool_schemas(),
             dispatch=lambda name, args, rid: dispatch(name, args, result_id=rid), reserve_ids=reserve,
-            guard=guard, deadline=deadline, max_tool_rounds=self.config.max_tool_rounds, record=record)
+            guard=guard, deadline=deadline, max_tool_rounds=self.config.max_tool_rounds, record=record,
+            scenario=state.scenario.model_dump(exclude_none=True) if state.scenario is not None else None)
 
     def ask(self, message: str, session_id: str | None = None) -> Answer:
         """The whole reply at once (the stream, collected)."""

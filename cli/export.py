@@ -30,7 +30,8 @@ from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
 
-SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
+SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
+               "moe_dispatcher", "moe_a2a_overlap")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
@@ -122,7 +123,9 @@ def setup_from_summary(s: dict) -> TrainingSetup:
     if s["mode"].split("-")[0] not in ("grpo", "ppo"):
         rollout = {}
     return training_setup(s["mode"], seq_len=s["seq_len"], global_batch=s["global_batch"], **rollout,
-                          lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"])
+                          lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
+                          moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
+                          moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)))
 
 
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):

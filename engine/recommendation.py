@@ -26,6 +26,8 @@ class SetupSummary(_Result):
     precision: str
     framework: str
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
 
 
 class FixOption(_Result):

@@ -114,6 +114,7 @@ def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
                         global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
+                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
                         post_training=setup.post_training)
 
 

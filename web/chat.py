@@ -76,27 +76,35 @@ def accepts_scenario(service: ChatServiceLike) -> bool:
         return False
 
 
-def seed_scenario(service: Any, session_id: str | None, scenario: dict) -> str | None:
+def seed_scenario(service: Any, session_id: str | None, scenario: dict, plan: dict | None = None) -> str | None:
     """Make the page's form the conversation's scenario before the next question, so "what if H200s?"
-    starts from what the form shows. Uses the agent's session store; a service without one is left alone."""
+    starts from what the form shows, and the plan it shows the plan under discussion ("why not TP=8?").
+    Uses the agent's session store; a service without one is left alone."""
     store = getattr(service, "store", None)
     if store is None:
         return session_id
     from ..agent.state import ConversationState
-    from ..tools.scenario import Scenario
+    from ..tools.scenario import Plan, Scenario
 
-    try:
-        new = Scenario.model_validate({k: v for k, v in scenario.items() if v not in (None, "")})
-    except ValidationError as exc:
-        raise ShardwiseInputError("scenario: " + "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    new = _validated(Scenario, "scenario", {k: v for k, v in scenario.items() if v not in (None, "")})
+    shown = _validated(Plan, "plan", plan) if plan else None
     session = store.open(session_id)
     state = ConversationState.load(session.state)
     if state.scenario != new:
-        # A new scenario: the plan under discussion belonged to the old one.
-        state = state.model_copy(update={"scenario": new, "plan": None, "plan_result": None, "alternatives": []})
+        # A new scenario: the plan under discussion belonged to the old one; the page's plan, if sent, is the new one.
+        state = state.model_copy(update={"scenario": new, "plan": shown, "plan_result": None, "alternatives": []})
         store.append_turn(session.id, [], state.dump())  # no messages: only the state changes
+    elif shown is not None and state.plan is None:  # the page now shows a plan for the scenario the chat has
+        store.append_turn(session.id, [], state.model_copy(update={"plan": shown}).dump())
     return session.id
+
+
+def _validated(model: Any, what: str, data: dict) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ShardwiseInputError(f"{what}: " + "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 
 
 def session_scenario(service: Any, session_id: str | None) -> dict | None:
@@ -112,7 +120,7 @@ def session_scenario(service: Any, session_id: str | None) -> dict | None:
 
 
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
-                scenario: dict | None = None) -> Iterator[tuple[str, dict]]:
+                scenario: dict | None = None, plan: dict | None = None) -> Iterator[tuple[str, dict]]:
     """The service's events in wire form. `done` gains `html` (the whole answer as safe HTML) and
     `scenario` (where the conversation now stands)."""
     answer: list[str] = []
@@ -120,7 +128,7 @@ def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
         stream = service.stream(message, session_id, scenario=scenario)
     else:
         if scenario is not None:
-            session_id = seed_scenario(service, session_id, scenario)
+            session_id = seed_scenario(service, session_id, scenario, plan)
         stream = service.stream(message, session_id)
     try:
         for event in stream:

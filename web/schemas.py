@@ -16,7 +16,7 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import Framework, Precision, TrainingSetup
+from ..engine.training import Framework, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -54,6 +54,9 @@ class ScenarioRequest(_Body):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
+                                                              "(Megatron-Core --overlap-moe-expert-parallel-comm)")
 
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:
@@ -62,7 +65,8 @@ class ScenarioRequest(_Body):
         return training_setup(self.mode, seq_len=self.seq_len, global_batch=self.global_batch,
                               global_batch_tokens=tokens, prompt_len=self.prompt_len, response_len=self.response_len,
                               group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
-                              precision=self.precision, framework=self.framework)
+                              precision=self.precision, framework=self.framework,
+                              moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap)
 
 
 def batch_tokens(value: int | str) -> float:
@@ -152,6 +156,9 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    plan: dict[str, Any] | None = Field(
+        default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
+                                  "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
 
 
 class ErrorResponse(_Body):

@@ -201,7 +201,26 @@
       controller = window.AbortController ? new AbortController() : null;
       var extra = pendingContext ? { scenario: pendingContext } : null;
       pendingContext = null;
-      streamChat(text, sessionId, extra, function (name, data) {
+      /* The host page's {scenario, plan} when they changed; a promise, as the page may refresh its results first. */
+      new Promise(function (ok) { ok(opts.context ? opts.context() : null); }).then(function (context) {
+        if (context) extra = Object.assign(extra || {}, context);
+        return streamChat(text, sessionId, extra, onEvent, controller && controller.signal);
+      }).catch(function (err) {
+        if (err && err.name === "AbortError") return;
+        msg.appendChild(el("div", { className: "sw-error", role: "alert", text: (err && err.message) || "connection failed" }));
+      }).then(function () {
+        busy = false; send.disabled = false; msg.setAttribute("aria-busy", "false");
+        bodyEl.classList.remove("sw-streaming");
+        if (!answer && !bodyEl.innerHTML && !msg.querySelector(".sw-error")) bodyEl.textContent = "(no answer)";
+        if (scenario && opts.onScenario) {
+          opts.onScenario(scenario, plan);
+          msg.appendChild(el("button", { type: "button", className: "sw-apply", text: "Show this scenario in the form",
+            onclick: function () { opts.onScenario(scenario, plan, true); } }));
+        }
+        log.scrollTop = log.scrollHeight;
+      });
+
+      function onEvent(name, data) {
         if (name === "session") {
           sessionId = data.session_id || sessionId;
           if (data.mode) { mode.textContent = modeLabel(data); mode.hidden = false; }
@@ -231,20 +250,7 @@
           msg.appendChild(el("div", { className: "sw-error", role: "alert", text: data.message || "the advisor failed" }));
         }
         log.scrollTop = log.scrollHeight;
-      }, controller && controller.signal).catch(function (err) {
-        if (err && err.name === "AbortError") return;
-        msg.appendChild(el("div", { className: "sw-error", role: "alert", text: (err && err.message) || "connection failed" }));
-      }).then(function () {
-        busy = false; send.disabled = false; msg.setAttribute("aria-busy", "false");
-        bodyEl.classList.remove("sw-streaming");
-        if (!answer && !bodyEl.innerHTML && !msg.querySelector(".sw-error")) bodyEl.textContent = "(no answer)";
-        if (scenario && opts.onScenario) {
-          opts.onScenario(scenario, plan);
-          msg.appendChild(el("button", { type: "button", className: "sw-apply", text: "Show this scenario in the form",
-            onclick: function () { opts.onScenario(scenario, plan, true); } }));
-        }
-        log.scrollTop = log.scrollHeight;
-      });
+      }
     }
 
     return {
@@ -260,7 +266,7 @@
       var target = document.querySelector(ds.target);
       if (!target) return;
       var inst = mount(target, { title: ds.title, mode: target.dataset.mode, maxChars: +target.dataset.maxChars || 0,
-        onScenario: window.ShardwiseChat.onScenario });
+        onScenario: window.ShardwiseChat.onScenario, context: window.ShardwiseChat.context });
       window.ShardwiseChat.instance = inst;
       document.dispatchEvent(new CustomEvent("shardwise:chat-ready", { detail: inst }));
       return;
