@@ -44,7 +44,9 @@ def forward_pass_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, 
         grid.recompute == RECOMPUTE_FULL, ALL_REDUCES_PER_LAYER_FWD, 0)
     tp_forward = tp_layer * ALL_REDUCES_PER_LAYER_FWD / all_reduces
     cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
-    ep_layer = ep_time_per_moe_layer(model, cluster, grid, mb.tokens, assume) * (model.num_moe_layers / L)
+    moe_window = mb.moe_layer.total if mb.moe_layer is not None else None  # as step.py prices it
+    ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (
+        model.num_moe_layers / L)
     per_layer = mb.layer_mix(model, "forward") + tp_forward + 0.5 * (cp_layer + ep_layer)
     backward_gemms = (c.FROZEN_BACKWARD_GEMMS_PER_FORWARD_GEMM if setup.mode != "full"
                       else c.BACKWARD_GEMMS_PER_FORWARD_GEMM)

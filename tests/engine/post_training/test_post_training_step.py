@@ -144,3 +144,11 @@ def test_nothing_fits_offers_a_wider_rollout_engine():
     fixes = {f.rule: f for f in r.nothing_fits.options}
     assert fixes["inference_tp"].fits and fixes["inference_tp"].change == {"inference_tp": 4}
     assert fixes["lora"].change == {"mode": "grpo-lora"} and not fixes["lora"].applicable
+
+
+def test_moe_policy_forward_passes_price_the_expert_exchange():
+    # Mixtral-8x7B, EP 8: the reference forward includes half of the layer's dispatch and combine.
+    model, plan = get_model("mixtral-8x7b"), Strategy(tp=1, ep=8, zero_stage=3, micro_batch=2, recompute="full")
+    setup = training_setup("dpo", seq_len=4096, global_batch=256)
+    e = evaluate(model, CLUSTER, setup, plan)
+    assert e.valid and e.time.reference_s > 0 and e.time.ep_comm_s > 0
