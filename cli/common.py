@@ -77,6 +77,8 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--group-size", type=positive_int,
                    help="grpo/ppo: samples per prompt (default 5 for grpo, 1 for ppo, verl)")
     g.add_argument("--inference-tp", type=positive_int, help="grpo/ppo: GPUs per rollout engine (default 2, verl)")
+    g.add_argument("--reference-dtype", choices=["bf16", "fp32"],
+                   help="dpo/grpo/ppo: the frozen reference's weights (default bf16, as TRL and verl load it)")
     g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
@@ -138,7 +140,8 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
                           global_batch_tokens=args.global_batch_tokens or None,
                           prompt_len=args.prompt_len, response_len=args.response_len,
                           group_size=args.group_size, inference_tp=args.inference_tp,
-                          lora_rank=args.lora_rank, precision=args.precision, framework=args.framework,
+                          reference_dtype=getattr(args, "reference_dtype", None), lora_rank=args.lora_rank,
+                          precision=args.precision, framework=args.framework,
                           moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)))
 

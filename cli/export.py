@@ -31,7 +31,8 @@ from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_
                      strategy_from_args)
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
-               "moe_dispatcher", "moe_a2a_overlap")
+               "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len", "group_size", "inference_tp",
+               "reference_dtype")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..errors import ShardwiseInputError
 from ..inputs import global_batch_from_tokens
 from ..training import TrainingSetup
-from .spec import ALGORITHMS, post_training
+from .spec import ALGORITHMS, PostTraining, post_training
 
 WEIGHT_MODES = ("full", "lora", "qlora")
 TRAINING_MODES: tuple[str, ...] = WEIGHT_MODES + tuple(
@@ -38,7 +38,7 @@ def mode_name(setup: TrainingSetup) -> str:
 def training_setup(mode: str = "full", *, seq_len: int | None = None, global_batch: int | None = None,
                    global_batch_tokens: float | str | None = None, prompt_len: int | None = None,
                    response_len: int | None = None, group_size: int | None = None,
-                   inference_tp: int | None = None, **rest) -> TrainingSetup:
+                   inference_tp: int | None = None, reference_dtype: str | None = None, **rest) -> TrainingSetup:
     """A TrainingSetup from what a user typed; `rest` are TrainingSetup fields (lora_rank, precision, …)."""
     weights, algorithm = split_mode(mode)
     rollout_inputs = {"prompt_len": prompt_len, "response_len": response_len, "group_size": group_size,
@@ -55,6 +55,11 @@ def training_setup(mode: str = "full", *, seq_len: int | None = None, global_bat
         if algorithm == "dpo":
             post = post_training("dpo")
         seq_len = seq_len or DEFAULT_SEQ_LEN
+    if reference_dtype is not None:
+        if post is None:
+            raise ShardwiseInputError(f"a reference dtype applies to --mode dpo, grpo or ppo, not {mode}")
+        post = post.model_copy(update={"reference_dtype": reference_dtype})
+        PostTraining.model_validate(post.model_dump())  # bf16 or fp32 only
     if global_batch_tokens is not None:
         global_batch = global_batch_from_tokens(global_batch_tokens, seq_len)
         if algorithm == "dpo" and global_batch % 2:

@@ -98,3 +98,11 @@ def test_export_from_a_recommend_json_keeps_the_rollout_shape(capsys, tmp_path):
     code, out, err = run(capsys, "export", "--format", "fsdp", "--from-plan", path)
     assert code == 0, err
     assert "data.max_response_length=1024" in out + err and "actor_rollout_ref.rollout.n=8" in out + err
+
+
+def test_reference_in_fp32_holds_four_bytes_per_parameter(capsys):
+    # Llama-3.1-8B, TP 2, ZeRO-1: Ψ = 8,030,261,248 parameters, 4 bytes each, split over 2 GPUs.
+    fp32 = evaluate_json(capsys, "--mode", "dpo", "--reference-dtype", "fp32")
+    assert abs(fp32["memory"]["details_gib"]["weights.reference"] - 4 * 8_030_261_248 / 2 / 2**30) < 1e-3 * 15
+    code, _, err = run(capsys, "evaluate", *BASE, "--reference-dtype", "fp32")
+    assert code == 2 and "dpo, grpo or ppo" in err
