@@ -2,9 +2,11 @@
 
     python benchmarks/fit_calibration.py            # fit, print the constants and the errors
     python benchmarks/fit_calibration.py --write    # ... and regenerate engine/assumptions/calibrated.py
-    python benchmarks/fit_calibration.py --only nanotron --warm --write
-        # refit only nanotron's constants (and EFA, the Playbook's network) on the Playbook sweep;
-        # no other source's prediction depends on them, so the other rows cannot change
+    python benchmarks/fit_calibration.py --only moe_host_per_expert_us --write
+                                                    # fit only the named constants, the rest as in calibrated.py
+    python benchmarks/fit_calibration.py --only nanotron --write
+        # = --only with NANOTRON_PARAMS: nanotron's constants (and EFA, the Playbook's network); no
+        # other source's prediction depends on them, so the other rows cannot change
 
 Offline dev tool (needs scipy). Deterministic: fixed start point, Powell's method, fixed
 iteration budget. Fits on the runs whose group is not held out (CalibrationRun.holdout) and
@@ -52,6 +54,7 @@ PARAMS = [
     ("fsdp_overlap", 0.9, 0.0, 1.0),
     ("tp_overlap", 0.6, 0.0, 0.85),
     ("fp8_rowwise_factor", 0.8, 0.4, 1.0),
+    ("moe_host_per_expert_us", 20.0, 0.0, 200.0),  # dropless MoE host time per local expert (assumptions/moe.py)
 ]
 # The constants only the Playbook sweep (nanotron on AWS EFA) depends on.
 NANOTRON_PARAMS = ("host_nanotron_ms", "pp_host_nanotron_ms_per_tp", "efa",
@@ -111,6 +114,7 @@ def assumptions(v: dict[str, float]) -> PerformanceAssumptions:
         fsdp_overlap=v["fsdp_overlap"],
         tp_overlap={**DEFAULT_ASSUMPTIONS.tp_overlap, "megatron": v["tp_overlap"]},
         fp8_rowwise_factor=v["fp8_rowwise_factor"],
+        moe_host_time_per_expert_fwd=v["moe_host_per_expert_us"] * 1e-6,
     )
 
 
@@ -132,6 +136,7 @@ def current_values() -> dict[str, float]:
         "zero1_gather_nanotron_us": getattr(k, "ZERO1_GATHER_HOST_S_PER_RANK_TENSOR", {}).get("nanotron", 0.0) * 1e6,
         "fsdp_overlap": k.FSDP_OVERLAP_FRACTION, "tp_overlap": k.TP_OVERLAP_FRACTION,
         "fp8_rowwise_factor": k.FP8_ROWWISE_GEMM_FACTOR,
+        "moe_host_per_expert_us": k.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S * 1e6,
     }
 
 
@@ -193,41 +198,11 @@ ZERO1_GATHER_HOST_S_PER_RANK_TENSOR = {{"nanotron": {v['zero1_gather_nanotron_us
 FSDP_OVERLAP_FRACTION = {v['fsdp_overlap']}
 TP_OVERLAP_FRACTION = {v['tp_overlap']}
 FP8_ROWWISE_GEMM_FACTOR = {v['fp8_rowwise_factor']}  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
+MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = {v['moe_host_per_expert_us']}e-6  # dropless MoE layer, forward, exposed host time per local expert
 FIT_SCORE = {score:.4f}  # source-weighted mean |log(predicted / measured)| on the fitted runs
 '''
     OUT.write_text(text)
     print(f"wrote {OUT}")
-
-
-def fit_only_nanotron(args) -> int:
-    """Refit the constants only the Playbook sweep depends on; every other constant stays as in
-    calibrated.py, so no other source's predictions move. Written FIT_SCORE: the full objective."""
-    params = [p for p in PARAMS if p[0] in NANOTRON_PARAMS]
-    kept = current_values()
-    runs = used_runs("playbook-sweep")
-    fit = [r for r in runs if not r.holdout]
-    held = [r for r in runs if r.holdout]
-    objective = objective_factory(fit)
-
-    def sub_objective(z: np.ndarray) -> float:
-        return objective.score({**kept, **to_values(z, params)})
-
-    start = {name: (kept[name] if args.warm else x) for name, x, _, _ in params}
-    z0 = to_z(start, params)
-    print(f"fitting {len(params)} nanotron constants on {len(fit)} Playbook runs ({len(held)} held out); "
-          f"start score {sub_objective(z0):.4f}")
-    res = minimize(sub_objective, z0, method="Powell", options={"maxfev": args.maxfev, "xtol": 1e-3, "ftol": 1e-5})
-    values = {**kept, **to_values(res.x, params)}
-    print(f"score {res.fun:.4f} after {res.nfev} evaluations")
-    for k in NANOTRON_PARAMS:
-        print(f"   {k:28s} {kept[k]:.4f} -> {values[k]:.4f}")
-    a = assumptions(values)
-    report(fit, a, "fitted Playbook runs")
-    report(held, a, "held-out Playbook runs")
-    if args.write:
-        all_fit = [r for r in used_runs() if not r.holdout]
-        write(values, len(all_fit), objective_factory(all_fit).score(values))
-    return 0
 
 
 def main(argv=None) -> int:
@@ -235,21 +210,34 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--maxfev", type=int, default=1500)
     ap.add_argument("--warm", action="store_true", help="start from the constants in calibrated.py")
-    ap.add_argument("--only", choices=["nanotron"], help="refit only this framework's constants, the others kept")
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=[p[0] for p in PARAMS] + ["nanotron"],
+                    help="fit only these constants (nanotron: its Playbook-only ones); the others stay at their "
+                         "values in calibrated.py")
     args = ap.parse_args(argv)
-    if args.only:
-        return fit_only_nanotron(args)
+    if args.only and "nanotron" in args.only:
+        args.only = [n for n in args.only if n != "nanotron"] + list(NANOTRON_PARAMS)
     runs = used_runs()
     fit = [r for r in runs if not r.holdout]
     held = [r for r in runs if r.holdout]
-    objective = objective_factory(fit)
+    full_objective = objective_factory(fit)
     start = {name: x for name, x, _, _ in PARAMS}
-    if args.warm:
+    if args.warm or args.only:
         start.update(current_values())
-    z0 = to_z(start)
-    print(f"fitting {len(PARAMS)} constants on {len(fit)} runs ({len(held)} held out); start score {objective(z0):.4f}")
+    z_all = to_z(start)
+    free = [i for i, p in enumerate(PARAMS) if not args.only or p[0] in args.only]
+
+    def objective(z_free: np.ndarray) -> float:
+        z = z_all.copy()
+        z[free] = z_free
+        return full_objective(z)
+
+    z0 = z_all[free]
+    print(f"fitting {len(free)} constants on {len(fit)} runs ({len(held)} held out); start score {objective(z0):.4f}")
     res = minimize(objective, z0, method="Powell", options={"maxfev": args.maxfev, "xtol": 1e-3, "ftol": 1e-5})
-    values = to_values(res.x)
+    z_best = z_all.copy()
+    z_best[free] = res.x
+    values = to_values(z_best)
+    values.update({p[0]: start[p[0]] for i, p in enumerate(PARAMS) if i not in free})  # exact, not round-tripped
     print(f"score {res.fun:.4f} after {res.nfev} evaluations")
     for k, x in values.items():
         print(f"   {k:18s} {x:.4f}")

@@ -21,6 +21,7 @@ from ..present import TERM_LABELS, plan_line, plans_table, seconds, signed, toke
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
+from .post_training_text import post_training_lines
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -125,6 +126,8 @@ def _header(r: Recommendation) -> list[str]:
         f"searched {r.searched:,} plans: {r.valid:,} valid, {r.fitting:,} fit in {usable:.1f} GiB "
         f"({c.gpu_memory_gib:g} GiB − {r.headroom:.0%} headroom)",
     ]
+    if r.plans:
+        lines += post_training_lines(r.plans[0])
     if r.constraints:
         lines.append("pinned   " + ", ".join(f"{k}={v}" for k, v in r.constraints.items()))
     if r.excluded:

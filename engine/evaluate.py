@@ -14,6 +14,7 @@ from .model_spec import ModelSpec
 from .params import active_params, total_params
 from .performance import step_time
 from .plans import PlanGrid
+from .post_training.report import post_training_report, post_training_warnings
 from .results import (ClusterSummary, Evaluation, Violation, MemoryReport, ModelSummary, StrategySummary,
                       ThroughputReport, TimeReport)
 from .strategy import Strategy
@@ -60,6 +61,7 @@ def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: floa
         other_gib=float(mem.other[i]) / GIB, total_gib=total, capacity_gib=capacity_gib,
         fits=total <= capacity_gib * (1.0 - headroom),
         details_gib={k: float(mem.details[k][i]) / GIB for k in sorted(mem.details, key=_detail_order)},
+        peak_phase=str(mem.peak_phase[i]) if mem.peak_phase is not None else None,
     )
 
 
@@ -67,7 +69,12 @@ def time_report(t: TimeArrays, i: int) -> TimeReport:
     return TimeReport(step_s=float(t.step[i]), compute_s=float(t.compute[i]), tp_comm_s=float(t.tp_comm[i]),
                       cp_comm_s=float(t.cp_comm[i]), ep_comm_s=float(t.ep_comm[i]),
                       pp_bubble_s=float(t.pp_bubble[i]), pp_comm_s=float(t.pp_comm[i]),
-                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]))
+                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]),
+                      **{f"{name}_s": float(np.broadcast_to(getattr(t, name), t.step.shape)[i])
+                         for name in POST_TRAINING_PASSES})
+
+
+POST_TRAINING_PASSES = ("rollout", "reference", "old_logprob", "reward", "critic")
 
 
 def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSetup,
@@ -94,7 +101,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
     """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
-    warnings = warnings + outside_validated_range(model, cluster, setup)
+    warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
     times = step_time(model, cluster, setup, grid) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
@@ -110,6 +117,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
         cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
                           price_per_gpu_hour) if times is not None else None),
+        post_training=post_training_report(model, cluster, setup),
     )
 
 

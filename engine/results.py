@@ -61,6 +61,8 @@ class MemoryReport(_Result):
     capacity_gib: float
     fits: bool
     details_gib: dict[str, float] = Field(default_factory=dict, description="finer terms, named after what they hold")
+    peak_phase: str | None = Field(default=None, description="post-training: the phase that sets the peak "
+                                   "(policy_training, rollout, reference_forward); null for plain training")
 
 
 class TimeReport(_Result):
@@ -75,6 +77,12 @@ class TimeReport(_Result):
     pp_comm_s: float
     dp_comm_s: float
     optimizer_s: float
+    # Post-training passes outside the policy's training step (docs/post_training.md); 0 for plain training.
+    rollout_s: float = 0.0
+    reference_s: float = 0.0
+    old_logprob_s: float = 0.0
+    reward_s: float = 0.0
+    critic_s: float = 0.0
 
 
 class ThroughputReport(_Result):
@@ -99,6 +107,22 @@ class CostReport(_Result):
     total_cost: float | None = None
 
 
+class PostTrainingReport(_Result):
+    """What a DPO/GRPO/PPO step was modelled with; `defaults_used` names the inputs not given."""
+
+    algorithm: str
+    pairs_per_step: int | None = None
+    prompt_len: int | None = None
+    response_len: int | None = None
+    group_size: int | None = None
+    prompts_per_step: float | None = None
+    inference_tp: int | None = None
+    reference: str = Field(description="where the reference model's weights come from")
+    defaults_used: list[str] = Field(default_factory=list)
+    rollout: dict[str, float] | None = Field(default=None, description="sequences per engine, concurrent "
+                                             "sequences, waves, KV cache and budget (GiB), prefill and decode (s)")
+
+
 class Evaluation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -110,3 +134,4 @@ class Evaluation(_Result):
     time: TimeReport | None = None
     throughput: ThroughputReport | None = None
     cost: CostReport | None = None
+    post_training: PostTrainingReport | None = None

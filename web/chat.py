@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from typing import Any, Iterator, Protocol
+from typing import Any, AsyncIterator, Iterator, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,12 +33,12 @@ def to_wire(event: Any) -> tuple[str, dict[str, Any]]:
         name = event.get("event") or event.get("type") or event.get("name")
         data = event.get("data", {k: v for k, v in event.items() if k not in {"event", "type"}})
     else:
-        name = getattr(event, "event", None) or getattr(event, "type", None) or getattr(event, "kind", None)
+        key = next((k for k in ("event", "type", "kind") if getattr(event, k, None)), None)
+        name = getattr(event, key) if key else None
         data = getattr(event, "data", None)
         if data is None:
             data = _as_dict(event)
-            for key in ("event", "type", "kind"):
-                data.pop(key, None)
+            data.pop(key, None)  # only the attribute that named the event (an error's `kind` stays)
     data = _jsonable(data)
     if not isinstance(data, dict):
         data = {"value": data}
@@ -119,34 +119,81 @@ def session_scenario(service: Any, session_id: str | None) -> dict | None:
     return scenario if isinstance(scenario, dict) and scenario else None
 
 
+class _Wire:
+    """Agent events -> wire events: `done` gains `html` (the whole answer as safe HTML) and `scenario`
+    (where the conversation now stands); an `error` that carries the offline planner's answer gets the
+    same for that answer. `scenario_of(session_id)` reads the stored scenario."""
+
+    def __init__(self, session_id: str | None):
+        self.session_id = session_id
+        self.answer: list[str] = []
+
+    def convert(self, event: Any) -> tuple[str, dict, str | None]:
+        """(name, data, the session whose scenario `data` still needs, or None)."""
+        name, data = to_wire(event)
+        if name == "session":
+            self.session_id = data.get("session_id") or self.session_id
+        if name == "delta":
+            self.answer.append(str(data.get("text", "")))
+        if name == "done":
+            text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(self.answer)
+            data = {**data, "html": render_markdown(text)}
+            if "scenario" not in data:
+                return name, data, data.get("session_id") or self.session_id
+        if name == "error" and isinstance(data.get("offline"), dict):
+            offline = data["offline"]
+            data = {**data, "offline": {**offline, "html": render_markdown(str(offline.get("answer") or ""))}}
+            if "scenario" not in offline:
+                return name, data, self.session_id
+        return name, data, None
+
+    @staticmethod
+    def with_scenario(name: str, data: dict, scenario: dict | None) -> tuple[str, dict]:
+        if name == "error":
+            return name, {**data, "offline": {**data["offline"], "scenario": scenario}}
+        return name, {**data, "scenario": scenario}
+
+
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
                 scenario: dict | None = None, plan: dict | None = None) -> Iterator[tuple[str, dict]]:
-    """The service's events in wire form. `done` gains `html` (the whole answer as safe HTML) and
-    `scenario` (where the conversation now stands)."""
-    answer: list[str] = []
+    """The service's events in wire form (see `_Wire`)."""
     if scenario is not None and accepts_scenario(service):
         stream = service.stream(message, session_id, scenario=scenario)
     else:
         if scenario is not None:
             session_id = seed_scenario(service, session_id, scenario, plan)
         stream = service.stream(message, session_id)
+    wire = _Wire(session_id)
     try:
         for event in stream:
-            name, data = to_wire(event)
-            if name == "session":
-                session_id = data.get("session_id") or session_id
-            if name == "delta":
-                answer.append(str(data.get("text", "")))
-            if name == "done":
-                text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(answer)
-                data = {**data, "html": render_markdown(text)}
-                if "scenario" not in data:
-                    data["scenario"] = session_scenario(service, data.get("session_id") or session_id)
+            name, data, needs = wire.convert(event)
+            if needs is not None or (name == "done" and "scenario" not in data):
+                name, data = wire.with_scenario(name, data, session_scenario(service, needs))
             yield name, data
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
+
+
+async def awire_events(service: Any, message: str, session_id: str | None, scenario: dict | None = None,
+                       plan: dict | None = None, *, offload: Any,
+                       deadline_s: float | None = None) -> AsyncIterator[tuple[str, dict]]:
+    """The same for the agent's `astream`: its store reads go through `offload.io`."""
+    stream = None
+    try:
+        if scenario is not None:
+            session_id = await offload.io(seed_scenario, service, session_id, scenario, plan)
+        stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s)
+        wire = _Wire(session_id)
+        async for event in stream:
+            name, data, needs = wire.convert(event)
+            if needs is not None or (name == "done" and "scenario" not in data):
+                name, data = wire.with_scenario(name, data, await offload.io(session_scenario, service, needs))
+            yield name, data
+    finally:
+        if stream is not None:
+            await stream.aclose()
 
 
 def error_payload(exc: BaseException) -> dict[str, Any]:

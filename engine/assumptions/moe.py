@@ -1,11 +1,15 @@
 """Mixture-of-experts dispatch and memory assumptions, each with its source.
 
-None of these is fitted: they are read from the papers and code of the systems that run them.
-The MoE rows of the calibration data do not state their dispatcher, so they are scored with the
-default (alltoall) and cannot pin these values (docs/performance.md, "Expert dispatch").
+None of these is fitted except the MoE host time (marked FITTED below): the others are read from
+the papers and code of the systems that run them.
+Some Megatron-Bridge MoE rows are scored with the dispatcher and overlap their perf recipe ran
+(calibration/data/bridge_moe_recipes.csv), but too few to pin the dispatch values; they stay
+first-principles (docs/performance.md, "Expert dispatch").
 """
 
 from __future__ import annotations
+
+from . import calibrated
 
 # --- Wire formats of the expert all-to-all -------------------------------------------------
 # DeepEP's FP8 dispatch sends each token as E4M3 (1 byte per element) plus one fp32 scale per
@@ -33,6 +37,24 @@ EP_COMM_SMS = 20
 # A100: 108 — the architecture whitepapers). Unknown generations use DEFAULT_SMS.
 SMS_BY_GENERATION: dict[str, int] = {"ampere": 108, "hopper": 132, "blackwell": 148}
 DEFAULT_SMS = 132
+
+# --- Host time of a dropless MoE layer ------------------------------------------------------
+# A dropless MoE layer cannot be launched ahead of the GPU: its dispatcher copies the routed
+# token counts to the host (Megatron-Core token_dispatcher.py: the all-to-all splits and the
+# grouped GEMM's m_splits are Python lists, `tokens_per_expert.cpu()`; the flex/DeepEP path
+# likewise waits for the received-token count), so every MoE layer drains the launch queue and
+# the kernels after the sync — expert quantisation and the grouped GEMMs, which Transformer
+# Engine's GroupedLinear issues per local expert, permutation, combine — are exposed at the
+# host's pace instead of hiding behind the GPU's. Charged per MoE layer, micro-batch and local
+# expert in the forward pass, twice that in backward (compute.py's ELEMENTWISE_BACKWARD_RATIO),
+# on top of the GPU time. FITTED (benchmarks/fit_calibration.py --only moe_host_per_expert_us,
+# the other constants fixed, held-out groups excluded) on the Megatron-Bridge MoE rows: 71 µs,
+# i.e. ~5 launches of ~15 µs per local expert (quantise, GEMM, activation, quantise, GEMM). A
+# fixed per-layer part was fitted alongside and came out at 0, so it was dropped. Zero for runs
+# captured as one full-iteration CUDA graph (Bridge's full_iteration recipes pad experts to a
+# fixed capacity, so nothing syncs and nothing is launched from the host): see
+# PerformanceAssumptions.without_moe_host_time and docs/performance.md ("MoE host time").
+MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S: float = calibrated.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
 
 # --- Memory ---------------------------------------------------------------------------------
 # Tokens the busiest expert rank holds relative to a perfectly balanced one. 1.0 = balanced:

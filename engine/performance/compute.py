@@ -163,7 +163,10 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
             moe_bytes = moe_bytes + c.ACTIVATION_BYTES * ffn_passes * M * s_ffn / tp
         act = (c.ACTIVATION_BYTES * c.GATED_ACTIVATION_RECOMPUTE_PASSES * copies * e_ffn / hbm + assume.kernel_fixed_s
                if "moe_act" in modules else 0.0)
-        moe_times = layer(moe_shapes, moe_bytes, act_recompute=act)
+        # Exposed host time of the dropless MoE layer (assumptions/moe.py), per local expert,
+        # forward; the backward's share follows ELEMENTWISE_BACKWARD_RATIO.
+        host = assume.moe_host_time_per_expert_fwd * local_experts
+        moe_times = layer(moe_shapes, moe_bytes, extra_fwd=host, act_recompute=act)
 
     # Logit layer and loss (last stage); embedding gather/scatter (first stage).
     logit_fwd, _ = gemms([(M, model.vocab_size / tp, h, 1)])

@@ -92,8 +92,9 @@ MOE_TP_EP_WITHOUT_SP = Rule(
 # dispatcher the user runs (--moe-dispatcher): Megatron-core's default alltoall sends every routed copy
 # of a token in BF16; DeepEP (flex dispatcher) sends one copy per destination node, FP8 when training in
 # FP8, under node-limited routing; EP-A2A overlap (--moe-a2a-overlap) hides it where Megatron-Core allows.
-# The calibration rows do not state their dispatcher (scored as alltoall): the four H100 runs with EP
-# across nodes measured 11-23 % more throughput than predicted that way; DeepEP pricing is first-principles.
+# Of the four H100 calibration runs with EP across nodes, the two priced as alltoall without overlap
+# measured 20-28 % more throughput than predicted; the one that ran HybridEP (priced as DeepEP) 7 % less,
+# the one with EP-A2A overlap 22 % less (data/bridge_moe_recipes.csv). DeepEP pricing is first-principles.
 # Said on every multi-node MoE plan, because the pricing also decides whether the search puts EP across
 # nodes at all.
 def _moe_multi_node(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -105,7 +106,8 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
     d = s.setup.moe_dispatcher
     if d == "deepep":
         pricing = ("priced as DeepEP (one copy per destination node, then NVLink; node-limited routing; FP8 dispatch "
-                   "when training in FP8) — first-principles, no calibration run states its dispatcher")
+                   "when training in FP8) — first-principles; the Megatron-Bridge rows that ran HybridEP are "
+                   "scored this way (docs/performance.md)")
     elif d == "allgather":
         pricing = "priced as Megatron's allgather dispatcher (every rank gathers the whole EP group's tokens, BF16)"
     else:
@@ -115,8 +117,9 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
                if s.setup.moe_a2a_overlap else "; not overlapped (pass --moe-a2a-overlap if you run "
                                                "--overlap-moe-expert-parallel-comm)")
     if p.ep * p.etp > s.cluster.gpus_per_node:
-        return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (the four H100 calibration runs "
-                f"with cross-node EP measured 11-23 % more throughput than the alltoall pricing predicts)")
+        return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
+                f"with cross-node EP measured 20-28 % more throughput than the alltoall pricing predicts, 7 % less "
+                f"than the DeepEP pricing, 22 % less than the alltoall pricing with overlap)")
     return (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "
             f"compare plans with EP across nodes under the dispatcher you run")
 

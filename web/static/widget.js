@@ -248,6 +248,16 @@
           else bodyEl.textContent = data.answer || answer;
         } else if (name === "error") {
           msg.appendChild(el("div", { className: "sw-error", role: "alert", text: data.message || "the advisor failed" }));
+          var offline = data.offline;
+          if (offline && typeof offline.html === "string") { /* the LLM failed: the offline planner's answer */
+            bodyEl.classList.remove("sw-streaming");
+            bodyEl.innerHTML = offline.html; /* sanitised by the server */
+            answer = offline.answer || answer;
+            if (offline.scenario) scenario = offline.scenario;
+            if (offline.plan) plan = offline.plan;
+            var offTabs = configTabs(offline.configs || {}, uid + "-" + log.children.length, null, null);
+            if (offTabs) msg.appendChild(offTabs);
+          }
         }
         log.scrollTop = log.scrollHeight;
       }
