@@ -55,8 +55,7 @@ class Scenario(Args):
     moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
         None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
     moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
-    mean_doc_len: int | None = Field(None, description="packed sequences: mean tokens per packed document, attended "
-                                                       "per document (varlen flash attention); null = one per sequence")
+    mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
