@@ -7,6 +7,8 @@ import numpy as np
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
 from .calibration import extrapolation_warnings
+from .calibration.intervals import memory_band, throughput_band
+from .calibration.profile import CalibrationProfile, comm_applies, compute_applies, profile_assumptions
 from .cluster import Cluster
 from .cost import cost_report
 from .memory import memory_per_gpu
@@ -88,16 +90,53 @@ def outside_validated_range(model: ModelSpec, cluster: Cluster, setup: TrainingS
     return [Violation(rule="outside_validated_range", message=m) for m in extrapolation_warnings(model, cluster, setup)]
 
 
+def profile_note(profile: CalibrationProfile | None, cluster: Cluster, setup: TrainingSetup) -> str | None:
+    """What of a calibration profile applies to this scenario, in words."""
+    if profile is None:
+        return None
+    parts = []
+    if compute_applies(profile, cluster, setup):
+        parts.append(f"compute ×{profile.compute_scale:.3f}")
+    else:
+        parts.append(f"compute scale not applied (profile measured on {profile.gpu}/{profile.precision}/"
+                     f"{profile.framework}, this is {cluster.gpu.id}/{setup.precision}/{setup.framework})")
+    if profile.network:
+        parts.append(f"network ×{profile.comm_scale:.3f}" if comm_applies(profile, cluster)
+                     else f"network scale not applied (measured on {profile.network}, "
+                          f"this is {cluster.network.id}{'' if cluster.num_nodes > 1 else ' in one node'})")
+    return "calibrated: " + ", ".join(parts)
+
+
+def _with_ranges(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, profile: CalibrationProfile | None,
+                 memory: MemoryReport, time: TimeReport | None,
+                 throughput: ThroughputReport | None) -> tuple[MemoryReport, TimeReport | None, ThroughputReport | None]:
+    """The reports with their 80 % intervals (engine/calibration/intervals.py)."""
+    memory = memory.model_copy(update={"total_gib_range": list(memory_band(setup).around(memory.total_gib))})
+    if time is None or throughput is None:
+        return memory, time, throughput
+    band = throughput_band(model, cluster, setup, profile)
+    time = time.model_copy(update={"step_s_range": list(band.inverse_around(time.step_s))})
+    throughput = throughput.model_copy(update={
+        "tokens_per_s_per_gpu_range": list(band.around(throughput.tokens_per_s_per_gpu)), "range_basis": band.basis})
+    return memory, time, throughput
+
+
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
              headroom: float = 0.0, train_tokens: float | None = None,
-             price_per_gpu_hour: float | None = None) -> Evaluation:
-    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
+             price_per_gpu_hour: float | None = None, profile: CalibrationProfile | None = None) -> Evaluation:
+    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error.
+    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
     warnings = warnings + outside_validated_range(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
-    times = step_time(model, cluster, setup, grid) if not errors else None
+    calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
+    times = step_time(model, cluster, setup, grid, **calibrated) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
+    memory, time, throughput = _with_ranges(
+        model, cluster, setup, profile, memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
+        time_report(times, 0) if times is not None else None,
+        throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None)
     return Evaluation(
         model=model_summary(model),
         cluster=cluster_summary(cluster),
@@ -105,11 +144,12 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         valid=not errors,
         violations=errors,
         warnings=warnings,
-        memory=memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
-        time=time_report(times, 0) if times is not None else None,
-        throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
+        memory=memory,
+        time=time,
+        throughput=throughput,
         cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
                           price_per_gpu_hour) if times is not None else None),
+        calibration=profile_note(profile, cluster, setup),
     )
 
 

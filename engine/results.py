@@ -61,6 +61,8 @@ class MemoryReport(_Result):
     capacity_gib: float
     fits: bool
     details_gib: dict[str, float] = Field(default_factory=dict, description="finer terms, named after what they hold")
+    total_gib_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of the peak "
+                                                "(measured-run comparisons, docs/performance.md)")
 
 
 class TimeReport(_Result):
@@ -75,6 +77,7 @@ class TimeReport(_Result):
     pp_comm_s: float
     dp_comm_s: float
     optimizer_s: float
+    step_s_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of step_s")
 
 
 class ThroughputReport(_Result):
@@ -83,6 +86,9 @@ class ThroughputReport(_Result):
     mfu: float = Field(description="model FLOPs utilisation, 0..1 (definition in README)")
     hfu: float = Field(description="hardware FLOPs utilisation incl. recompute, 0..1")
     model_tflops_per_gpu: float
+    tokens_per_s_per_gpu_range: list[float] | None = Field(
+        default=None, description="[low, high] 80 % interval from the calibration residuals of this regime")
+    range_basis: str | None = Field(default=None, description="which residuals the interval comes from")
 
 
 class CostReport(_Result):
@@ -110,3 +116,4 @@ class Evaluation(_Result):
     time: TimeReport | None = None
     throughput: ThroughputReport | None = None
     cost: CostReport | None = None
+    calibration: str | None = Field(default=None, description="the CalibrationProfile applied, and what of it applied")
