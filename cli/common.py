@@ -13,6 +13,7 @@ from ..engine.inputs import build_cluster, global_batch_from_tokens, parse_count
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
+from .profile_file import add_profile_arg
 
 
 def _whole_number(text: str) -> int | None:
@@ -108,6 +109,7 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_cluster_args(p)
     add_setup_args(p)
+    add_profile_arg(p)
 
 
 def model_from_args(args: argparse.Namespace) -> ModelSpec:

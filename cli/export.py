@@ -26,6 +26,7 @@ from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, ex
 from ..engine.inputs import build_cluster, resolve_model
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
+from .profile_file import profile_from_args
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
 
@@ -73,6 +74,9 @@ def _fill_setup_defaults(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A profile changes predicted times only; the exported config holds none, so it is read
+    # and checked (a bad file is an error here as everywhere) but changes nothing in the output.
+    profile_from_args(args)
     setup_given = _fill_setup_defaults(args)
     if args.from_plan:
         model, cluster, setup, strategy = scenario_from_plan_file(args, setup_given)

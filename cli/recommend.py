@@ -16,6 +16,7 @@ from ..engine.explain import compare
 from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
+from .profile_file import profile_from_args
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
 from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed, tokens_text
@@ -88,7 +89,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
-                       headroom=args.headroom, **constraints_from_args(args))
+                       headroom=args.headroom, profile=profile_from_args(args), **constraints_from_args(args))
     result = with_cost(result, **cost_args_from(args))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..engine.whatif import WhatIf, what_if
+from .profile_file import profile_from_args
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .recommend import add_search_args, constraints_from_args, render_nothing_fits
 from .render import TERM_LABELS, plan_label, plan_line, seconds, signed
@@ -25,7 +26,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = what_if(model_from_args(args), cluster_from_args(args), setup_from_args(args), ",".join(args.change),
-                     top_k=args.top, headroom=args.headroom, **constraints_from_args(args))
+                     top_k=args.top, headroom=args.headroom, profile=profile_from_args(args),
+                     **constraints_from_args(args))
     if args.json:
         print_json(result)
     else:
