@@ -104,3 +104,20 @@ def transfer_family(key: str, runs: list[CalibrationRun]) -> FamilyTransfer:
 @lru_cache(maxsize=1)
 def transfer_all() -> tuple[FamilyTransfer, ...]:
     return tuple(transfer_family(k, v) for k, v in families().items())
+
+
+OLDER_RELEASE_STATUS = "excluded: same configuration measured with a newer release"
+
+
+@lru_cache(maxsize=1)
+def transfer_older_releases() -> tuple[FamilyTransfer, ...]:
+    """The situation a profile is for — software the engine was not calibrated on: Megatron-Bridge
+    rows measured with an older container release than the one scored (not used by the fit or the
+    bands), grouped by family and release, calibrated on the smallest run of each."""
+    from .runs import load_runs
+
+    out: dict[str, list[CalibrationRun]] = defaultdict(list)
+    for r in load_runs():
+        if r.status == OLDER_RELEASE_STATUS:
+            out[f"{family_key(r)} | {r.release}"].append(r)
+    return tuple(transfer_family(k, v) for k, v in sorted(out.items()) if len(v) >= 2)
