@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
@@ -47,6 +48,9 @@ class ScenarioRequest(_Body):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    profile: CalibrationProfile | None = Field(
+        default=None, description="a calibration profile (the JSON `shardwise calibrate --save` writes): predictions "
+                                  "for its GPU/precision/framework and network use your cluster's measured scales")
 
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:

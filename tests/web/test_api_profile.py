@@ -1,0 +1,53 @@
+"""REST `profile`: the JSON `shardwise calibrate --save` writes, in any request body, gives the same
+answer as the CLI's `--profile FILE`; a bad one is a 422 naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from shardwise.cli.main import main as cli
+from shardwise.web.app import create_app
+from shardwise.web.settings import Settings
+
+SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 16, "seq_len": 4096, "global_batch": 256}
+FLAGS = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "16", "--seq-len", "4096", "--global-batch", "256"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000), chat_service=object()),
+                      raise_server_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def profile_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("p") / "profile.json"
+    assert cli(["calibrate", *FLAGS, "--tp", "2", "--measured-tokens-per-s-per-gpu", "5000", "--save", str(path)]) == 0
+    return path
+
+
+def test_evaluate_with_profile_matches_the_cli(client, capsys, profile_file):
+    capsys.readouterr()
+    profile = json.loads(profile_file.read_text())
+    r = client.post("/api/evaluate", json={**SCENARIO, "tp": 2, "profile": profile})
+    assert r.status_code == 200, r.text
+    assert cli(["evaluate", *FLAGS, "--tp", "2", "--profile", str(profile_file), "--json"]) == 0
+    assert r.json() == json.loads(capsys.readouterr().out)
+    assert r.json()["throughput"]["tokens_per_s_per_gpu"] == pytest.approx(5000, rel=1e-3)
+    assert r.json()["calibration"].startswith("calibrated")
+
+
+def test_recommend_takes_a_profile(client, profile_file):
+    plain = client.post("/api/recommend", json={**SCENARIO, "top_k": 1}).json()
+    calibrated = client.post("/api/recommend", json={**SCENARIO, "top_k": 1,
+                                                     "profile": json.loads(profile_file.read_text())}).json()
+    assert calibrated["plans"][0]["calibration"] and plain["plans"][0]["calibration"] is None
+
+
+def test_bad_profile_is_a_422_naming_the_field(client):
+    bad = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 9}
+    r = client.post("/api/evaluate", json={**SCENARIO, "profile": bad})
+    assert r.status_code == 422 and "compute_scale" in r.text
