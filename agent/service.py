@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..prompts.render import system_prompt
 from ..tools import tool_schemas
@@ -58,8 +59,9 @@ class Answer:
 
 class ChatService:
     def __init__(self, config: AgentConfig | None = None, *, model: ChatModel | None = None,
-                 store: SessionStore | None = None):
+                 store: SessionStore | None = None, profile: CalibrationProfile | None = None):
         self.config = config or load_config()
+        self.profile = profile  # the user's calibration profile (`ask/chat --profile`), for every tool call
         self.store = store or SessionStore(self.config.session_db)
         self._model = model
 
@@ -84,7 +86,10 @@ class ChatService:
         return system_prompt(scenario, plan)
 
     # -- one message ----------------------------------------------------------------------
-    def stream(self, message: str, session_id: str | None = None) -> Iterator[Event]:
+    def stream(self, message: str, session_id: str | None = None,
+               profile: CalibrationProfile | None = None) -> Iterator[Event]:
+        """`profile`: this message's calibration profile (the web chat's), else the service's."""
+        profile = profile or self.profile
         deadline = time.monotonic() + self.config.deadline_s
         text = (message or "").strip() if isinstance(message, str) else ""
         if not text:
@@ -102,12 +107,12 @@ class ChatService:
             yield ErrorEvent(str(exc))
             return
         try:
-            yield from self._turn(session, text, deadline)
+            yield from self._turn(session, text, deadline, profile)
         except Exception:  # an engine or storage bug: a clear event, the traceback in the log only
             log.exception("chat turn failed")
             yield ErrorEvent("the advisor hit an internal error answering this; it has been logged", kind="internal")
 
-    def _turn(self, session, text: str, deadline: float) -> Iterator[Event]:
+    def _turn(self, session, text: str, deadline: float, profile: CalibrationProfile | None = None) -> Iterator[Event]:
         state = ConversationState.load(session.state)
         mode = self.mode
         yield SessionEvent(session_id=session.id, mode=mode, model=self.model().name if mode == "llm" else None)
@@ -115,7 +120,7 @@ class ChatService:
         reserve = lambda n: self.store.next_result_ids(session.id, n)  # noqa: E731
         if mode == "llm":
             try:
-                yield from self._llm_turn(session, state, text, deadline, reserve, record)
+                yield from self._llm_turn(session, state, text, deadline, reserve, record, profile)
             except ModelError as exc:
                 if self.config.fallback != "offline":
                     yield ErrorEvent(str(exc), kind=exc.kind)
@@ -126,7 +131,7 @@ class ChatService:
                 record = TurnRecord(answer=notice)
                 mode = "offline"
         if mode == "offline":
-            yield from run_offline_turn(text, state, reserve, record)
+            yield from run_offline_turn(text, state, reserve, record, profile)
         state = advance_state(state, record.outcomes)
         planner_state = getattr(record, "state", None)
         if planner_state is not None:
@@ -143,14 +148,14 @@ class ChatService:
                         tool_calls=[o.to_json() for o in record.outcomes],
                         plan=evaluation.model_dump(mode="json") if evaluation is not None else None, configs=configs)
 
-    def _llm_turn(self, session, state, text, deadline, reserve, record) -> Iterator[Event]:
+    def _llm_turn(self, session, state, text, deadline, reserve, record, profile=None) -> Iterator[Event]:
         model = self.model()
         prompt = self.system_prompt(state)
         guard = LeakGuard([self.config.key()], self.system_prompt(None))
         history = trim_turns(session.turns(), self.config.history_token_budget, self.config.encoding)
         yield from run_llm_turn(
             model, system_prompt=prompt, history=history, user_message=text, tool_schemas=tool_schemas(),
-            dispatch=lambda name, args, rid: dispatch(name, args, result_id=rid), reserve_ids=reserve,
+            dispatch=lambda name, args, rid: dispatch(name, args, result_id=rid, profile=profile), reserve_ids=reserve,
             guard=guard, deadline=deadline, max_tool_rounds=self.config.max_tool_rounds, record=record)
 
     def ask(self, message: str, session_id: str | None = None) -> Answer:

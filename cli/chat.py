@@ -41,12 +41,16 @@ def register(subparsers) -> None:
     ask.set_defaults(handler=run_ask)
 
 
+from .profile_file import add_profile_arg, profile_from_args  # noqa: E402
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--session", help="session name to create or continue (letters, digits, . _ -)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--offline", action="store_true", help="use the offline planner even if an LLM is configured")
     mode.add_argument("--llm-model", metavar="NAME", help="use this LLM (overrides SHARDWISE_MODEL)")
     p.add_argument("--session-db", metavar="PATH", help="SQLite file for sessions (default: ~/.local/state/shardwise)")
+    add_profile_arg(p)
 
 
 def build_service(args: argparse.Namespace):
@@ -56,7 +60,7 @@ def build_service(args: argparse.Namespace):
     config = load_config(session_db=args.session_db, model=args.llm_model)
     if args.offline:
         config = config.model_copy(update={"model": None})
-    return ChatService(config)
+    return ChatService(config, profile=profile_from_args(args))
 
 
 def run_ask(args: argparse.Namespace) -> int:

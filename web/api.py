@@ -79,5 +79,6 @@ def chat(body: ChatRequest, request: Request):
     if not state.active_chats.try_acquire():
         return JSONResponse({"message": "the advisor is answering as many questions as it can; retry in a few seconds",
                              "errors": []}, status_code=503, headers={"retry-after": "5"})
-    return EventStreamResponse(lambda: wire_events(service, body.message, body.session_id, body.scenario), state.active_chats,
+    return EventStreamResponse(lambda: wire_events(service, body.message, body.session_id, body.scenario,
+                                                           body.profile), state.active_chats,
                                state.settings.chat_deadline_s, error_payload)

@@ -112,16 +112,17 @@ def session_scenario(service: Any, session_id: str | None) -> dict | None:
 
 
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
-                scenario: dict | None = None) -> Iterator[tuple[str, dict]]:
+                scenario: dict | None = None, profile: Any = None) -> Iterator[tuple[str, dict]]:
     """The service's events in wire form. `done` gains `html` (the whole answer as safe HTML) and
-    `scenario` (where the conversation now stands)."""
+    `scenario` (where the conversation now stands). `profile`: a CalibrationProfile for this message."""
     answer: list[str] = []
+    calibrated = {"profile": profile} if profile is not None else {}
     if scenario is not None and accepts_scenario(service):
-        stream = service.stream(message, session_id, scenario=scenario)
+        stream = service.stream(message, session_id, scenario=scenario, **calibrated)
     else:
         if scenario is not None:
             session_id = seed_scenario(service, session_id, scenario)
-        stream = service.stream(message, session_id)
+        stream = service.stream(message, session_id, **calibrated)
     try:
         for event in stream:
             name, data = to_wire(event)

@@ -150,6 +150,8 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="optional: a calibration profile (`shardwise calibrate --save`) for this message's tools")
 
 
 class ErrorResponse(_Body):

@@ -32,13 +32,13 @@ MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 class _Turn:
     """Collects one turn's tool calls as the same messages an LLM turn would store."""
 
-    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord):
-        self.reserve, self.record = reserve, record
+    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord, profile=None):
+        self.reserve, self.record, self.profile = reserve, record, profile
         self.events: list[ToolEvent] = []
 
     def call(self, name: str, arguments: dict) -> ToolOutcome:
         rid = self.reserve(1)[0]
-        outcome = dispatch(name, arguments, result_id=rid)
+        outcome = dispatch(name, arguments, result_id=rid, profile=self.profile)
         self.record.outcomes.append(outcome)
         call_id = f"call_{rid}"
         self.record.messages.append({"role": "assistant", "content": None, "tool_calls": [
@@ -59,14 +59,15 @@ def _plan_with(base: Plan | None, knobs: dict) -> Plan:
 
 
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
-                     record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+                     record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
+    """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
     e = extract(message)
     intent = classify(message, e, state)
     if intent.injected:  # what the user asks, without the instructions embedded for the assistant
         e = extract(without_injection(message))
         message = without_injection(message)
-    turn = _Turn(reserve, record)
+    turn = _Turn(reserve, record, profile)
     base_gpu = state.scenario.gpu if state.scenario else None
     base_gpus = state.scenario.gpus if state.scenario else None
     if intent.family == "export" and state.plan is not None:
