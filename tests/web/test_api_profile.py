@@ -51,3 +51,14 @@ def test_bad_profile_is_a_422_naming_the_field(client):
     bad = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 9}
     r = client.post("/api/evaluate", json={**SCENARIO, "profile": bad})
     assert r.status_code == 422 and "compute_scale" in r.text
+
+
+def test_page_shows_the_interval_and_takes_a_pasted_profile(client, profile_file):
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "seq_len": "4096", "batch": "256",
+            "batch_unit": "sequences", "mode": "full", "precision": "bf16", "framework": "megatron"}
+    plain = client.post("/ui/results", data=form)
+    assert plain.status_code == 200 and "likely " in plain.text and "Calibrated:" not in plain.text
+    calibrated = client.post("/ui/results", data={**form, "profile_json": profile_file.read_text()})
+    assert calibrated.status_code == 200 and "Calibrated: compute" in calibrated.text
+    bad = client.post("/ui/results", data={**form, "profile_json": "{not json"})
+    assert bad.status_code == 400 and "calibration profile is not JSON" in bad.text

@@ -168,6 +168,13 @@
       if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a config.json is a few KB."); file.value = ""; return; }
       f.text().then(function (t) { form.elements.config_json.value = t; });
     });
+    var profileFile = document.getElementById("f-profile-file");
+    if (profileFile) profileFile.addEventListener("change", function () {
+      var f = profileFile.files[0];
+      if (!f) return;
+      if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a profile is a few KB."); profileFile.value = ""; return; }
+      f.text().then(function (t) { form.elements.profile_json.value = t; });
+    });
   }
   enhance(document);
   window.ShardwiseChat = window.ShardwiseChat || {};
