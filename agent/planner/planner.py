@@ -22,6 +22,7 @@ from ..state import ConversationState, advance_state
 from .defaults import unread_defaults
 from .entities import Entities, extract, normalise
 from .intents import Intent, classify, what_if_split, without_injection
+from .measured import measured_throughput
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
@@ -162,6 +163,15 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
     if family == "memory" and intent.detail == "total_vs_active":
         return _total_vs_active(turn, e, state, scenario)
+
+    measured = measured_throughput(message)
+    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
+        base = state.plan if state.scenario is not None and scenario == state.scenario else None
+        knobs = e.plans[0] if e.plans else {}
+        plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
+        out = turn.call("calibrate_to_measurement", {"scenario": _scenario_args(scenario), "plan": plan.model_dump(),
+                                                     "measured_tokens_per_s_per_gpu": measured})
+        return _result_or_error(out, "offline/calibrate.md.j2")
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         base = state.plan if state.scenario is not None and scenario == state.scenario else None

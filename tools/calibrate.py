@@ -1,0 +1,92 @@
+"""calibrate_to_measurement: the user says what their run measured; the tool fits the profile that
+run implies (engine/calibration/fit_profile.py) and says what it would change, with the command
+that saves it. The chat offers it; applying it to later answers is `--profile` (the model cannot
+store files)."""
+
+from __future__ import annotations
+
+import shlex
+
+from pydantic import Field
+
+from ..engine.calibration.fit_profile import Measurement, fit_profile
+from ..engine.calibration.profile import CalibrationProfile
+from .base import Result, Tool
+from .figures import ScenarioFacts, r, scenario_facts
+from .scenario import Args, Plan, Scenario
+
+SCENARIO_FLAGS = (("model", "--model"), ("params", "--params"), ("gpu", "--gpu"), ("gpus", "--gpus"),
+                  ("gpus_per_node", "--gpus-per-node"), ("network", "--network"), ("seq_len", "--seq-len"),
+                  ("global_batch", "--global-batch"), ("global_batch_tokens", "--global-batch-tokens"),
+                  ("mode", "--mode"), ("lora_rank", "--lora-rank"), ("precision", "--precision"),
+                  ("framework", "--framework"))
+PLAN_FLAGS = (("tp", "--tp"), ("pp", "--pp"), ("vpp", "--vpp"), ("cp", "--cp"), ("ep", "--ep"), ("etp", "--etp"),
+              ("zero", "--zero"), ("micro_batch", "--micro-batch"), ("recompute", "--recompute"))
+PROFILE_FILE = "my-cluster.json"
+
+
+class CalibrateArgs(Args):
+    scenario: Scenario
+    plan: Plan
+    measured_tokens_per_s_per_gpu: float = Field(gt=0, description="what the user's run measured, tokens/s per GPU")
+
+
+class CalibrateResult(Result):
+    scenario: ScenarioFacts
+    plan_label: str
+    measured_tokens_per_s_per_gpu: float
+    predicted_before: float = Field(description="tokens/s per GPU the shipped calibration predicts for this run")
+    predicted_after: float = Field(description="... with the profile this run implies")
+    error_before_percent: float
+    error_after_percent: float
+    compute_scale: float
+    comm_scale: float
+    network: str | None = Field(description="network the comm scale applies to (null: the run stayed in one node)")
+    at_bound: list[str] = Field(description="scales clipped to their bound: the run is further off than a cluster")
+    command: str = Field(description="the command that saves this profile; then pass --profile to any command")
+    profile: CalibrationProfile = Field(description="the profile itself (what the command saves)")
+
+    def hidden_from_model(self) -> set[str]:
+        return {"profile"}
+
+    def summary(self) -> str:
+        return (f"calibrated on {self.plan_label}: compute ×{self.compute_scale:.3f}, "
+                f"{self.predicted_before:,.0f} -> {self.predicted_after:,.0f} tokens/s/GPU [{self.id}]")
+
+
+def command_line(scenario: Scenario, plan: Plan, measured: float) -> str:
+    words = ["shardwise", "calibrate"]
+    for field, flag in SCENARIO_FLAGS:
+        value = getattr(scenario, field)
+        if value is not None:
+            words += [flag, str(value)]
+    for field, flag in PLAN_FLAGS:
+        value = getattr(plan, field)
+        if value is not None:
+            words += [flag, str(value)]
+    if plan.sequence_parallel is False:
+        words.append("--no-sp")
+    words += ["--measured-tokens-per-s-per-gpu", f"{measured:g}", "--save", PROFILE_FILE]
+    return shlex.join(words)
+
+
+def calibrate(args: CalibrateArgs) -> CalibrateResult:
+    resolved = args.scenario.resolve()
+    run = Measurement(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(),
+                      args.measured_tokens_per_s_per_gpu)
+    p = fit_profile([run], with_memory=False)
+    s = p.runs[0]
+    m = args.measured_tokens_per_s_per_gpu
+    return CalibrateResult(
+        scenario=scenario_facts(args.scenario, resolved), plan_label=args.plan.label(), measured_tokens_per_s_per_gpu=m,
+        predicted_before=r(s.predicted_before, 0), predicted_after=r(s.predicted_after, 0),
+        error_before_percent=r(100 * (s.predicted_before / m - 1), 1),
+        error_after_percent=r(100 * (s.predicted_after / m - 1), 1), compute_scale=r(p.compute_scale),
+        comm_scale=r(p.comm_scale), network=p.network, at_bound=p.at_bound,
+        command=command_line(args.scenario, args.plan, m), profile=p)
+
+
+CALIBRATE = Tool(
+    "calibrate_to_measurement", "The user measured their own run's throughput: fit the bounded compute (and, across "
+    "nodes, network) scale it implies, and show the prediction before -> after and the command that saves the "
+    "profile for --profile.", CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario)
