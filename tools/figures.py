@@ -51,7 +51,6 @@ class PlanFigures(BaseModel):
     tokens_per_s_per_gpu_likely: list[float] | None = Field(
         None, description="[low, high]: 80 % interval of tokens/s per GPU (say 'likely low–high')")
     step_ms_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the step time, ms")
-    memory_gib_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the peak memory")
     likely_basis: str | None = Field(None, description="which measured runs the intervals come from")
     calibration: str | None = Field(None, description="the user's calibration profile, where it applied")
 
@@ -68,7 +67,6 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
         memory_free_gib=r(m.capacity_gib - m.total_gib), memory_percent_of_capacity=r(100 * m.total_gib / m.capacity_gib, 1),
         memory_terms=memory_terms, calibration=e.calibration,
-        memory_gib_likely=[r(x, 1) for x in m.total_gib_range] if m.total_gib_range else None,
     )
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
