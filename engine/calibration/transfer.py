@@ -121,3 +121,12 @@ def transfer_older_releases() -> tuple[FamilyTransfer, ...]:
         if r.status == OLDER_RELEASE_STATUS:
             out[f"{family_key(r)} | {r.release}"].append(r)
     return tuple(transfer_family(k, v) for k, v in sorted(out.items()) if len(v) >= 2)
+
+
+def hindsight_family(runs: list[CalibrationRun]) -> list[tuple[float, float, float]]:
+    """The ceiling of any cluster-level calibration: scales fitted on *every* run of the family
+    (the runs predicted included), as (measured, uncalibrated, calibrated) per run."""
+    ms = [measurement(r) for r in runs]
+    fit = fit_scales(ms)
+    return [(m.tokens_per_s_per_gpu, predicted_tokens_per_gpu(m),
+             predicted_tokens_per_gpu(m, fit.compute_scale, fit.comm_scale if m.crosses_nodes else 1.0)) for m in ms]
