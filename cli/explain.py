@@ -11,7 +11,7 @@ from ..engine.plan_text import parse_plan
 from ..engine.search import recommend
 from .profile_file import profile_from_args
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
-from .render import TERM_LABELS, plan_label, plan_line, plan_text, seconds, signed
+from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, plan_text, seconds, signed
 
 RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
 
@@ -64,7 +64,7 @@ def render_explanation(x: Explanation) -> str:
     c = x.comparison
     if c is not None:
         lines += [f"A  {plan_label(c.a.strategy)}", f"   {plan_line(c.a)}",
-                  f"B  {plan_label(c.b.strategy)}", f"   {plan_line(c.b)}", ""]
+                  f"B  {plan_label(c.b.strategy)}", f"   {plan_line(c.b)}", *calibration_lines(c.a, "   "), ""]
         if c.time:
             lines.append(f"  {'time per step':<24}{'A':>12}{'B':>12}{'B − A':>13}")
             lines += [f"  {TERM_LABELS[t.term]:<24}{seconds(t.a):>12}{seconds(t.b):>12}{signed(t.delta, 's'):>13}"

@@ -19,7 +19,7 @@ from ..engine.search import recommend
 from .profile_file import profile_from_args
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
-from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed, tokens_text
+from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, plans_table, seconds, signed, tokens_text
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -187,7 +187,8 @@ def render_recommendation(r: Recommendation) -> str:
     if not r.plans:
         return "\n".join(lines + render_nothing_fits(r.nothing_fits))
     best = r.plans[0]
-    lines += [f"BEST     {plan_label(best.strategy)}", f"         {plan_line(best)}"]
+    lines += [f"BEST     {plan_label(best.strategy)}", f"         {plan_line(best)}",
+              *calibration_lines(best, "         ")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "

@@ -58,6 +58,11 @@ def plan_line(e: Evaluation) -> str:
             f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
 
 
+def calibration_lines(e: Evaluation, indent: str) -> list[str]:
+    """The profile note under a plan line, when a --profile was given."""
+    return [f"{indent}{e.calibration}"] if e.calibration else []
+
+
 def plans_table(plans: list[Evaluation]) -> list[str]:
     labels = [plan_label(e.strategy) for e in plans]
     width = max([len("plan"), *map(len, labels)]) + 2  # MoE labels outgrow any fixed width

@@ -82,3 +82,16 @@ def test_measured_csv_fits_several_runs(capsys, tmp_path):
     code, out, err = run(capsys, "calibrate", *SCENARIO, "--measured-csv", csv)
     assert code == 0, err
     assert out.count("measured ") == 2
+
+
+def test_text_outputs_name_the_profile_and_what_if_warns_when_it_applies_to_one_side(capsys, tmp_path):
+    path = tmp_path / "p.json"
+    code, _, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
+    assert code == 0, err
+    code, out, err = run(capsys, "recommend", *SCENARIO, "--top", 1, "--profile", path)
+    assert code == 0 and "calibrated: compute ×" in out and "likely " in out
+    code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "gpu=h200", "--profile", path)
+    assert code == 0, err
+    assert "compute scale not applied" in out and "applies differently before and after" in out
+    code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "seq_len=4k", "--profile", path)
+    assert code == 0 and "applies differently" not in out  # same GPU: the profile holds on both sides
