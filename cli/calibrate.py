@@ -155,7 +155,7 @@ def render(profile: CalibrationProfile, note: str) -> str:
     for r in profile.runs:
         before, after = r.predicted_before, r.predicted_after
         m = r.measured_tokens_per_s_per_gpu
-        lines.append(f"run        {r.model}, {r.gpus} GPUs, {r.plan}")
+        lines.append(f"run        {r.model}, {r.gpus} GPUs, seq {r.seq_len:,}, global batch {r.global_batch:,}, {r.plan}")
         lines.append(f"  measured   {m:,.0f} tokens/s/GPU")
         lines.append(f"  predicted  {before:,.0f} before -> {after:,.0f} after  "
                      f"(error {before / m - 1:+.1%} -> {after / m - 1:+.1%})")

@@ -136,7 +136,8 @@ def fit_profile(runs: list[Measurement], with_memory: bool = True) -> Calibratio
     for r in runs:
         peak = predicted_peak_gib(r) if (with_memory and r.peak_gib is not None) else None
         summaries.append(MeasuredSummary(
-            model=r.model.name, gpus=r.cluster.num_gpus, plan=r.strategy.label(),
+            model=r.model.name, gpus=r.cluster.num_gpus, seq_len=r.setup.seq_len, global_batch=r.setup.global_batch,
+            plan=r.strategy.label(),
             measured_tokens_per_s_per_gpu=r.tokens_per_s_per_gpu,
             predicted_before=predicted_tokens_per_gpu(r),
             predicted_after=predicted_tokens_per_gpu(r, fit.compute_scale, fit.comm_scale),

@@ -37,6 +37,8 @@ class MeasuredSummary(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     model: str
     gpus: int
+    seq_len: int | None = None
+    global_batch: int | None = None
     plan: str
     measured_tokens_per_s_per_gpu: float = Field(gt=0)
     predicted_before: float = Field(gt=0)
