@@ -13,6 +13,10 @@ import re
 
 from .reading import LogReading
 
+# DeepSpeedConfig.print (deepspeed/runtime/config.py), logged once at start-up as
+# "DeepSpeedEngine configuration:": '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)).
+CONFIG_LINE = re.compile(r"\s(zero_optimization_stage|train_batch_size|train_micro_batch_size_per_gpu|world_size)"
+                         r" \.* ?(\d+)\s*$", re.MULTILINE)
 RUNNING = re.compile(r"RunningAvgSamplesPerSec=([0-9.eE+-]+)")
 MAX_ALLOCATED = re.compile(r"MaxMemAllocated=([0-9.]+)GB")
 
@@ -23,6 +27,13 @@ def read_deepspeed(text: str) -> LogReading | None:
     if not running:
         return None
     peaks = [float(x) for x in MAX_ALLOCATED.findall(text)]
+    config = {k: int(v) for k, v in CONFIG_LINE.findall(text)}
+    plan: dict[str, object] = {}
+    if "zero_optimization_stage" in config:
+        plan["zero"] = config["zero_optimization_stage"]
+    if "train_micro_batch_size_per_gpu" in config:
+        plan["micro_batch"] = config["train_micro_batch_size_per_gpu"]
     # The running average already excludes the timer's warm-up steps: its last value is the run's.
     return LogReading(framework="deepspeed", entries=len(running), samples_per_s=running[-1],
-                      peak_gib=max(peaks) if peaks and max(peaks) > 0 else None, setup_framework="deepspeed")
+                      peak_gib=max(peaks) if peaks and max(peaks) > 0 else None, num_gpus=config.get("world_size"),
+                      global_batch=config.get("train_batch_size"), setup_framework="deepspeed", plan=plan)

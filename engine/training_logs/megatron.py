@@ -16,7 +16,8 @@ from .reading import LogReading, steady
 
 ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.]+)")
 GLOBAL_BATCH = re.compile(r"global batch size:\s*(\d+)")
-ARG_LINE = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*\s*([a-z_0-9]+) \.{2,} (.*?)\s*$")
+# Lines may carry a launcher's prefix ("[default0]:", "[rank0]:", "0: ") before the two spaces.
+ARG_LINE = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) \.{2,} (.*?)\s*$")
 MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*([0-9.]+)")
 MIB_PER_GIB = 1024.0
 
@@ -37,7 +38,7 @@ def _arguments(text: str) -> dict[str, str]:
             inside = False
             continue
         if inside:
-            m = ARG_LINE.match(line)
+            m = ARG_LINE.search(line)
             if m:
                 out[m.group(1)] = m.group(2)
     return out

@@ -16,10 +16,14 @@ import re
 from .reading import LogReading, steady
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-STEP_LINE = re.compile(r"step:\s*(\d+).*?tps:\s*([0-9,]+)")
+# Releases before mid-2024 printed the same per-device rate as "wps" (train.py: 'wps: {round(wps):,}').
+STEP_LINE = re.compile(r"step:\s*(\d+).*?[tw]ps:\s*([0-9,]+)")
 MEMORY = re.compile(r"memory:\s*([0-9.]+)GiB")
 MESH = re.compile(r"Building device mesh with parallelism: (.*)")
 MESH_PART = re.compile(r"(\w+)=(\d+)")
+# Older releases (torchtitan/parallelisms/parallel_dims.py, 2024-25): "Building 2-D device mesh with
+# ['dp_shard', 'tp'], [4, 2]" (only the dimensions larger than 1).
+OLD_MESH = re.compile(r"Building \d+-D device mesh with \[([^\]]*)\],\s*\[([^\]]*)\]")
 
 
 def read_torchtitan(text: str) -> LogReading | None:
@@ -32,9 +36,15 @@ def read_torchtitan(text: str) -> LogReading | None:
     memories = [float(x) for x in MEMORY.findall(text)]
     plan: dict[str, object] = {}
     num_gpus = None
-    mesh = MESH.search(text)
+    mesh, old = MESH.search(text), OLD_MESH.search(text)
+    dims: dict[str, int] | None = None
     if mesh:
         dims = {k: int(v) for k, v in MESH_PART.findall(mesh.group(1))}
+    elif old:
+        names = [n.strip().strip("'\"") for n in old.group(1).split(",") if n.strip()]
+        sizes = [int(x) for x in old.group(2).split(",") if x.strip()]
+        dims = dict(zip(names, sizes))
+    if dims is not None:
         for key in ("pp", "cp", "tp", "ep", "etp"):
             if key in dims:
                 plan[key] = dims[key]

@@ -43,7 +43,7 @@ def test_step_time_and_mfu_are_the_same_measurement(capsys):
                                         ("deepspeed.log", ["--seq-len", "4096"]),
                                         ("hf_trainer.log", ["--seq-len", "4096"])])
 def test_calibrate_from_each_log_format(capsys, log, extra):
-    gpus = {"torchtitan.log": "8", "megatron_lm.log": "64"}.get(log, "64")
+    gpus = {"torchtitan.log": "8", "megatron_lm.log": "64", "deepspeed.log": "16"}.get(log, "64")  # as the logs say
     model = "llama-3.1-8b" if log == "torchtitan.log" else "llama-3.1-70b"
     code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus,
                          "--from-log", LOGS / log, *extra)
@@ -95,3 +95,9 @@ def test_text_outputs_name_the_profile_and_what_if_warns_when_it_applies_to_one_
     assert "compute scale not applied" in out and "applies differently before and after" in out
     code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "seq_len=4k", "--profile", path)
     assert code == 0 and "applies differently" not in out  # same GPU: the profile holds on both sides
+
+
+def test_log_gpu_count_disagreeing_with_gpus_is_refused(capsys):
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", LOGS / "deepspeed.log", "--seq-len", "4096")
+    assert code == 2 and "16 GPUs" in err and "--gpus is 64" in err

@@ -63,3 +63,24 @@ def test_unreadable_log_names_what_was_looked_for():
     assert "\n" not in msg and "run.log" in msg
     for wanted in ("elapsed time per iteration", "tps", "RunningAvgSamplesPerSec", "train_samples_per_second"):
         assert wanted in msg
+
+
+def test_megatron_lines_behind_a_launcher_prefix_read_the_same():
+    # torchrun --tee / Slurm --label put "[default0]:" before every line.
+    plain, prefixed = read_log(text("megatron_lm.log")), read_log(text("megatron_lm_torchrun.log"))
+    assert prefixed.plan == plain.plan and prefixed.step_s == plain.step_s and prefixed.num_gpus == 64
+
+
+def test_older_torchtitan_mesh_and_wps():
+    # torchtitan before the parallel_dims rewrite: logger.info(f"Building {len(dims)}-D device mesh with
+    # {names}, {dims}") (only dimensions > 1), and the metrics line's per-device rate named "wps".
+    r = read_log(text("torchtitan_2d_mesh.log"))
+    assert r.framework == "torchtitan" and r.tokens_per_s_per_gpu == pytest.approx(4399)  # median of 4,410 and 4,388
+    assert r.plan["tp"] == 2 and r.plan["zero"] == 3 and r.num_gpus == 8
+
+
+def test_deepspeed_engine_configuration_block():
+    # DeepSpeedConfig.print: '  {arg} {dots} {value}', dots = '.' * (29 - len(arg)) (none for the
+    # 30-letter train_micro_batch_size_per_gpu).
+    r = read_log(text("deepspeed.log"))
+    assert r.plan == {"zero": 2, "micro_batch": 2} and r.global_batch == 64 and r.num_gpus == 16
