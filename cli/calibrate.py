@@ -13,6 +13,7 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
+from .render import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, positive_int, print_json,
                      setup_from_args, strategy_from_args)
 
@@ -176,6 +177,23 @@ def render(profile: CalibrationProfile, note: str) -> str:
     return "\n".join(lines)
 
 
+def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]:
+    """What the profile changes for this scenario's recommendation: the best plan without and with it."""
+    from ..engine.search import recommend
+    from .render import plan_label
+
+    lines = []
+    for label, p in (("without", None), ("with", profile)):
+        rec = recommend(run_.model, run_.cluster, run_.setup, top_k=1, profile=p)
+        if not rec.plans:
+            return []
+        best = rec.plans[0]
+        lines.append(f"  {label + ' the profile':<21}{plan_label(best.strategy)}: "
+                     f"{best.throughput.tokens_per_s_per_gpu:,.0f} tokens/s/GPU, "
+                     f"likely {likely(best.throughput.tokens_per_s_per_gpu_range)}")
+    return ["best plan for this scenario (recommend):", *lines]
+
+
 def run(args: argparse.Namespace) -> int:
     if args.measured_csv:
         parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
@@ -188,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         run_, note = measurement_from_args(args)
         runs = [run_]
     profile = fit_profile(runs)
+    best = best_plan_lines(runs[0], profile) if len(runs) == 1 and not args.json else []
     if args.save:
         try:
             Path(args.save).write_text(profile.model_dump_json(indent=2) + "\n")
@@ -196,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(profile)
     else:
-        print(render(profile, note))
+        print("\n".join([render(profile, note), *best]))
         if args.save:
             print(f"saved      {args.save} (use it with --profile {args.save})")
     return 0

@@ -18,6 +18,7 @@ def test_calibrate_saves_a_profile_that_reproduces_the_measurement(capsys, tmp_p
     code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
     assert code == 0, err
     assert "before" in out and "after" in out and "saved" in out
+    assert "without the profile" in out and "with the profile" in out  # what it changes for the recommendation
     saved = json.loads(path.read_text())
     assert saved["runs"][0]["predicted_after"] == pytest.approx(850, rel=1e-3)
     code, out, err = run(capsys, "evaluate", *SCENARIO, *PLAN, "--profile", path, "--json")
