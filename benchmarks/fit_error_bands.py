@@ -84,18 +84,33 @@ def main() -> None:
     tp_cov = coverage(tp_bands, held)
 
     transfer = transfer_all()
-    # Per kind: MoE families have too few transferred runs for a band of their own, so a calibrated
-    # MoE prediction keeps its uncalibrated regime band (no narrowing the data cannot justify).
+    # A calibrated band per stack and kind, where that stack's fitted families give enough runs
+    # (PyTorch-native, nanotron); elsewhere (Megatron: a few Bridge runs; MoE) a calibrated
+    # prediction keeps its uncalibrated regime band: no narrowing the data cannot justify.
     def cal_keys(key: str) -> list[str]:
-        return [f"calibrated|{'moe' if runs[key].model.moe is not None else 'dense'}"]
+        r = runs[key]
+        return [f"calibrated|{stack_of(r.host_framework)}|{'moe' if r.model.moe is not None else 'dense'}"]
 
     cal_fit = [(cal_keys(r.key), float(np.log(r.measured / r.calibrated))) for f in transfer if not f.held_out
                for r in f.rows]
-    cal_held = [(cal_keys(r.key), float(np.log(r.measured / r.calibrated))) for f in transfer if f.held_out
-                for r in f.rows]
     cal_band = bands_by_level(cal_fit)
-    cal_held = [item for item in cal_held if item[0][0] in cal_band]
-    cal_cov = coverage(cal_band, cal_held)
+    # Held-out families: their calibrated predictions against the band they would get (the
+    # calibrated one, or the regime band where there is none).
+    cal_held = []
+    for f in transfer:
+        if not f.held_out:
+            continue
+        for r in f.rows:
+            value = float(np.log(r.measured / r.calibrated))
+            ck = cal_keys(r.key)
+            if ck[0] in cal_band:
+                cal_held.append((ck, value))
+            else:
+                regime, _ = lookup(tp_bands, keys(r.key))
+                cal_held.append(([f"regime band {regime}"], value))
+    combined = {**cal_band, **{k[0]: tp_bands[k[0].removeprefix("regime band ")] for k, _ in cal_held
+                               if k[0].startswith("regime band ")}}
+    cal_cov = coverage(combined, cal_held)
 
     def mem_keys(key: str) -> list[str]:
         return [stack_of(runs[key].host_framework)]

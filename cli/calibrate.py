@@ -173,7 +173,8 @@ def render(profile: CalibrationProfile, note: str) -> str:
                      "further from the model than a cluster difference explains; check the run (warm-up steps, "
                      "stragglers, the flags describing it)")
     lines.append("changes    every prediction with --profile on this GPU, precision and framework (compute), and on "
-                 "this network across nodes (network); dense models get the calibrated 80 % band")
+                 "this network across nodes (network); the 80 % band narrows only where the transfer check supports it "
+                 "(docs/performance.md)")
     return "\n".join(lines)
 
 

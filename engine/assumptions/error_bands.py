@@ -24,9 +24,10 @@ THROUGHPUT_COVERAGE = {'megatron|blackwell|moe': (18, 14), 'megatron|dense': (17
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {
-    'calibrated|dense': (-0.1505, 0.1267, 548),
+    'calibrated|nanotron|dense': (-0.1623, 0.1224, 464),
+    'calibrated|pytorch|dense': (-0.0587, 0.1457, 81),
 }
-CALIBRATED_COVERAGE = {'calibrated|dense': (75, 65)}
+CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 52), 'regime band megatron|dense': (8, 4)}
 
 # Peak memory per GPU, by framework stack, on the runs that report it.
 MEMORY_BANDS = {

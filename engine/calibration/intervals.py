@@ -2,9 +2,10 @@
 
 The band of a scenario is read from engine/assumptions/error_bands.py (generated from the
 calibration residuals by benchmarks/fit_error_bands.py) at the most specific regime with
-enough runs (regimes.py). With a CalibrationProfile whose compute scale applies, a dense
-model gets the calibrated band (the transfer check's residuals); MoE keeps its regime band,
-because the transfer check has too few MoE runs to justify narrowing it. Inputs outside the
+enough runs (regimes.py). With a CalibrationProfile whose compute scale applies, a stack whose
+shipped families give enough transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense)
+gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;
+MoE) keep their regime band, because the transfer check cannot justify narrowing it. Inputs outside the
 validated range get their band widened by OUTSIDE_RANGE_WIDENING.
 """
 
@@ -58,12 +59,13 @@ def throughput_band(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     key, (lo, hi, n) = _lookup(eb.THROUGHPUT_BANDS, keys)
     basis = f"80 % band of {n} calibration runs ({key})"
     if profile is not None and compute_applies(profile, cluster, setup):
-        cal = _lookup(eb.CALIBRATED_BANDS, [f"calibrated|{'moe' if model.moe is not None else 'dense'}"])
+        kind = "moe" if model.moe is not None else "dense"
+        cal = _lookup(eb.CALIBRATED_BANDS, [f"calibrated|{stack_of(setup.framework)}|{kind}"])
         if cal is not None:
             key, (lo, hi, n) = cal
             basis = f"80 % band of {n} runs predicted after calibrating on one run ({key})"
         else:
-            basis += "; the profile does not narrow it (too few calibrated MoE runs to check)"
+            basis += "; the profile does not narrow it (too few calibrated runs of this stack to check)"
     if extrapolation_warnings(model, cluster, setup):
         lo, hi = lo * OUTSIDE_RANGE_WIDENING, hi * OUTSIDE_RANGE_WIDENING
         basis += f", widened ×{OUTSIDE_RANGE_WIDENING:g}: outside the validated range (unchecked)"
