@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
 from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
@@ -13,9 +12,9 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
-from .render import likely
-from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, positive_int, print_json,
+from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
+from .render import likely
 
 DEFAULT_SEQ_LEN = 4096  # the scenario default, when neither flag nor log gives one
 
@@ -221,5 +220,3 @@ def run(args: argparse.Namespace) -> int:
             print(f"saved      {args.save} (use it with --profile {args.save})")
     return 0
 
-
-__all__ = ["positive_int", "sys"]

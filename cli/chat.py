@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..engine.errors import ShardwiseInputError
+from .profile_file import add_profile_arg, profile_from_args
 
 CHAT_HELP = """commands:
   /new            start a new session (forget the scenario)
@@ -39,9 +40,6 @@ def register(subparsers) -> None:
     ask.add_argument("--json", action="store_true", help="print the answer as JSON")
     _common(ask)
     ask.set_defaults(handler=run_ask)
-
-
-from .profile_file import add_profile_arg, profile_from_args  # noqa: E402
 
 
 def _common(p: argparse.ArgumentParser) -> None:

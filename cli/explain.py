@@ -9,8 +9,8 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.explain import Explanation, compare, explain
 from ..engine.plan_text import parse_plan
 from ..engine.search import recommend
-from .profile_file import profile_from_args
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .profile_file import profile_from_args
 from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, plan_text, seconds, signed
 
 RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie

@@ -26,9 +26,9 @@ from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, ex
 from ..engine.inputs import build_cluster, resolve_model
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
-from .profile_file import profile_from_args
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
+from .profile_file import profile_from_args
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")

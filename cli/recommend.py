@@ -16,9 +16,9 @@ from ..engine.explain import compare
 from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
-from .profile_file import profile_from_args
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
+from .profile_file import profile_from_args
 from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, plans_table, seconds, signed, tokens_text
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),

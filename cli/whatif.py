@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..engine.whatif import WhatIf, what_if
-from .profile_file import profile_from_args
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .profile_file import profile_from_args
 from .recommend import add_search_args, constraints_from_args, render_nothing_fits
 from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, seconds, signed
 
