@@ -113,14 +113,23 @@ OLDER_RELEASE_STATUS = "excluded: same configuration measured with a newer relea
 def transfer_older_releases() -> tuple[FamilyTransfer, ...]:
     """The situation a profile is for — software the engine was not calibrated on: Megatron-Bridge
     rows measured with an older container release than the one scored (not used by the fit or the
-    bands), grouped by family and release, calibrated on the smallest run of each."""
+    bands), grouped by family and release, calibrated on the smallest run of each (fewest GPUs,
+    then file order) and predicting the release's other configurations."""
     from .runs import load_runs
 
     out: dict[str, list[CalibrationRun]] = defaultdict(list)
     for r in load_runs():
         if r.status == OLDER_RELEASE_STATUS:
             out[f"{family_key(r)} | {r.release}"].append(r)
-    return tuple(transfer_family(k, v) for k, v in sorted(out.items()) if len(v) >= 2)
+    families_ = []
+    for key, runs in sorted(out.items()):
+        # Rows repeating the anchor's configuration (Bridge lists some plans under two tasks) would
+        # test nothing: the predicted runs must be other plans or scales.
+        anchor = _smallest(runs)
+        others = [r for r in runs if r is anchor or r.config != anchor.config]
+        if len(others) >= 2:
+            families_.append(transfer_family(key, others))
+    return tuple(families_)
 
 
 def hindsight_family(runs: list[CalibrationRun]) -> list[tuple[float, float, float]]:
