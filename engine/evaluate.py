@@ -7,8 +7,8 @@ import numpy as np
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
 from .calibration import extrapolation_warnings
-from .calibration.intervals import memory_band, throughput_band
-from .calibration.profile import CalibrationProfile, comm_applies, compute_applies, profile_assumptions
+from .calibration.annotate import profile_note, with_ranges
+from .calibration.profile import CalibrationProfile, profile_assumptions
 from .cluster import Cluster
 from .cost import cost_report
 from .memory import memory_per_gpu
@@ -90,37 +90,6 @@ def outside_validated_range(model: ModelSpec, cluster: Cluster, setup: TrainingS
     return [Violation(rule="outside_validated_range", message=m) for m in extrapolation_warnings(model, cluster, setup)]
 
 
-def profile_note(profile: CalibrationProfile | None, cluster: Cluster, setup: TrainingSetup) -> str | None:
-    """What of a calibration profile applies to this scenario, in words."""
-    if profile is None:
-        return None
-    parts = []
-    if compute_applies(profile, cluster, setup):
-        parts.append(f"compute ×{profile.compute_scale:.3f}")
-    else:
-        parts.append(f"compute scale not applied (profile measured on {profile.gpu}/{profile.precision}/"
-                     f"{profile.framework}, this is {cluster.gpu.id}/{setup.precision}/{setup.framework})")
-    if profile.network:
-        parts.append(f"network ×{profile.comm_scale:.3f}" if comm_applies(profile, cluster)
-                     else f"network scale not applied (measured on {profile.network}, "
-                          f"this is {cluster.network.id}{'' if cluster.num_nodes > 1 else ' in one node'})")
-    return "calibrated: " + ", ".join(parts)
-
-
-def _with_ranges(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, profile: CalibrationProfile | None,
-                 memory: MemoryReport, time: TimeReport | None,
-                 throughput: ThroughputReport | None) -> tuple[MemoryReport, TimeReport | None, ThroughputReport | None]:
-    """The reports with their 80 % intervals (engine/calibration/intervals.py)."""
-    memory = memory.model_copy(update={"total_gib_range": list(memory_band(setup).around(memory.total_gib))})
-    if time is None or throughput is None:
-        return memory, time, throughput
-    band = throughput_band(model, cluster, setup, profile)
-    time = time.model_copy(update={"step_s_range": list(band.inverse_around(time.step_s))})
-    throughput = throughput.model_copy(update={
-        "tokens_per_s_per_gpu_range": list(band.around(throughput.tokens_per_s_per_gpu)), "range_basis": band.basis})
-    return memory, time, throughput
-
-
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
              headroom: float = 0.0, train_tokens: float | None = None,
              price_per_gpu_hour: float | None = None, profile: CalibrationProfile | None = None) -> Evaluation:
@@ -133,7 +102,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
     calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
     times = step_time(model, cluster, setup, grid, **calibrated) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
-    memory, time, throughput = _with_ranges(
+    memory, time, throughput = with_ranges(
         model, cluster, setup, profile, memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
         time_report(times, 0) if times is not None else None,
         throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None)
