@@ -7,6 +7,8 @@ import argparse
 import csv
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
@@ -126,6 +128,24 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
                        peak_gib=peak), note
 
 
+class RowError(Exception):
+    """A CSV row that does not parse as calibrate's flags."""
+
+
+class RowParser(argparse.ArgumentParser):
+    """calibrate's flags for one CSV row: errors raise (with the reason) instead of exiting."""
+
+    def __init__(self) -> None:
+        super().__init__(add_help=False, exit_on_error=False)
+        add_scenario_args(self)
+        add_plan_args(self)
+        add_measured_args(self)
+        self.set_defaults(seq_len=None, from_log=None, measured_csv=None)
+
+    def error(self, message: str):
+        raise RowError(message)
+
+
 def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Measurement]:
     text = _read_text(path, "--measured-csv")
     rows = list(csv.DictReader(text.splitlines()))
@@ -141,10 +161,18 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
             argv += [flag] if value.strip().lower() in ("true", "yes") and key.strip() == "no_sp" else [flag, value.strip()]
         try:
             ns = parser.parse_args(argv)
-        except SystemExit:
-            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: not a valid run ({' '.join(argv)})") from None
+        except (argparse.ArgumentError, RowError) as exc:
+            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {exc} (columns are calibrate's flag "
+                                      "names without dashes, e.g. model, gpus, tp, measured_tokens_per_s_per_gpu)") from None
         ns.from_log = ns.measured_csv = None
-        out.append(measurement_from_args(ns)[0])
+        try:
+            out.append(measurement_from_args(ns)[0])
+        except ShardwiseInputError as exc:
+            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {exc}") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: "
+                                      f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}") from None
     return out
 
 
@@ -196,12 +224,7 @@ def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     if args.measured_csv:
-        parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-        add_scenario_args(parser)
-        add_plan_args(parser)
-        add_measured_args(parser)
-        parser.set_defaults(seq_len=None, from_log=None, measured_csv=None)
-        runs, note = measurements_from_csv(args.measured_csv, parser), f"{args.measured_csv}: runs read from CSV"
+        runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
     else:
         run_, note = measurement_from_args(args)
         runs = [run_]

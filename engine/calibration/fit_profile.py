@@ -24,6 +24,7 @@ from ..performance import step_time
 from ..plans import PlanGrid
 from ..strategy import Strategy
 from ..training import TrainingSetup
+from ..validity import violations
 from .profile import CalibrationProfile, MeasuredSummary, scaled_assumptions
 
 GIB = 2**30
@@ -110,9 +111,14 @@ def fit_scales(runs: list[Measurement]) -> FitResult:
     return FitResult(compute_scale=float(s[0]), comm_scale=float(s[1]), at_bound=at_bound)
 
 
-def _check_same_target(runs: list[Measurement]) -> None:
+def _check_runs(runs: list[Measurement]) -> None:
     if not runs:
         raise ShardwiseInputError("calibrate needs at least one measured run")
+    for r in runs:
+        errors, _ = violations(r.model, r.cluster, r.setup, r.strategy)
+        if errors:
+            raise ShardwiseInputError(f"the measured plan {r.strategy.label()} is not valid for this scenario "
+                                      f"([{errors[0].rule}] {errors[0].message}); describe the run as it ran")
     first = runs[0]
     for r in runs[1:]:
         if (r.cluster.gpu.id, r.setup.precision, r.setup.framework) != (
@@ -129,7 +135,7 @@ def _check_same_target(runs: list[Measurement]) -> None:
 
 def fit_profile(runs: list[Measurement], with_memory: bool = True) -> CalibrationProfile:
     """Fit, and record each run's prediction before and after (and its peak memory if measured)."""
-    _check_same_target(runs)
+    _check_runs(runs)
     fit = fit_scales(runs)
     networks = sorted({r.cluster.network.id for r in runs if r.crosses_nodes})
     summaries = []

@@ -102,3 +102,21 @@ def test_log_gpu_count_disagreeing_with_gpus_is_refused(capsys):
     code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "64",
                          "--from-log", LOGS / "deepspeed.log", "--seq-len", "4096")
     assert code == 2 and "16 GPUs" in err and "--gpus is 64" in err
+
+
+@pytest.mark.parametrize("rows, needle", [
+    ("model,gpu,gpus,tp,measured_tokens_per_s_per_gpu\nllama-3.1-8b,h100,x,2,7000\n", "line 2: argument --gpus"),
+    ("model,gpu,gpus,tp,bogus\nllama-3.1-8b,h100,8,2,7000\n", "line 2: unrecognized arguments: --bogus"),
+    ("model,gpu,gpus,tp\nllama-3.1-8b,h100,8,2\n", "line 2: calibrate needs exactly one"),
+    ("model,gpu,gpus\n", "has no rows"),
+])
+def test_bad_csv_rows_are_one_line_errors_naming_the_line(capsys, tmp_path, rows, needle):
+    csv = tmp_path / "runs.csv"
+    csv.write_text(rows)
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--measured-csv", csv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_an_invalid_measured_plan_is_refused_with_the_rule(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "3", "--measured-step-s", "60")
+    assert code == 2 and "tp_cp_pp_divides_gpus" in err and len(err.strip().splitlines()) == 1
