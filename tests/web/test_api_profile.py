@@ -62,3 +62,32 @@ def test_page_shows_the_interval_and_takes_a_pasted_profile(client, profile_file
     assert calibrated.status_code == 200 and "Calibrated: compute" in calibrated.text
     bad = client.post("/ui/results", data={**form, "profile_json": "{not json"})
     assert bad.status_code == 400 and "calibration profile is not JSON" in bad.text
+
+
+def test_chat_request_profile_reaches_the_service():
+    from shardwise.web.chat import wire_events
+
+    seen = []
+
+    class Chat:
+        def stream(self, message, session_id, profile=None):
+            seen.append(profile)
+            yield ("done", {})
+
+    from shardwise.engine.calibration.profile import CalibrationProfile
+
+    p = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.9)
+    list(wire_events(Chat(), "hi", None, None, p))
+    list(wire_events(Chat(), "hi", None))
+    assert seen == [p, None]
+
+
+def test_offline_chat_over_rest_uses_the_profile(tmp_path, profile_file):
+    from shardwise.agent.config import AgentConfig
+    from shardwise.agent.service import ChatService
+
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    app = create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000), chat_service=service)
+    r = TestClient(app).post("/api/chat", json={"message": "Llama-3.1-8B on 16 H100s, 4k context, 256 sequences - plan?",
+                                                "profile": json.loads(profile_file.read_text())})
+    assert r.status_code == 200 and "Calibrated: compute" in r.text

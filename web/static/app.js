@@ -39,12 +39,22 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) window.ShardwiseChat.instance.setScenario(formScenario());
+      if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) {
+        window.ShardwiseChat.instance.setScenario(formScenario());
+        if (window.ShardwiseChat.instance.setProfile) window.ShardwiseChat.instance.setProfile(formProfile());
+      }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
       button.removeAttribute("aria-busy");
     }
+  }
+
+  /* The calibration profile pasted in the form (the server accepted it with the results), for the chat too. */
+  function formProfile() {
+    var text = form.elements.profile_json ? form.elements.profile_json.value.trim() : "";
+    if (!text) return null;
+    try { return JSON.parse(text); } catch (e) { return null; }
   }
 
   function showError(message) {

@@ -143,6 +143,7 @@
        builds on a scenario the reader can no longer see. */
     var sessionId = null;
     var pendingContext = null;
+    var profile = null;  /* a calibration profile the page's form holds: sent with every question */
     var busy = false, controller = null;
 
     var mode = el("span", { className: "sw-mode", text: opts.mode || "" });
@@ -200,6 +201,7 @@
       busy = true; send.disabled = true;
       controller = window.AbortController ? new AbortController() : null;
       var extra = pendingContext ? { scenario: pendingContext } : null;
+      if (profile) { extra = extra || {}; extra.profile = profile; }
       pendingContext = null;
       streamChat(text, sessionId, extra, function (name, data) {
         if (name === "session") {
@@ -251,6 +253,8 @@
       ask: ask,
       /* The page's form changed: the next question continues from that scenario. */
       setScenario: function (s) { pendingContext = s; },
+      /* A calibration profile (shardwise calibrate --save) for every later question; null drops it. */
+      setProfile: function (p) { profile = p || null; },
       get sessionId() { return sessionId; },
     };
   }
