@@ -9,8 +9,9 @@ import shlex
 
 from pydantic import Field
 
-from ..engine.calibration.fit_profile import Measurement, fit_profile
+from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
 from ..engine.calibration.profile import CalibrationProfile
+from ..engine.errors import ShardwiseInputError
 from .base import Result, Tool
 from .figures import ScenarioFacts, r, scenario_facts
 from .scenario import Args, Plan, Scenario
@@ -28,7 +29,9 @@ PROFILE_FILE = "my-cluster.json"
 class CalibrateArgs(Args):
     scenario: Scenario
     plan: Plan
-    measured_tokens_per_s_per_gpu: float = Field(gt=0, description="what the user's run measured, tokens/s per GPU")
+    measured_tokens_per_s_per_gpu: float | None = Field(None, description="what the user's run measured, "
+                                                                         "tokens/s per GPU")
+    measured_step_s: float | None = Field(None, description="or: its measured seconds per optimizer step")
 
 
 class CalibrateResult(Result):
@@ -54,7 +57,7 @@ class CalibrateResult(Result):
                 f"{self.predicted_before:,.0f} -> {self.predicted_after:,.0f} tokens/s/GPU [{self.id}]")
 
 
-def command_line(scenario: Scenario, plan: Plan, measured: float) -> str:
+def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
     words = ["shardwise", "calibrate"]
     for field, flag in SCENARIO_FLAGS:
         value = getattr(scenario, field)
@@ -66,24 +69,32 @@ def command_line(scenario: Scenario, plan: Plan, measured: float) -> str:
             words += [flag, str(value)]
     if plan.sequence_parallel is False:
         words.append("--no-sp")
-    words += ["--measured-tokens-per-s-per-gpu", f"{measured:g}", "--save", PROFILE_FILE]
+    if args.measured_tokens_per_s_per_gpu is not None:
+        words += ["--measured-tokens-per-s-per-gpu", f"{args.measured_tokens_per_s_per_gpu:g}"]
+    else:
+        words += ["--measured-step-s", f"{args.measured_step_s:g}"]
+    words += ["--save", PROFILE_FILE]
     return shlex.join(words)
 
 
 def calibrate(args: CalibrateArgs) -> CalibrateResult:
+    if (args.measured_tokens_per_s_per_gpu is None) == (args.measured_step_s is None):
+        raise ShardwiseInputError("give exactly one of measured_tokens_per_s_per_gpu and measured_step_s")
+    if not (args.measured_tokens_per_s_per_gpu or args.measured_step_s or 0) > 0:
+        raise ShardwiseInputError("the measured value must be a positive number")
     resolved = args.scenario.resolve()
-    run = Measurement(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(),
-                      args.measured_tokens_per_s_per_gpu)
+    m = args.measured_tokens_per_s_per_gpu or (
+        tokens_per_step(resolved.setup) / args.measured_step_s / resolved.cluster.num_gpus)
+    run = Measurement(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(), m)
     p = fit_profile([run], with_memory=False)
     s = p.runs[0]
-    m = args.measured_tokens_per_s_per_gpu
     return CalibrateResult(
         scenario=scenario_facts(args.scenario, resolved), plan_label=args.plan.label(), measured_tokens_per_s_per_gpu=m,
         predicted_before=r(s.predicted_before, 0), predicted_after=r(s.predicted_after, 0),
         error_before_percent=r(100 * (s.predicted_before / m - 1), 1),
         error_after_percent=r(100 * (s.predicted_after / m - 1), 1), compute_scale=r(p.compute_scale),
         comm_scale=r(p.comm_scale), network=p.network, at_bound=p.at_bound,
-        command=command_line(args.scenario, args.plan, m), profile=p)
+        command=command_line(args.scenario, args.plan, args), profile=p)
 
 
 CALIBRATE = Tool(

@@ -170,7 +170,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         knobs = e.plans[0] if e.plans else {}
         plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
         out = turn.call("calibrate_to_measurement", {"scenario": _scenario_args(scenario), "plan": plan.model_dump(),
-                                                     "measured_tokens_per_s_per_gpu": measured})
+                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
         return _result_or_error(out, "offline/calibrate.md.j2")
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):

@@ -33,3 +33,16 @@ def test_figures_carry_intervals_around_the_prediction():
     # tokens/s per GPU x step time = tokens per step per GPU, at both ends of the band (±1 for rounding)
     assert lo * shi / 1e3 == pytest.approx(p.tokens_per_s_per_gpu * p.step_ms / 1e3, rel=2e-3)
     assert p.likely_basis and "calibration runs" in p.likely_basis
+
+
+def test_calibrate_tool_takes_throughput_or_step_time_alike():
+    # 64 sequences x 8192 tokens per step on 8 GPUs: 7,000 tokens/s/GPU <=> 524,288 / (7,000 x 8) = 9.362 s
+    base = {"scenario": SCENARIO, "plan": {"tp": 2}}
+    a = dispatch("calibrate_to_measurement", {**base, "measured_tokens_per_s_per_gpu": 7000, "measured_step_s": None})
+    b = dispatch("calibrate_to_measurement", {**base, "measured_tokens_per_s_per_gpu": None,
+                                              "measured_step_s": 64 * 8192 / (7000 * 8)})
+    assert a.ok and b.ok, (a.errors, b.errors)
+    assert a.result.compute_scale == b.result.compute_scale
+    assert "--measured-step-s" in b.result.command and "--measured-tokens-per-s-per-gpu 7000" in a.result.command
+    neither = dispatch("calibrate_to_measurement", {**base, "measured_tokens_per_s_per_gpu": None, "measured_step_s": None})
+    assert not neither.ok and "exactly one" in neither.errors[0]
