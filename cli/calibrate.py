@@ -14,9 +14,9 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
+from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
-from .render import likely
 
 DEFAULT_SEQ_LEN = 4096  # the scenario default, when neither flag nor log gives one
 
@@ -207,8 +207,8 @@ def render(profile: CalibrationProfile, note: str) -> str:
 
 def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]:
     """What the profile changes for this scenario's recommendation: the best plan without and with it."""
+    from ..engine.plan_label import plan_label
     from ..engine.search import recommend
-    from .render import plan_label
 
     lines = []
     for label, p in (("without", None), ("with", profile)):
@@ -216,7 +216,7 @@ def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]
         if not rec.plans:
             return []
         best = rec.plans[0]
-        lines.append(f"  {label + ' the profile':<21}{plan_label(best.strategy)}: "
+        lines.append(f"  {label + ' the profile':<21}{plan_label(best.strategy, 'cli')}: "
                      f"{best.throughput.tokens_per_s_per_gpu:,.0f} tokens/s/GPU, "
                      f"likely {likely(best.throughput.tokens_per_s_per_gpu_range)}")
     return ["best plan for this scenario (recommend):", *lines]

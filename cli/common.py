@@ -12,7 +12,7 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import build_cluster, global_batch_from_tokens, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
-from ..engine.training import TrainingSetup
+from ..engine.training import MOE_DISPATCHERS, TrainingSetup
 from .profile_file import add_profile_arg
 
 
@@ -75,6 +75,12 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                    help="compute precision of the linear layers (default bf16)")
     g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron",
                    help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan (default megatron)")
+    g.add_argument("--moe-dispatcher", choices=list(MOE_DISPATCHERS), default="alltoall",
+                   help="MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall (default), "
+                        "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
+    g.add_argument("--moe-a2a-overlap", action="store_true",
+                   help="hide the expert all-to-all behind the other micro-batch (Megatron-Core "
+                        "--overlap-moe-expert-parallel-comm; needs EP > 1, not allgather, no full recompute, VPP > 1 with PP)")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
@@ -101,7 +107,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
                    help="sequences per micro-batch per data-parallel rank (default 1)")
     g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
-                   help="activation recompute (default selective: attention core only)")
+                   help="activation recompute (default selective: attention core only; for MoE/MLA models under "
+                        "megatron, Megatron-Core's MoE set core_attn, layernorm, mla_up_proj, moe_act)")
     g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism (on by default when TP > 1)")
 
 
@@ -126,7 +133,9 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
     else:
         global_batch = args.global_batch or 1024
     return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
-                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework)
+                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework,
+                         moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
+                         moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)))
 
 
 def cost_args_from(args: argparse.Namespace) -> dict:

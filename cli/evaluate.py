@@ -9,10 +9,10 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
+from ..present import likely, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
 from .profile_file import profile_from_args
-from .render import likely, seconds, tokens_text
 
 # recommend's default headroom, read from its signature so the two never disagree
 RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
@@ -42,7 +42,15 @@ def run(args: argparse.Namespace) -> int:
 def setup_line(setup: TrainingSetup) -> str:
     mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
     return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
-            f"tokens), {mode}, {setup.precision}, {setup.framework}")
+            f"tokens), {mode}, {setup.precision}, {setup.framework}{moe_dispatch_words(setup)}")
+
+
+def moe_dispatch_words(setup) -> str:
+    """', deepep dispatcher + EP A2A overlap' when not Megatron-Core's default (alltoall, no overlap)."""
+    words = [] if setup.moe_dispatcher == "alltoall" else [f"{setup.moe_dispatcher} dispatcher"]
+    if setup.moe_a2a_overlap:
+        words.append("EP A2A overlap")
+    return ", " + " + ".join(words) if words else ""
 
 
 def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:

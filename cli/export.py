@@ -30,7 +30,8 @@ from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_
                      strategy_from_args)
 from .profile_file import profile_from_args
 
-SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
+SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
+               "moe_dispatcher", "moe_a2a_overlap")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
@@ -156,7 +157,9 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
         cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
     s = top.get("setup")
     setup = (TrainingSetup(seq_len=s["seq_len"], global_batch=s["global_batch"], mode=s["mode"],
-                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"])
+                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
+                           moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
+                           moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)))
              if s and not setup_given else setup_from_args(args))
 
     summary = plan["strategy"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from ..engine.whatif import WhatIf, what_if
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
 from .recommend import add_search_args, constraints_from_args, render_nothing_fits
-from .render import TERM_LABELS, calibration_lines, plan_label, plan_line, seconds, signed
 
 
 def register(subparsers) -> None:
@@ -39,7 +40,7 @@ def render_whatif(w: WhatIf) -> str:
     lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes), ""]
     for label, rec in (("before", w.before), ("after", w.after)):
         if rec.plans:
-            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy)}", f"         {plan_line(rec.plans[0])}",
+            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0])}",
                       *calibration_lines(rec.plans[0], "         ")]
         else:
             lines += [f"{label:<8} nothing fits"] + ["  " + x for x in render_nothing_fits(rec.nothing_fits)]

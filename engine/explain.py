@@ -13,6 +13,7 @@ from .calibration.coverage import RANKING_RESOLUTION
 from .cluster import Cluster
 from .calibration.profile import CalibrationProfile
 from .evaluate import evaluate
+from .explain_ep import ExpertParallelChoice, expert_parallel_choice
 from .model_spec import ModelSpec
 from .results import Evaluation, StrategySummary, Violation
 from .search import RANK_RESOLUTION_S, check_headroom
@@ -110,6 +111,8 @@ class Explanation(_Result):
     winner: Evaluation
     binding: BindingConstraint
     counterfactuals: list[Counterfactual]
+    expert_parallel: ExpertParallelChoice | None = Field(
+        default=None, description="MoE: the winner's EP against EP on the other side of the node boundary")
 
 
 # --- two plans ----------------------------------------------------------------------------
@@ -302,5 +305,6 @@ def explain(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strateg
     winner_plan = a if winner is ea else b
     options = (counterfactuals(model, cluster, setup, winner_plan, headroom, base=winner, profile=profile)
                if winner.valid else [])
+    ep_choice = expert_parallel_choice(model, cluster, setup, winner_plan, winner, headroom, profile=profile)
     return Explanation(comparison=comparison, winner=winner, binding=binding_constraint(winner, options, headroom),
-                       counterfactuals=options)
+                       counterfactuals=options, expert_parallel=ep_choice)

@@ -24,6 +24,8 @@ class SetupSummary(_Result):
     lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
     precision: str
     framework: str
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
 
 
 class FixOption(_Result):

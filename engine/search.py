@@ -115,7 +115,8 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
 def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
                         global_batch_tokens=setup.global_batch_tokens, mode=setup.mode,
-                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
+                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
+                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
 
 
 # GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.

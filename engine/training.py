@@ -9,6 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Mode = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp8"]
 Framework = Literal["megatron", "deepspeed", "fsdp"]
+# How MoE layers move tokens to their experts (Megatron-Core --moe-token-dispatcher-type):
+# alltoall (default), allgather, or DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep).
+MoEDispatcher = Literal["alltoall", "allgather", "deepep"]
+MOE_DISPATCHERS: tuple[str, ...] = ("alltoall", "allgather", "deepep")
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -23,6 +27,9 @@ class TrainingSetup(BaseModel):
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher (ignored for dense models)")
+    moe_a2a_overlap: bool = Field(default=False, description="Megatron-Core --overlap-moe-expert-parallel-comm: "
+                                                             "expert all-to-all hidden behind the other micro-batch")
     optimizer: Literal["adamw"] = "adamw"
 
     @model_validator(mode="after")

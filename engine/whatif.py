@@ -1,7 +1,7 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
@@ -23,7 +23,7 @@ from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework")
+          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
 
@@ -113,6 +113,9 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     num_gpus = _parse_int("num_gpus", changes["num_gpus"]) if "num_gpus" in changes else cluster.num_gpus
     if "gpus_per_node" in changes:
         per_node = _parse_int("gpus_per_node", changes["gpus_per_node"])
+        if per_node > num_gpus:
+            raise ShardwiseInputError(f"gpus_per_node {per_node} is larger than the cluster ({num_gpus} GPUs): "
+                                      f"give at most {num_gpus} GPUs per node, or more GPUs")
     elif "gpu" in changes:
         per_node = gpu.gpus_per_node  # a different GPU comes in its own kind of node
     else:
@@ -131,13 +134,24 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
-    for name in ("mode", "precision", "framework"):
+    for name in ("mode", "precision", "framework", "moe_dispatcher"):
         if name in changes:
             update[name] = str(changes[name]).lower()
+    if "moe_a2a_overlap" in changes:
+        update["moe_a2a_overlap"] = _parse_bool("moe_a2a_overlap", changes["moe_a2a_overlap"])
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
+
+
+def _parse_bool(name: str, value: Any) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ShardwiseInputError(f"{name} expects true or false, got {value!r}")
 
 
 def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
@@ -146,7 +160,8 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
              ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
              ("network", cluster.network.id, new_cluster.network.id)]
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
-              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")]
+              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework", "moe_dispatcher",
+                        "moe_a2a_overlap")]
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 
 

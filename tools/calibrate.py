@@ -29,9 +29,8 @@ PROFILE_FILE = "my-cluster.json"
 class CalibrateArgs(Args):
     scenario: Scenario
     plan: Plan
-    measured_tokens_per_s_per_gpu: float | None = Field(None, description="what the user's run measured, "
-                                                                         "tokens/s per GPU")
-    measured_step_s: float | None = Field(None, description="or: its measured seconds per optimizer step")
+    measured_tokens_per_s_per_gpu: float | None = None
+    measured_step_s: float | None = None
 
 
 class CalibrateResult(Result):
@@ -67,6 +66,10 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
         value = getattr(plan, field)
         if value is not None:
             words += [flag, str(value)]
+    if scenario.moe_dispatcher not in (None, "alltoall"):
+        words += ["--moe-dispatcher", scenario.moe_dispatcher]
+    if scenario.moe_a2a_overlap:
+        words.append("--moe-a2a-overlap")
     if plan.sequence_parallel is False:
         words.append("--no-sp")
     if args.measured_tokens_per_s_per_gpu is not None:
@@ -98,6 +101,5 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
 
 
 CALIBRATE = Tool(
-    "calibrate_to_measurement", "The user measured their own run's throughput: fit the bounded compute (and, across "
-    "nodes, network) scale it implies, and show the prediction before -> after and the command that saves the "
-    "profile for --profile.", CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario)
+    "calibrate_to_measurement", "Calibrate to a measured run.",
+    CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario)

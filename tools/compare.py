@@ -117,7 +117,6 @@ def compare_plans(args: ComparePlansArgs) -> ComparePlansResult:
 
 
 COMPARE_PLANS = Tool(
-    "compare_plans", "Compare two plans for the same scenario: each memory and time term side by side, the "
-    "difference, which plan wins and the term that decides, and what stops the winner from being faster. "
-    "Use it for 'why A over B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
+    "compare_plans", "Two plans for one scenario side by side: the winner, by how much, the deciding term. "
+    "For 'why A, not B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
     scenario_of=lambda a: a.scenario)

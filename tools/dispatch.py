@@ -66,7 +66,7 @@ def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "
     tool = registry.get(name)
     if tool is None:
         return ToolOutcome(result_id, name, _raw(arguments_json),
-                           errors=[f"there is no tool named {name!r}; the tools are: {', '.join(sorted(registry))}"])
+                           errors=[f"there is no tool named {name!r}; call one of: {', '.join(registry)}"])
     arguments, problem = _parse(arguments_json)
     if problem:
         return ToolOutcome(result_id, name, _raw(arguments_json), errors=[problem])
@@ -121,7 +121,7 @@ def validation_messages(exc: ValidationError) -> list[str]:
         if err.get("type") == "extra_forbidden":
             message = "is not an argument of this tool; remove it"
         elif err.get("type") == "missing":
-            message = "is required (use null for 'not given')"
+            message = "is required"
         shown = ""
         if "input" in err and err.get("type") not in ("missing", "extra_forbidden") and not isinstance(err["input"], dict):
             text = json.dumps(err["input"], default=str)

@@ -44,7 +44,7 @@ def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
 
 class EstimateMemoryArgs(Args):
     scenario: Scenario
-    plan: Plan | None = Field(None, description="null = the recommended plan (or, when nothing fits, the leanest)")
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class EstimateMemoryResult(Result):
@@ -95,10 +95,8 @@ def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
 
 
 EVALUATE_PLAN = Tool(
-    "evaluate_plan", "Predict one given parallelism plan: validity (with reasons), memory per GPU by category, "
-    "step time by term, tokens/s and MFU.", EvaluatePlanArgs, EvaluatePlanResult, evaluate_plan,
+    "evaluate_plan", "Predict one plan: validity, memory per GPU, step time by term, tokens/s, MFU.", EvaluatePlanArgs, EvaluatePlanResult, evaluate_plan,
     scenario_of=lambda a: a.scenario)
 ESTIMATE_MEMORY = Tool(
-    "estimate_memory", "Memory per GPU of one plan, broken down (weights, gradients, optimizer states, activations, "
-    "other) with finer named terms, and whether it fits.", EstimateMemoryArgs, EstimateMemoryResult, estimate_memory,
+    "estimate_memory", "Memory per GPU of one plan by category, and whether it fits.", EstimateMemoryArgs, EstimateMemoryResult, estimate_memory,
     scenario_of=lambda a: a.scenario)

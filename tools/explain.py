@@ -58,8 +58,8 @@ RELATED = {
 
 class ExplainArgs(Args):
     concept: Concept
-    scenario: Scenario | None = Field(None, description="the user's scenario, to fill in their numbers; null = generic")
-    plan: Plan | None = Field(None, description="the plan to use for the numbers; null = the recommended plan")
+    scenario: Scenario | None = Field(None, description="fills in the user's numbers")
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class ExplainResult(Result):
@@ -236,7 +236,5 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
 
 
 EXPLAIN_CONCEPT = Tool(
-    "explain_concept", "Explain a parallelism or training concept (pipeline bubble, TP, SP, CP, EP, DP, ZeRO, FSDP, "
-    "recompute, micro-batches, MFU, memory breakdown, LoRA, QLoRA), filled in with the user's numbers when a "
-    "scenario is given.", ExplainArgs, ExplainResult, explain_concept,
+    "explain_concept", "Explain a training concept, with the user's numbers when a scenario is given.", ExplainArgs, ExplainResult, explain_concept,
     scenario_of=lambda a: a.scenario if a.scenario is not None and not a.scenario.missing() else None)

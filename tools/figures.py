@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.plan_label import plan_label
 from ..engine.results import Evaluation, StrategySummary
-from .scenario import ResolvedScenario, Scenario, plan_label
+from .scenario import ResolvedScenario, Scenario
 
 MEMORY_TERMS = {"weights": "weights_gib", "gradients": "gradients_gib", "optimizer states": "optimizer_gib",
                 "activations": "activations_gib", "other (CUDA context, NCCL, fragmentation)": "other_gib"}
@@ -61,7 +62,7 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         (Term(name=name, value=r(getattr(m, attr)), percent=r(100 * getattr(m, attr) / m.total_gib if m.total_gib else 0, 1))
          for name, attr in MEMORY_TERMS.items()), key=lambda t: -t.value)
     figures = dict(
-        label=plan_label(e.strategy), strategy=e.strategy, valid=e.valid,
+        label=plan_label(e.strategy, "tools"), strategy=e.strategy, valid=e.valid,
         violations=[f"[{v.rule}] {v.message}" for v in e.violations],
         warnings=[f"[{w.rule}] {w.message}" for w in e.warnings],
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
@@ -104,6 +105,8 @@ class ScenarioFacts(BaseModel):
     mode: str
     precision: str
     framework: str
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
+    moe_a2a_overlap: bool = False
 
 
 def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
@@ -116,13 +119,17 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
     description = (f"{model.name} ({params_b:.2f} B params{', approximate shape' if model.approximate else ''}) on "
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
-                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}")
+                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}"
+                   + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
+                      else "")
+                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
-                         mode=setup.mode, precision=setup.precision, framework=setup.framework)
+                         mode=setup.mode, precision=setup.precision, framework=setup.framework,
+                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
 
 
 class Difference(BaseModel):

@@ -17,6 +17,7 @@ from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
 from ..engine.model_spec import ModelSpec
+from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
 
@@ -31,21 +32,24 @@ class Args(BaseModel):
 
 
 class Scenario(Args):
-    """What is trained, on what; null = default."""
+    """What is trained, on what; leave out what the user did not say."""
 
     model: str | None = Field(None, description="catalog id, e.g. llama-3.1-70b")
-    params: str | None = Field(None, description="size when not in the catalog, e.g. 70B")
+    params: str | None = Field(None, description="size if not in the catalog, e.g. 70B")
     gpu: str | None = Field(None, description="GPU id, e.g. h100-sxm")
     gpus: int | None = Field(None, description="total GPUs")
     gpus_per_node: int | None = None
     network: str | None = Field(None, description="network id, e.g. ib-ndr")
-    seq_len: int | None = Field(None, description=f"tokens per sequence, 8k = 8192; default {DEFAULT_SEQ_LEN}")
+    seq_len: int | None = Field(None, description=f"8k = 8192; default {DEFAULT_SEQ_LEN}")
     global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}")
-    global_batch_tokens: str | None = Field(None, description="tokens per step instead, e.g. 4M")
+    global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
     mode: Literal["full", "lora", "qlora"] | None = None
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
     framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+    moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
+        None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
+    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -83,7 +87,9 @@ class Scenario(Args):
             raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
         setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
                               mode=self.mode or "full", lora_rank=self.lora_rank or 16,
-                              precision=self.precision or "bf16", framework=self.framework or "megatron")
+                              precision=self.precision or "bf16", framework=self.framework or "megatron",
+                              moe_dispatcher=self.moe_dispatcher or "alltoall",
+                              moe_a2a_overlap=bool(self.moe_a2a_overlap))
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
     def _global_batch(self, seq_len: int) -> int:
@@ -104,15 +110,15 @@ class ResolvedScenario:
 
 
 class Plan(Args):
-    """A parallelism plan; null = default (1, ZeRO-1, micro-batch 1, selective recompute, SP on)."""
+    """A parallelism plan; a knob left out is 1, ZeRO-1, micro-batch 1, selective recompute, SP on."""
 
     tp: int | None = None
     pp: int | None = None
-    vpp: int | None = Field(None, description="virtual pipeline stages per rank")
+    vpp: int | None = Field(None, description="virtual stages per rank")
     cp: int | None = None
     ep: int | None = None
-    etp: int | None = Field(None, description="tensor parallel inside experts")
-    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    etp: int | None = Field(None, description="expert TP")
+    zero: int | None = Field(None, description="stage 0-3")
     micro_batch: int | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     sequence_parallel: bool | None = None
@@ -130,20 +136,4 @@ class Plan(Args):
                    micro_batch=s.micro_batch, recompute=s.recompute, sequence_parallel=s.sequence_parallel)
 
     def label(self) -> str:
-        return plan_label(self.strategy())
-
-
-def plan_label(s) -> str:
-    """'TP=8 PP=2 ZeRO-1 mb=1 recompute=selective' — degrees above 1 only, as people write them."""
-    parts = [f"TP={s.tp}"]
-    for name in ("pp", "vpp", "cp", "ep", "etp"):
-        if getattr(s, name) > 1:
-            parts.append(f"{name.upper()}={getattr(s, name)}")
-    dp = getattr(s, "dp", None)
-    if isinstance(dp, int):
-        parts.append(f"DP={dp}")
-    parts.append(f"ZeRO-{s.zero_stage}")
-    if getattr(s, "hsdp_replicas", 1) > 1:
-        parts.append(f"HSDP={s.hsdp_replicas}")
-    parts += [f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
-    return " ".join(parts)
+        return plan_label(self.strategy(), "tools")

@@ -81,7 +81,7 @@ def default_filename(fmt: str) -> str:
 
 def list_models() -> list[dict]:
     """Exactly what `shardwise models --json` prints."""
-    from ..cli.catalog import model_record
+    from ..present import model_record
     from ..engine.model_catalog import list_catalog
 
     return [model_record(e.spec, e.id, e.aliases) for e in list_catalog()]

@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
@@ -161,16 +160,18 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request):
+async def index(request: Request):
     form = dict(request.query_params)
-    results = compute_results({**DEFAULT_FORM, **form}) if form.get("gpu") else None
+    results = None
+    if form.get("gpu"):
+        results = await request.app.state.work_pool.run(compute_results, {**DEFAULT_FORM, **form})
     return templates.TemplateResponse(request, "index.html", page_context(request, form, results))
 
 
 @router.post("/", response_class=HTMLResponse)
 async def index_post(request: Request):
     form = await _form(request)
-    results = await run_in_threadpool(compute_results, form)
+    results = await request.app.state.work_pool.run(compute_results, form)
     return templates.TemplateResponse(request, "index.html", page_context(request, form, results),
                                       status_code=200 if results["error"] is None else 400)
 
@@ -179,7 +180,7 @@ async def index_post(request: Request):
 async def results_fragment(request: Request):
     """The results panel alone, for the page's script (same fields as the form)."""
     form = await _form(request)
-    results = await run_in_threadpool(compute_results, form)
+    results = await request.app.state.work_pool.run(compute_results, form)
     return templates.TemplateResponse(request, "_results.html", {"results": results},
                                       status_code=200 if results["error"] is None else 400)
 

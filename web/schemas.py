@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
-from ..engine.training import Framework, Mode, Precision, TrainingSetup
+from ..engine.training import Framework, Mode, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -26,7 +26,9 @@ ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatro
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a JSON value of the wrong type is refused, not coerced (`false` is not a price, "8" not a count);
+    # JSON numbers still fill float fields, and the string forms ("70B", "4M") are declared where allowed.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ScenarioRequest(_Body):
@@ -48,6 +50,9 @@ class ScenarioRequest(_Body):
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
+                                                              "(Megatron-Core --overlap-moe-expert-parallel-comm)")
     profile: CalibrationProfile | None = Field(
         default=None, description="a calibration profile (the JSON `shardwise calibrate --save` writes): predictions "
                                   "for its GPU/precision/framework and network use your cluster's measured scales")
@@ -60,7 +65,8 @@ class ScenarioRequest(_Body):
         else:
             global_batch = self.global_batch or 1024
         return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
-                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework)
+                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework,
+                             moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap)
 
 
 def batch_tokens(value: int | str) -> float:
@@ -89,6 +95,13 @@ class PlanFields(_Body):
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
+
+    @field_validator("zero", mode="before")
+    @classmethod
+    def _no_bool_stage(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # False == 0 in Python, so the literal alone would take it
+            raise ValueError("Input should be 0, 1, 2 or 3")
+        return value
 
     def strategy(self) -> Strategy:
         return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
@@ -150,6 +163,9 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    plan: dict[str, Any] | None = Field(
+        default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
+                                  "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
     profile: CalibrationProfile | None = Field(
         default=None, description="optional: a calibration profile (`shardwise calibrate --save`) for this message's tools")
 

@@ -166,3 +166,10 @@ PIPELINE_BALANCES_OUTPUT_LAYER = True
 # the router (1.0); real dropless training with an auxiliary loss sits around 1.1-1.3
 # (DeepSeek-V3 report, figure 9). We keep 1.0 so predictions match the balanced benchmarks.
 MOE_LOAD_IMBALANCE = 1.0
+
+# Megatron-Core fine-grained recompute (recompute_modules.py): elementwise passes repeated in
+# backward. A recomputed norm reads its input and writes its output (2 passes of the hidden
+# width); a recomputed SwiGLU (moe_act) reads gate and up and writes their product (3 passes of
+# the expert width).
+NORM_RECOMPUTE_PASSES = 2
+GATED_ACTIVATION_RECOMPUTE_PASSES = 3

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ..hardware import GPUSpec, NetworkSpec
 from . import compute as c
+from . import moe as m
 from . import network as n
 
 
@@ -36,6 +37,12 @@ class PerformanceAssumptions:
     ep_overlap: float = n.EP_OVERLAP_FRACTION
     pp_overlap_interleaved: float = n.PP_P2P_OVERLAP_FRACTION_INTERLEAVED
     pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
+    moe_host_time_per_expert_fwd: float = m.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
+
+    def without_moe_host_time(self) -> "PerformanceAssumptions":
+        """For software that replays the step as one CUDA graph with capacity-padded experts
+        (no host sync in the MoE layer, nothing launched from the host)."""
+        return replace(self, moe_host_time_per_expert_fwd=0.0)
 
     def gemm_eff(self, gpu: GPUSpec, precision: str, framework: str = "megatron") -> float:
         gen = c.gpu_generation(gpu)

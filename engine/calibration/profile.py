@@ -34,7 +34,8 @@ PROFILE_VERSION = 1
 class MeasuredSummary(BaseModel):
     """One measured run a profile was fitted on, with the prediction before and after."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # strict, as the whole profile: a file's `false` or "0.9" is refused, not coerced (JSON numbers fill floats)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
     model: str
     gpus: int
     seq_len: int | None = None
@@ -56,7 +57,9 @@ def _within(value: float, bounds: tuple[float, float], name: str) -> float:
 
 
 class CalibrationProfile(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # strict: a value of the wrong JSON type is refused, not coerced (`true` is no scale), on every path
+    # that reads one (--profile FILE, REST bodies, the page's pasted profile)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     version: int = PROFILE_VERSION
     gpu: str = Field(description="GPU id the compute scale was measured on")

@@ -69,7 +69,7 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
             heaviest.offer(moment)
     peak = heaviest.terms
     tensors = heaviest.total
-    other = other_terms(model, grid, tensors)
+    other = other_terms(model, grid, tensors, setup.moe_dispatcher)
     details = dict(peak.values)
     details.update({f"other.{k}": v for k, v in other.items()})
     return MemoryArrays(

@@ -37,6 +37,7 @@ import numpy as np
 from ..assumptions.memory import (BF16_BYTES, DEEPSPEED_PREFETCH_BUCKET_ELEMENTS, FP32_BYTES,
                                   FSDP_REDUCE_SCATTER_INPUTS_IN_FLIGHT, MEGATRON_FSDP_UNITS_GATHERED,
                                   MEGATRON_MAIN_GRAD_BYTES)
+from .layouts import dense_shard_group, expert_shard_group
 from .lora import frozen_base_bytes
 from .rank import Rank
 
@@ -100,7 +101,19 @@ def _megatron(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
         grads = np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * emb, BF16_BYTES * emb)
         return gathered, grads
     gathered = np.where(zero >= 3, MEGATRON_FSDP_UNITS_GATHERED * block, 0.0)
-    return gathered, np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * block, 0.0)
+    return gathered, np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * _reduced_layer(rank), 0.0)
+
+
+def _reduced_layer(rank: Rank) -> np.ndarray:
+    """Elements of the heaviest layer whose fp32 main gradients pass through the reduce-scatter
+    bucket: only parameters whose shard group has more than one rank are reduce-scattered. Routed
+    experts shard over expert-DP, which is often 1 for MoE layouts (EP·ETP = TP·CP·DP): their
+    gradients then stay whole in the stored gradients, with no bucket beside them."""
+    p = rank.params
+    dense_sharded = dense_shard_group(rank.grid) > 1
+    expert_sharded = expert_shard_group(rank.grid) > 1
+    moe = np.where(dense_sharded, p.moe_layer_shared, 0.0) + np.where(expert_sharded, p.moe_layer_experts, 0.0)
+    return np.maximum(np.where(dense_sharded, p.dense_layer, 0.0), moe)
 
 
 def _deepspeed(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:

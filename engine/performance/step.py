@@ -53,7 +53,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     layer_compute = mb.layer_mix(model, "total")
     tp_layer, tp_ends = tp_time_per_layer(model, cluster, setup, grid, mb.tokens, assume)
     cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
-    ep_layer = ep_time_per_moe_layer(model, cluster, grid, mb.tokens, assume) * (model.num_moe_layers / L)
+    moe_window = mb.moe_layer.total if mb.moe_layer is not None else None
+    ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (model.num_moe_layers / L)
 
     # Average stage and busiest stage (the last one also runs the logit layer and the loss).
     avg_layers = L / grid.pp

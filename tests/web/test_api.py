@@ -164,3 +164,15 @@ def test_cors_allows_only_the_configured_origins(scripted_chat):
     assert "access-control-allow-origin" not in bad.headers
     r = c.post("/api/chat", json={"message": "hi"}, headers={"origin": "https://evil.example"})
     assert "access-control-allow-origin" not in r.headers  # the browser will not let that page read the answer
+
+
+def test_moe_dispatcher_in_the_body_is_the_cli_flag(client, capsys):
+    body = {"model": "mixtral-8x7b", "gpu": "h100-sxm", "gpus": 16, "seq_len": 4096, "global_batch": 256,
+            "tp": 2, "ep": 8, "moe_dispatcher": "deepep", "moe_a2a_overlap": True}
+    r = client.post("/api/evaluate", json=body)
+    assert r.status_code == 200, r.text
+    expected = cli_json(capsys, "evaluate", "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--gpus", "16",
+                        "--seq-len", "4096", "--global-batch", "256", "--tp", "2", "--ep", "8",
+                        "--moe-dispatcher", "deepep", "--moe-a2a-overlap", "--json")
+    assert r.json() == expected
+    assert client.post("/api/evaluate", json={**body, "moe_dispatcher": "nccl"}).status_code == 422

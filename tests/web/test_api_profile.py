@@ -51,6 +51,10 @@ def test_bad_profile_is_a_422_naming_the_field(client):
     bad = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 9}
     r = client.post("/api/evaluate", json={**SCENARIO, "profile": bad})
     assert r.status_code == 422 and "compute_scale" in r.text
+    # strict as the rest of the body: a JSON boolean or string is no scale (schemathesis found `false` coerced)
+    for wrong in (True, "0.9"):
+        r = client.post("/api/evaluate", json={**SCENARIO, "profile": {**bad, "compute_scale": wrong}})
+        assert r.status_code == 422 and "compute_scale" in r.text
 
 
 def test_page_shows_the_interval_and_takes_a_pasted_profile(client, profile_file):
@@ -77,8 +81,32 @@ def test_chat_request_profile_reaches_the_service():
     from shardwise.engine.calibration.profile import CalibrationProfile
 
     p = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.9)
-    list(wire_events(Chat(), "hi", None, None, p))
+    list(wire_events(Chat(), "hi", None, profile=p))
     list(wire_events(Chat(), "hi", None))
+    assert seen == [p, None]
+
+
+def test_chat_request_profile_reaches_the_async_service():
+    """The same through `awire_events` -> `astream` (the path /api/chat takes for the agent's service)."""
+    import asyncio
+
+    from shardwise.agent.offload import INLINE
+    from shardwise.engine.calibration.profile import CalibrationProfile
+    from shardwise.web.chat import awire_events
+
+    seen = []
+
+    class Chat:
+        async def astream(self, message, session_id, *, offload, deadline_s=None, profile=None):
+            seen.append(profile)
+            yield ("done", {})
+
+    async def drain(**kw):
+        return [e async for e in awire_events(Chat(), "hi", None, offload=INLINE, **kw)]
+
+    p = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.9)
+    asyncio.run(drain(profile=p))
+    asyncio.run(drain())
     assert seen == [p, None]
 
 

@@ -22,6 +22,17 @@ def test_settings_from_the_environment():
     assert Settings.from_env({}) == Settings(session_db=Settings().session_db)
 
 
+def test_load_settings_and_a_database_url_from_the_environment():
+    url = "postgresql+psycopg://shardwise:pw@db.internal:5432/sessions"
+    s = Settings.from_env({"SHARDWISE_WORK_THREADS": "3", "SHARDWISE_WORK_QUEUE": "10",
+                           "SHARDWISE_WORK_MAX_WAIT_S": "2.5", "SHARDWISE_MAX_CHAT_STREAMS": "40",
+                           "SHARDWISE_SESSION_DB": url})
+    assert (s.work_threads, s.work_queue, s.work_max_wait_s, s.max_chat_streams) == (3, 10, 2.5, 40)
+    assert s.session_db == url  # a URL is kept as written (a Path would fold its "//")
+    app = create_app(s, chat_service=object())
+    assert (app.state.work_pool.workers, app.state.work_pool.max_queue, app.state.active_chats.limit) == (3, 10, 40)
+
+
 @pytest.mark.parametrize("env,words", [({"SHARDWISE_RATE_LIMIT_PER_MINUTE": "lots"}, "must be a int"),
                                        ({"SHARDWISE_MAX_BODY_BYTES": "-1"}, "must be positive")])
 def test_bad_settings_are_named(env, words):

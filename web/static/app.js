@@ -39,9 +39,10 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) {
-        window.ShardwiseChat.instance.setScenario(formScenario());
-        if (window.ShardwiseChat.instance.setProfile) window.ShardwiseChat.instance.setProfile(formProfile());
+      if (res.ok) {
+        shownKey = JSON.stringify(formScenario()); touched = false;
+        var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
+        if (chat && chat.setProfile) chat.setProfile(formProfile());  /* the profile the results were computed with */
       }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
@@ -75,6 +76,29 @@
     select.value = match.value;
   }
 
+  /* The form -> the chat: each question carries the form's scenario and the plan the results show for it,
+   * when either changed since the chat last heard of them; "why not TP=8?" then needs no retyping. A form the
+   * user changed but did not submit is submitted first, so the plan on the table is the one on show. */
+  var shownKey = null, sentKey = null, touched = false;
+  function chatContext() {
+    if (!form) return null;
+    var s = formScenario(), key = JSON.stringify(s);
+    var whole = (s.model || s.params) && s.gpu && s.gpus;
+    var ready = touched && whole && key !== shownKey ? submitForm(null, true) : Promise.resolve();
+    return ready.then(function () {
+      var plan = key === shownKey ? chatPlanShown() : null;  /* only results of these very values */
+      var both = JSON.stringify([s, plan]);
+      if (both === sentKey) return null;
+      sentKey = both;
+      return plan ? { scenario: s, plan: plan } : { scenario: s };
+    });
+  }
+
+  function chatPlanShown() {
+    var panel = results.querySelector("[data-plan]");
+    return panel && panel.getAttribute("data-plan") ? JSON.parse(panel.getAttribute("data-plan")) : null;
+  }
+
   /* The chat's scenario (the tools' names: model, params, gpu, gpus, …) -> the form, then refresh results. */
   var lastApplied = null;
   function applyScenario(s, plan, force) {
@@ -94,7 +118,8 @@
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
     toggleModelFields();
-    submitForm(null, true);
+    sentKey = JSON.stringify([formScenario(), null]);  /* the chat already knows this scenario and its plan */
+    submitForm(null, true).then(function () { sentKey = JSON.stringify([formScenario(), chatPlanShown()]); });
   }
 
   function sortTable(table, col, th) {
@@ -171,6 +196,8 @@
     form.elements.model.addEventListener("change", toggleModelFields);
     toggleModelFields();
     form.addEventListener("submit", submitForm);
+    form.addEventListener("input", function () { touched = true; });
+    form.addEventListener("change", function () { touched = true; });
     var file = document.getElementById("f-config-file");
     if (file) file.addEventListener("change", function () {
       var f = file.files[0];
@@ -189,4 +216,5 @@
   enhance(document);
   window.ShardwiseChat = window.ShardwiseChat || {};
   window.ShardwiseChat.onScenario = applyScenario;
+  window.ShardwiseChat.context = chatContext;
 })();

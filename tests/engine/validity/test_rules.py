@@ -40,8 +40,9 @@ def cluster(n: int, per_node: int = 8, gpu: GPUSpec = H100) -> Cluster:
 
 
 def check(model=DENSE, n=64, per_node=8, gpu=H100, seq=4096, gb=1024, framework="megatron", precision="bf16",
-          **plan):
-    setup = TrainingSetup(seq_len=seq, global_batch=gb, framework=framework, precision=precision)
+          dispatcher="alltoall", **plan):
+    setup = TrainingSetup(seq_len=seq, global_batch=gb, framework=framework, precision=precision,
+                          moe_dispatcher=dispatcher)
     errors, warnings = validity.violations(model, cluster(n, per_node, gpu), setup, Strategy(**plan))
     return {v.rule: v.message for v in errors}, {v.rule: v.message for v in warnings}
 
@@ -228,9 +229,12 @@ def test_moe_with_tp_and_ep_wants_sp():
 def test_multi_node_moe_plans_say_how_the_all_to_all_is_priced():
     # 64 GPUs = 8 nodes of 8: EP 8 · ETP 1 = 8 ranks stays in a node; EP 8 · ETP 2 = 16 crosses one.
     inside = check(model=MOE, n=64, ep=8)[1]["expert_all_to_all_pricing"]
-    assert inside.startswith("EP=8 stays inside a node") and "may rank too low" in inside
+    assert inside.startswith("EP=8 stays inside a node") and "--moe-dispatcher deepep" in inside
     across = check(model=MOE, n=64, tp=2, ep=8, etp=2)[1]["expert_all_to_all_pricing"]
-    assert across.startswith("EP=8 spans nodes") and "upper bound" in across
+    assert across.startswith("EP=8 spans nodes") and "alltoall dispatcher" in across
+    # With the dispatcher the user runs, the message says which pricing applies.
+    deepep = check(model=MOE, n=64, tp=2, ep=8, etp=2, dispatcher="deepep")[1]["expert_all_to_all_pricing"]
+    assert "priced as DeepEP" in deepep and "first-principles" in deepep
     # One node, or a dense model: nothing to say.
     assert "expert_all_to_all_pricing" not in check(model=MOE, n=8, ep=8)[1]
     assert "expert_all_to_all_pricing" not in check(model=DENSE, n=64, tp=8)[1]
