@@ -21,6 +21,7 @@ from ..present import TERM_LABELS, calibration_lines, plan_line, plans_table, se
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
 from .evaluate import moe_dispatch_words
+from .post_training_text import post_training_lines
 from .profile_file import profile_from_args
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
@@ -126,6 +127,8 @@ def _header(r: Recommendation) -> list[str]:
         f"searched {r.searched:,} plans: {r.valid:,} valid, {r.fitting:,} fit in {usable:.1f} GiB "
         f"({c.gpu_memory_gib:g} GiB − {r.headroom:.0%} headroom)",
     ]
+    if r.plans:
+        lines += post_training_lines(r.plans[0])
     if r.constraints:
         lines.append("pinned   " + ", ".join(f"{k}={v}" for k, v in r.constraints.items()))
     if r.excluded:

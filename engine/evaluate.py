@@ -16,6 +16,7 @@ from .model_spec import ModelSpec
 from .params import active_params, total_params
 from .performance import step_time
 from .plans import PlanGrid
+from .post_training.report import post_training_report, post_training_warnings
 from .results import (ClusterSummary, Evaluation, Violation, MemoryReport, ModelSummary, StrategySummary,
                       ThroughputReport, TimeReport)
 from .strategy import Strategy
@@ -62,6 +63,7 @@ def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: floa
         other_gib=float(mem.other[i]) / GIB, total_gib=total, capacity_gib=capacity_gib,
         fits=total <= capacity_gib * (1.0 - headroom),
         details_gib={k: float(mem.details[k][i]) / GIB for k in sorted(mem.details, key=_detail_order)},
+        peak_phase=str(mem.peak_phase[i]) if mem.peak_phase is not None else None,
     )
 
 
@@ -69,7 +71,12 @@ def time_report(t: TimeArrays, i: int) -> TimeReport:
     return TimeReport(step_s=float(t.step[i]), compute_s=float(t.compute[i]), tp_comm_s=float(t.tp_comm[i]),
                       cp_comm_s=float(t.cp_comm[i]), ep_comm_s=float(t.ep_comm[i]),
                       pp_bubble_s=float(t.pp_bubble[i]), pp_comm_s=float(t.pp_comm[i]),
-                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]))
+                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]),
+                      **{f"{name}_s": float(np.broadcast_to(getattr(t, name), t.step.shape)[i])
+                         for name in POST_TRAINING_PASSES})
+
+
+POST_TRAINING_PASSES = ("rollout", "reference", "old_logprob", "reward", "critic")
 
 
 def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSetup,
@@ -97,7 +104,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
     `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
-    warnings = warnings + outside_validated_range(model, cluster, setup)
+    warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
     calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
     times = step_time(model, cluster, setup, grid, **calibrated) if not errors else None
@@ -119,6 +126,7 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
                           price_per_gpu_hour) if times is not None else None),
         calibration=profile_note(profile, cluster, setup),
+        post_training=post_training_report(model, cluster, setup),
     )
 
 

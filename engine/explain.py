@@ -23,6 +23,7 @@ from .validity.frameworks import capabilities
 
 TIME_TERMS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_bubble_s", "pp_comm_s", "dp_comm_s",
               "optimizer_s")
+POST_TRAINING_TIME_TERMS = ("rollout_s", "old_logprob_s", "reference_s", "reward_s", "critic_s")
 MEMORY_TERMS = ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "other_gib")
 KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
          "sequence_parallel")
@@ -124,7 +125,8 @@ def _diff(term: str, kind, a: float, b: float) -> TermDiff:
 def time_diffs(a: Evaluation, b: Evaluation) -> list[TermDiff]:
     if a.time is None or b.time is None:
         return []
-    return [_diff(t, "time", getattr(a.time, t), getattr(b.time, t)) for t in (*TIME_TERMS, "step_s")]
+    post = [t for t in POST_TRAINING_TIME_TERMS if getattr(a.time, t) or getattr(b.time, t)]
+    return [_diff(t, "time", getattr(a.time, t), getattr(b.time, t)) for t in (*TIME_TERMS, *post, "step_s")]
 
 
 def memory_diffs(a: Evaluation, b: Evaluation) -> list[TermDiff]:

@@ -63,6 +63,8 @@ class MemoryReport(_Result):
     details_gib: dict[str, float] = Field(default_factory=dict, description="finer terms, named after what they hold")
     total_gib_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of the peak "
                                                 "(measured-run comparisons, docs/performance.md)")
+    peak_phase: str | None = Field(default=None, description="post-training: the phase that sets the peak "
+                                   "(policy_training, rollout, reference_forward); null for plain training")
 
 
 class TimeReport(_Result):
@@ -78,6 +80,12 @@ class TimeReport(_Result):
     dp_comm_s: float
     optimizer_s: float
     step_s_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of step_s")
+    # Post-training passes outside the policy's training step (docs/post_training.md); 0 for plain training.
+    rollout_s: float = 0.0
+    reference_s: float = 0.0
+    old_logprob_s: float = 0.0
+    reward_s: float = 0.0
+    critic_s: float = 0.0
 
 
 class ThroughputReport(_Result):
@@ -105,6 +113,22 @@ class CostReport(_Result):
     total_cost: float | None = None
 
 
+class PostTrainingReport(_Result):
+    """What a DPO/GRPO/PPO step was modelled with; `defaults_used` names the inputs not given."""
+
+    algorithm: str
+    pairs_per_step: int | None = None
+    prompt_len: int | None = None
+    response_len: int | None = None
+    group_size: int | None = None
+    prompts_per_step: float | None = None
+    inference_tp: int | None = None
+    reference: str = Field(description="where the reference model's weights come from")
+    defaults_used: list[str] = Field(default_factory=list)
+    rollout: dict[str, float] | None = Field(default=None, description="sequences per engine, concurrent "
+                                             "sequences, waves, KV cache and budget (GiB), prefill and decode (s)")
+
+
 class Evaluation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -117,3 +141,4 @@ class Evaluation(_Result):
     throughput: ThroughputReport | None = None
     cost: CostReport | None = None
     calibration: str | None = Field(default=None, description="the CalibrationProfile applied, and what of it applied")
+    post_training: PostTrainingReport | None = None

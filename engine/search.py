@@ -23,6 +23,7 @@ from .evaluate import cluster_summary, evaluate, model_summary
 from .model_spec import ModelSpec
 from .plans import PlanGrid
 from .recommendation import Recommendation, SetupSummary
+from .post_training.modes import mode_name
 from .training import TrainingSetup
 from .validity.rule import Scenario
 
@@ -114,9 +115,10 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
 
 def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
-                        global_batch_tokens=setup.global_batch_tokens, mode=setup.mode,
+                        global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
-                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
+                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
+                        post_training=setup.post_training)
 
 
 # GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .post_training.spec import PostTraining
+
 Mode = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp8"]
 Framework = Literal["megatron", "deepspeed", "fsdp"]
@@ -31,6 +33,7 @@ class TrainingSetup(BaseModel):
     moe_a2a_overlap: bool = Field(default=False, description="Megatron-Core --overlap-moe-expert-parallel-comm: "
                                                              "expert all-to-all hidden behind the other micro-batch")
     optimizer: Literal["adamw"] = "adamw"
+    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
 
     @model_validator(mode="after")
     def _qlora_computes_in_bf16(self) -> "TrainingSetup":
@@ -40,6 +43,25 @@ class TrainingSetup(BaseModel):
             raise ValueError("QLoRA dequantises its 4-bit base to BF16 for every matmul, so it cannot train in "
                              "FP8: use precision bf16 with qlora, or mode lora/full with fp8")
         return self
+
+    @model_validator(mode="after")
+    def _post_training_shapes(self) -> "TrainingSetup":
+        post = self.post_training
+        if post is None:
+            return self
+        if post.algorithm == "dpo" and self.global_batch % 2:
+            raise ValueError(f"DPO trains on chosen/rejected pairs, so the global batch counts 2 sequences per pair: "
+                             f"{self.global_batch:,} is odd; use {self.global_batch - 1:,} or {self.global_batch + 1:,}")
+        if post.generates and self.seq_len != post.sequence_len:
+            raise ValueError(f"{post.algorithm.upper()} trains on prompt + response = {post.prompt_len:,} + "
+                             f"{post.response_len:,} = {post.sequence_len:,} tokens per sequence, not seq_len "
+                             f"{self.seq_len:,}: set the prompt and response lengths instead of the sequence length")
+        return self
+
+    @property
+    def algorithm(self) -> str:
+        """'sft' (plain training), 'dpo', 'grpo' or 'ppo'."""
+        return self.post_training.algorithm if self.post_training is not None else "sft"
 
     @property
     def global_batch_tokens(self) -> int:

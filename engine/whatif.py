@@ -1,7 +1,8 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, and for GRPO/PPO
+prompt_len, response_len, group_size, inference_tp. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
@@ -23,7 +24,9 @@ from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap")
+          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len",
+          "group_size", "inference_tp")
+ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
 
@@ -134,15 +137,54 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
-    for name in ("mode", "precision", "framework", "moe_dispatcher"):
+    for name in ("precision", "framework", "moe_dispatcher"):
         if name in changes:
             update[name] = str(changes[name]).lower()
     if "moe_a2a_overlap" in changes:
         update["moe_a2a_overlap"] = _parse_bool("moe_a2a_overlap", changes["moe_a2a_overlap"])
+    update.update(_post_training_update(setup, changes, seq))
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
+
+
+def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: int) -> dict[str, Any]:
+    """mode=dpo / grpo-lora / full …: the weights mode and the post-training algorithm; GRPO/PPO keep
+    their prompt length and take the response from a changed sequence length."""
+    from .post_training import post_training
+    from .post_training.modes import split_mode
+
+    update: dict[str, Any] = {}
+    post = setup.post_training
+    if "mode" in changes:
+        weights, algorithm = split_mode(str(changes["mode"]))
+        update["mode"] = weights
+        if algorithm is None:
+            update["post_training"] = None
+        elif post is None or post.algorithm != algorithm:
+            update["post_training"] = post_training(algorithm, seq_len=seq if algorithm != "dpo" else None)
+    new_post = update.get("post_training", post)
+    rollout = {k: (_parse_seq(changes[k]) if k.endswith("_len") else _parse_int(k, changes[k]))
+               for k in ROLLOUT_INPUTS if k in changes}
+    if rollout and (new_post is None or not new_post.generates):
+        raise ShardwiseInputError(f"what-if: {', '.join(rollout)} describe rollout generation and apply only to "
+                                  f"mode grpo or ppo (change mode=grpo with them)")
+    if rollout:
+        kept = {k: getattr(new_post, k) for k in ROLLOUT_INPUTS if k not in rollout}
+        if "seq_len" in changes and not ("prompt_len" in rollout and "response_len" in rollout):
+            kept.pop("response_len" if "prompt_len" in rollout or "response_len" not in rollout else "prompt_len")
+            fresh = post_training(new_post.algorithm, **kept, **rollout, seq_len=seq)
+        else:
+            fresh = post_training(new_post.algorithm, **kept, **rollout)
+        still_default = tuple(d for d in new_post.defaults_used if d not in rollout)
+        update["post_training"] = fresh.model_copy(update={"defaults_used": still_default})
+        update["seq_len"] = fresh.sequence_len
+    elif new_post is not None and new_post.generates and new_post.sequence_len != seq:
+        update["post_training"] = post_training(new_post.algorithm, prompt_len=new_post.prompt_len,
+                                                group_size=new_post.group_size,
+                                                inference_tp=new_post.inference_tp, seq_len=seq)
+    return update
 
 
 def _parse_bool(name: str, value: Any) -> bool:
@@ -159,9 +201,12 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
     pairs = [("gpu", cluster.gpu.id, new_cluster.gpu.id), ("num_gpus", cluster.num_gpus, new_cluster.num_gpus),
              ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
              ("network", cluster.network.id, new_cluster.network.id)]
+    from .post_training.modes import mode_name
+
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
-              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework", "moe_dispatcher",
+              for n in ("seq_len", "global_batch", "lora_rank", "precision", "framework", "moe_dispatcher",
                         "moe_a2a_overlap")]
+    pairs.insert(6, ("mode", mode_name(setup), mode_name(new_setup)))
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 
 
@@ -197,8 +242,10 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
     if setup.global_batch != new_setup.global_batch:
         out.append(Reason(rule="global_batch", numbers={"before": setup.global_batch,
                                                         "after": new_setup.global_batch}))
-    if setup.mode != new_setup.mode:
-        out.append(Reason(rule="training_mode", numbers={"before": setup.mode, "after": new_setup.mode}))
+    from .post_training.modes import mode_name
+
+    if mode_name(setup) != mode_name(new_setup):
+        out.append(Reason(rule="training_mode", numbers={"before": mode_name(setup), "after": mode_name(new_setup)}))
     if before.plans and after.plans:
         changed = knob_changes(before.plans[0].strategy, after.plans[0].strategy)
         if changed:

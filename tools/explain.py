@@ -36,7 +36,7 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -44,7 +44,7 @@ TITLES = {
     "data_parallel": "Data parallelism (DP)", "zero": "ZeRO stages", "fsdp": "FSDP (fully sharded data parallel)",
     "activation_recompute": "Activation recomputation", "micro_batch": "Micro-batches and gradient accumulation",
     "mfu": "MFU (model FLOPs utilisation)", "memory_breakdown": "Where GPU memory goes",
-    "lora": "LoRA", "qlora": "QLoRA",
+    "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -53,6 +53,7 @@ RELATED = {
     "data_parallel": ["zero", "fsdp"], "zero": ["fsdp", "data_parallel"], "fsdp": ["zero"],
     "activation_recompute": ["memory_breakdown"], "micro_batch": ["pipeline_bubble"], "mfu": ["memory_breakdown"],
     "memory_breakdown": ["zero", "activation_recompute"], "lora": ["qlora"], "qlora": ["lora"],
+    "post_training": ["memory_breakdown", "lora"],
 }
 
 
@@ -159,7 +160,32 @@ def lora_numbers(s: ResolvedScenario, plan: Plan, mode: str) -> dict:
     return n
 
 
+def post_training_numbers(s: ResolvedScenario, plan: Plan) -> dict:
+    """The user's post-training mode (GRPO when they train plainly) against plain training, same plan."""
+    from ..engine.post_training import post_training
+
+    setup = s.setup
+    post = setup.post_training or post_training("grpo", seq_len=setup.seq_len)
+    full = evaluate(s.model, s.cluster, setup.model_copy(update={"post_training": None}), plan.strategy())
+    e = evaluate(s.model, s.cluster, setup.model_copy(update={"post_training": post}), plan.strategy())
+    d = e.memory.details_gib
+    n = {"algorithm": post.algorithm.upper(), "memory_gib": r(e.memory.total_gib, 1),
+         "full_memory_gib": r(full.memory.total_gib, 1), "peak_phase": (e.memory.peak_phase or "").replace("_", " "),
+         "reference_weights_gib": r(d.get("weights.reference", 0.0), 2)}
+    if e.time is not None and full.time is not None:
+        n.update(step_s=r(e.time.step_s, 2), full_step_s=r(full.time.step_s, 2), reference_s=r(e.time.reference_s, 2))
+    if post.generates:
+        n.update(prompt_len=post.prompt_len, response_len=post.response_len, group_size=post.group_size,
+                 inference_tp=post.inference_tp, kv_cache_gib=r(d.get("activations.kv_cache", 0.0), 2),
+                 engine_weights_gib=r(d.get("weights.inference_engine", 0.0), 2))
+        if e.time is not None:
+            n["rollout_s"] = r(e.time.rollout_s, 2)
+    return n
+
+
 def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
+    if concept == "post_training":
+        return post_training_numbers(s, plan)
     e = _eval(s, plan)
     if concept in ("pipeline_bubble", "virtual_pipeline"):
         return pipeline_numbers(e)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.post_training.modes import mode_name
 from ..engine.plan_label import plan_label
 from ..engine.results import Evaluation, StrategySummary
 from .scenario import ResolvedScenario, Scenario
@@ -17,7 +18,10 @@ MEMORY_TERMS = {"weights": "weights_gib", "gradients": "gradients_gib", "optimiz
                 "activations": "activations_gib", "other (CUDA context, NCCL, fragmentation)": "other_gib"}
 TIME_TERMS = {"compute": "compute_s", "TP communication": "tp_comm_s", "CP communication": "cp_comm_s",
               "EP communication": "ep_comm_s", "pipeline bubble": "pp_bubble_s", "PP communication": "pp_comm_s",
-              "DP communication": "dp_comm_s", "optimizer step": "optimizer_s"}
+              "DP communication": "dp_comm_s", "optimizer step": "optimizer_s",
+              # post-training passes (0 and left out for plain training)
+              "rollout generation": "rollout_s", "policy log-prob forward": "old_logprob_s",
+              "reference forward": "reference_s", "reward model forward": "reward_s", "critic": "critic_s"}
 
 
 def r(x: float | None, digits: int = 3) -> float | None:
@@ -116,6 +120,14 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
     params_b = total_params(model) / 1e9
     mode = {"full": "full training", "lora": f"LoRA (rank {setup.lora_rank})",
             "qlora": f"QLoRA (rank {setup.lora_rank})"}[setup.mode]
+    post = setup.post_training
+    if post is not None:
+        mode = f"{post.algorithm.upper()} post-training, policy by {mode}"
+        if post.generates:
+            mode += (f" (co-located: prompt {post.prompt_len:,} + response {post.response_len:,} tokens, "
+                     f"{post.group_size} sample(s) per prompt, rollout TP {post.inference_tp}"
+                     + (f"; not given, verl's defaults used for {', '.join(post.defaults_used)}"
+                        if post.defaults_used else "") + ")")
     description = (f"{model.name} ({params_b:.2f} B params{', approximate shape' if model.approximate else ''}) on "
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
@@ -128,7 +140,7 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
-                         mode=setup.mode, precision=setup.precision, framework=setup.framework,
+                         mode=mode_name(setup), precision=setup.precision, framework=setup.framework,
                          moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
 
 

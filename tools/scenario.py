@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
+from ..engine.inputs import build_cluster, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
+from ..engine.post_training.modes import TRAINING_MODES, training_setup
 from ..engine.training import TrainingSetup
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
@@ -43,7 +44,11 @@ class Scenario(Args):
     seq_len: int | None = Field(None, description=f"8k = 8192; default {DEFAULT_SEQ_LEN}")
     global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}")
     global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
-    mode: Literal["full", "lora", "qlora"] | None = None
+    mode: Literal[TRAINING_MODES] | None = None
+    prompt_len: int | None = Field(None, description="grpo/ppo; default 512")
+    response_len: int | None = Field(None, description="grpo/ppo; default 512")
+    group_size: int | None = Field(None, description="grpo/ppo samples per prompt; default 5 grpo, 1 ppo")
+    inference_tp: int | None = Field(None, description="grpo/ppo GPUs per rollout engine; default 2")
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
     framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
@@ -82,24 +87,23 @@ class Scenario(Args):
         if self.gpus is None or self.gpus <= 0:
             raise ShardwiseInputError(f"gpus must be a positive whole number, got {self.gpus!r}")
         cluster = build_cluster(self.gpu, self.gpus, self.gpus_per_node, self.network)
-        seq_len = self.seq_len or DEFAULT_SEQ_LEN
-        if seq_len <= 0:
-            raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
-        setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
-                              mode=self.mode or "full", lora_rank=self.lora_rank or 16,
-                              precision=self.precision or "bf16", framework=self.framework or "megatron",
-                              moe_dispatcher=self.moe_dispatcher or "alltoall",
-                              moe_a2a_overlap=bool(self.moe_a2a_overlap))
-        return ResolvedScenario(model=model, cluster=cluster, setup=setup)
-
-    def _global_batch(self, seq_len: int) -> int:
+        if self.seq_len is not None and self.seq_len <= 0:
+            raise ShardwiseInputError(f"seq_len must be positive, got {self.seq_len}")
+        for name in ("prompt_len", "response_len", "group_size", "inference_tp"):
+            if (getattr(self, name) or 1) <= 0:
+                raise ShardwiseInputError(f"{name} must be positive, got {getattr(self, name)}")
         if self.global_batch is not None and self.global_batch_tokens:
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
-        if self.global_batch_tokens:
-            return global_batch_from_tokens(self.global_batch_tokens, seq_len)
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
-        return self.global_batch or DEFAULT_GLOBAL_BATCH
+        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=self.global_batch,
+                               global_batch_tokens=self.global_batch_tokens or None, prompt_len=self.prompt_len,
+                               response_len=self.response_len, group_size=self.group_size,
+                               inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,
+                               precision=self.precision or "bf16", framework=self.framework or "megatron",
+                               moe_dispatcher=self.moe_dispatcher or "alltoall",
+                               moe_a2a_overlap=bool(self.moe_a2a_overlap))
+        return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
 
 @dataclass(frozen=True)

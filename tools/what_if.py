@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.post_training.modes import mode_name
 from ..engine.results import Evaluation
 from ..engine.whatif import what_if as engine_what_if
 from .base import Result, Tool
@@ -97,9 +98,18 @@ def engine_change(before: Scenario, after: Scenario) -> dict:
              "gpus_per_node": (b.cluster.gpus_per_node, a.cluster.gpus_per_node),
              "network": (b.cluster.network.id, a.cluster.network.id)}
     pairs.update({name: (getattr(b.setup, name), getattr(a.setup, name))
-                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework",
+                  for name in ("seq_len", "global_batch", "lora_rank", "precision", "framework",
                                "moe_dispatcher", "moe_a2a_overlap")})
-    return {name: new for name, (old, new) in pairs.items() if old != new}
+    pairs["mode"] = (mode_name(b.setup), mode_name(a.setup))
+    post_b, post_a = b.setup.post_training, a.setup.post_training
+    if post_a is not None and post_a.generates:  # the rollout shape, as the engine's what-if takes it
+        for name in ("prompt_len", "response_len", "group_size", "inference_tp"):
+            before_value = getattr(post_b, name) if post_b is not None and post_b.generates else None
+            pairs[name] = (before_value, getattr(post_a, name))
+    change = {name: new for name, (old, new) in pairs.items() if old != new}
+    if "seq_len" in change:  # the scenario's batch, not the engine's keep-the-tokens default
+        change.setdefault("global_batch", a.setup.global_batch)
+    return change
 
 
 def what_if(args: WhatIfArgs) -> WhatIfResult:

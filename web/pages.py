@@ -32,7 +32,7 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": "",
+                "framework": "megatron", "config_json": "", "params": "", "response_len": "",
                 "profile_json": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
@@ -72,7 +72,10 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     body["gpus"] = gpu_count(f, body.get("gpus_per_node"))
     if f.get("network"):
         body["network"] = f["network"]
-    if f.get("seq_len"):
+    generates = body["mode"].split("-")[0] in ("grpo", "ppo")
+    if generates and f.get("response_len"):  # the sequence is then prompt (default) + response
+        body["response_len"] = seq_len_value(f["response_len"])
+    elif f.get("seq_len"):
         body["seq_len"] = seq_len_value(f["seq_len"])
     if f.get("batch"):
         if f.get("batch_unit") == "tokens":

@@ -16,7 +16,8 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
-from ..engine.training import Framework, Mode, MoEDispatcher, Precision, TrainingSetup
+from ..engine.post_training.modes import TRAINING_MODES, training_setup
+from ..engine.training import Framework, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -42,11 +43,17 @@ class ScenarioRequest(_Body):
     gpus: int = Field(ge=1, le=1_048_576, description="total GPUs", examples=[64])
     gpus_per_node: int | None = Field(default=None, ge=1, le=4096, description="GPUs sharing the fast intra-node link")
     network: str | None = Field(default=None, max_length=100, description="scale-out network id, e.g. ib-ndr")
-    seq_len: int = Field(default=4096, ge=1, le=16_777_216, description="tokens per sequence")
+    seq_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                description="tokens per sequence (default 4096; grpo/ppo: prompt + response)")
     global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description="sequences per optimizer step (default 1024)")
     global_batch_tokens: int | str | None = Field(
         default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
-    mode: Mode = "full"
+    mode: Literal[TRAINING_MODES] = "full"
+    prompt_len: int | None = Field(default=None, ge=1, le=16_777_216, description="grpo/ppo: prompt tokens (default 512)")
+    response_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                     description="grpo/ppo: generated tokens (default 512)")
+    group_size: int | None = Field(default=None, ge=1, le=4096, description="grpo/ppo: samples per prompt")
+    inference_tp: int | None = Field(default=None, ge=1, le=1024, description="grpo/ppo: GPUs per rollout engine")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
@@ -60,13 +67,12 @@ class ScenarioRequest(_Body):
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
-        if self.global_batch_tokens is not None:
-            global_batch = max(1, round(batch_tokens(self.global_batch_tokens) / self.seq_len))
-        else:
-            global_batch = self.global_batch or 1024
-        return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
-                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework,
-                             moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap)
+        tokens = batch_tokens(self.global_batch_tokens) if self.global_batch_tokens is not None else None
+        return training_setup(self.mode, seq_len=self.seq_len, global_batch=self.global_batch,
+                              global_batch_tokens=tokens, prompt_len=self.prompt_len, response_len=self.response_len,
+                              group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
+                              precision=self.precision, framework=self.framework,
+                              moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap)
 
 
 def batch_tokens(value: int | str) -> float:

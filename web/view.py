@@ -100,6 +100,7 @@ class ResultView:
     why: WhyView | None = None
     near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
+    post_training: str | None = None
 
     @property
     def best(self) -> Any:
@@ -150,11 +151,32 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                 log.info("no pipeline diagram: %s", exc)
         view.why = why_it_wins(plans)
         view.near_ties = near_ties_note(_get(rec, "near_best") or 0, _get(rec, "ranking_resolution") or 0.0)
+        view.post_training = post_training_note(best)
         if exports and request is not None:
             view.configs = export_tabs(request, s)
     elif _get(rec, "nothing_fits") is not None:
         view.nothing_fits = nothing_fits_view(rec.nothing_fits)
     return view
+
+
+PEAK_PHASES = {"policy_training": "the policy's training step", "rollout": "rollout generation",
+               "reference_forward": "the reference forward"}
+
+
+def post_training_note(best: Any) -> str | None:
+    """One sentence on a DPO/GRPO/PPO step: what was modelled, where the memory peaks, the defaults used."""
+    p = _get(best, "post_training")
+    if p is None:
+        return None
+    phase = PEAK_PHASES.get(best.memory.peak_phase or "", best.memory.peak_phase)
+    if p.algorithm == "dpo":
+        return f"DPO, {p.pairs_per_step:,} pairs per step; reference: {p.reference}. Memory peaks during {phase}."
+    note = (f"{p.algorithm.upper()} co-located: prompt {p.prompt_len:,} + response {p.response_len:,} tokens, "
+            f"{p.group_size} sample(s) per prompt, rollout on engines of {p.inference_tp} GPU(s); reference: "
+            f"{p.reference}. Memory peaks during {phase}.")
+    if p.defaults_used:
+        note += f" Not given, verl's defaults used: {', '.join(d.replace('_', ' ') for d in p.defaults_used)}."
+    return note
 
 
 def near_ties_note(near_best: int, resolution: float) -> str | None:

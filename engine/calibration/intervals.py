@@ -22,8 +22,8 @@ from .coverage import extrapolation_warnings
 from .profile import CalibrationProfile, compute_applies
 from .regimes import scenario_regime_keys, stack_of
 
-# Inputs the calibration runs do not cover (LoRA/QLoRA, AMD/Ada GPUs, uncalibrated networks,
-# sizes > 2× the validated range) have no measured runs to size their band from. The README
+# Inputs the calibration runs do not cover (LoRA/QLoRA, DPO/GRPO/PPO post-training, AMD/Ada GPUs,
+# uncalibrated networks, sizes > 2× the validated range) have no measured runs to size their band from. The README
 # states "±30 % or worse" for them; we double the regime's band in log space (the dense bands
 # are about ±15 %, so this gives about ±30 %, MoE about ±60-80 %). Not checked on data: none exists.
 OUTSIDE_RANGE_WIDENING = 2.0
@@ -66,7 +66,8 @@ def throughput_band(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
             basis = f"80 % band of {n} runs predicted after calibrating on one run ({key})"
         else:
             basis += "; the profile does not narrow it (too few calibrated runs of this stack to check)"
-    if extrapolation_warnings(model, cluster, setup):
+    if extrapolation_warnings(model, cluster, setup) or setup.post_training is not None:
+        # post-training (DPO/GRPO/PPO): no measured run times its extra passes (docs/post_training.md)
         lo, hi = lo * OUTSIDE_RANGE_WIDENING, hi * OUTSIDE_RANGE_WIDENING
         basis += f", widened ×{OUTSIDE_RANGE_WIDENING:g}: outside the validated range (unchecked)"
     return Band(lo, hi, basis)

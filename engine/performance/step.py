@@ -26,6 +26,7 @@ from .cp import cp_time_per_layer
 from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
+from .post_training import add_post_training
 from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
 from .topology import pp_group
 from .tp import tp_time_per_layer
@@ -97,7 +98,7 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
         [hardware_flops_per_token(model, setup.seq_len, "full", setup),
          hardware_flops_per_token(model, setup.seq_len, "selective", setup)],
         hardware_flops_per_token(model, setup.seq_len, "none", setup))
-    return TimeArrays(
+    policy = TimeArrays(
         compute=m * compute_avg,
         tp_comm=m * tp_avg,
         cp_comm=m * avg_layers * cp_layer,
@@ -115,3 +116,4 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
             "host_wait_s": m * host_wait,
         },
     )
+    return add_post_training(policy, model, cluster, setup, grid, assume)

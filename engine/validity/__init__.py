@@ -43,6 +43,7 @@ RULES: tuple[Rule, ...] = (
     shapes.KV_HEADS_REPLICATED,
     # batch
     batch.DP_MICROBATCH_DIVIDES_GLOBAL_BATCH,
+    batch.DPO_MICROBATCH_HOLDS_PAIRS,
     batch.VPP_MICROBATCH_GROUPS,
     batch.FEWER_MICROBATCHES_THAN_STAGES,
     # options

@@ -64,7 +64,8 @@ def test_scenario_and_plan_are_named_in_schemas_and_defined_once_in_the_definiti
     text = shared_definitions()
     for field in (*Scenario.model_fields, *Plan.model_fields):
         assert f"; {field}" in text or f": {field}" in text, field
-    assert "mode (full|lora|qlora)" in text and "gpus (integer)" in text and "sequence_parallel (true/false)" in text
+    assert "mode (full|lora|qlora|dpo|dpo-lora|dpo-qlora|grpo|grpo-lora|grpo-qlora|ppo|ppo-lora|ppo-qlora)" in text
+    assert "gpus (integer)" in text and "sequence_parallel (true/false)" in text
 
 
 def test_optional_arguments_are_left_out_not_nullable():

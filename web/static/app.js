@@ -20,6 +20,11 @@
     var seq = f.seq_len.value.trim().toLowerCase();
     if (seq) s.seq_len = /k$/.test(seq) ? Math.round(parseFloat(seq) * 1024) : parseInt(seq, 10);
     if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
+    var response = f.response_len ? f.response_len.value.trim().toLowerCase() : "";
+    if (response && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
+      s.response_len = /k$/.test(response) ? Math.round(parseFloat(response) * 1024) : parseInt(response, 10);
+      delete s.seq_len;
+    }
     return s;
   }
 
@@ -114,6 +119,7 @@
     f.gpus_per_node.value = s.gpus_per_node || "";
     if (s.network) setSelect(f.network, s.network); else f.network.value = "";
     if (s.seq_len) f.seq_len.value = s.seq_len;
+    if (f.response_len) f.response_len.value = s.response_len || "";
     if (s.global_batch_tokens) { f.batch.value = s.global_batch_tokens; f.batch_unit.value = "tokens"; }
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });

@@ -59,6 +59,17 @@ def test_lora_is_outside_the_validated_range_and_widened():
     assert "outside the validated range" in band.basis
 
 
+def test_post_training_is_outside_the_validated_range_and_widened():
+    # No measured DPO/GRPO/PPO run calibrates the extra passes (post_training_uncalibrated warning).
+    from shardwise.engine.post_training.spec import PostTraining
+
+    grpo = SETUP.model_copy(update={"post_training": PostTraining(algorithm="grpo")})
+    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|dense"]
+    band = throughput_band(DENSE, H100, grpo)
+    assert (band.low, band.high) == pytest.approx((lo * OUTSIDE_RANGE_WIDENING, hi * OUTSIDE_RANGE_WIDENING))
+    assert "outside the validated range" in band.basis
+
+
 def test_stored_coverage_is_counted_on_held_out_runs():
     # Each coverage entry is (held-out runs, inside): inside can never exceed the runs.
     for table in (eb.THROUGHPUT_COVERAGE, eb.CALIBRATED_COVERAGE, eb.MEMORY_COVERAGE):
