@@ -32,12 +32,23 @@ def seconds(value: float) -> str:
     return f"{value * 1e3:,.1f} ms" if abs(value) < 1 else f"{value:,.2f} s"
 
 
+def likely(bounds: list[float] | None) -> str:
+    """[1110.2, 1280.7] -> '1,110–1,281' (an 80 % interval, as the engine reports it)."""
+    return f"{bounds[0]:,.0f}–{bounds[1]:,.0f}" if bounds else ""
+
+
 def plan_line(e: Evaluation) -> str:
     if e.throughput is None or e.time is None:
         return f"{plan_label(e.strategy, 'cli')}: memory {e.memory.total_gib:.1f} GiB"
     t = e.throughput
-    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
+    band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
+    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
             f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
+
+
+def calibration_lines(e: Evaluation, indent: str) -> list[str]:
+    """The profile note under a plan line, when a --profile was given."""
+    return [f"{indent}{e.calibration}"] if e.calibration else []
 
 
 def plans_table(plans: list[Evaluation]) -> list[str]:

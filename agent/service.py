@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterator
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..prompts.render import system_prompt
 from ..tools import tool_schemas
@@ -45,13 +46,14 @@ FALLBACK_RESERVE_S = 10.0
 FALLBACK_RESERVE_SHARE = 0.25
 
 
-def _dispatch(name: str, arguments: str, result_id: str) -> ToolOutcome:
-    return dispatch(name, arguments, result_id=result_id)
+def _dispatch(name: str, arguments: str, result_id: str, profile: CalibrationProfile | None = None) -> ToolOutcome:
+    return dispatch(name, arguments, result_id=result_id, profile=profile)
 
 
-def _offline_events(text: str, state: ConversationState, reserve, record: TurnRecord) -> list[Event]:
+def _offline_events(text: str, state: ConversationState, reserve, record: TurnRecord,
+                    profile: CalibrationProfile | None = None) -> list[Event]:
     """The offline planner's whole turn (engine work; it fills `record`)."""
-    return list(run_offline_turn(text, state, reserve, record))
+    return list(run_offline_turn(text, state, reserve, record, profile))
 
 
 @dataclass
@@ -77,8 +79,9 @@ class Answer:
 
 class ChatService:
     def __init__(self, config: AgentConfig | None = None, *, model: ChatModel | None = None,
-                 store: SessionStore | None = None):
+                 store: SessionStore | None = None, profile: CalibrationProfile | None = None):
         self.config = config or load_config()
+        self.profile = profile  # the user's calibration profile (`ask/chat --profile`), for every tool call
         self.store = store or SessionStore(self.config.session_db)
         self._model = model
         self._amodel = None
@@ -122,19 +125,24 @@ class ChatService:
         return system_prompt(scenario, plan)
 
     # -- one message ----------------------------------------------------------------------
-    def stream(self, message: str, session_id: str | None = None) -> Iterator[Event]:
-        """The answer's events, for synchronous callers (the CLI): everything runs in this thread."""
-        return drive(self._events(message, session_id, INLINE, None, asynchronous=False))
+    def stream(self, message: str, session_id: str | None = None,
+               profile: CalibrationProfile | None = None) -> Iterator[Event]:
+        """The answer's events, for synchronous callers (the CLI): everything runs in this thread.
+        `profile`: this message's calibration profile (the web chat's), else the service's."""
+        return drive(self._events(message, session_id, INLINE, None, profile or self.profile, asynchronous=False))
 
     async def astream(self, message: str, session_id: str | None = None, *, offload: Offload = INLINE,
-                      deadline_s: float | None = None) -> AsyncIterator[Event]:
+                      deadline_s: float | None = None, profile: CalibrationProfile | None = None
+                      ) -> AsyncIterator[Event]:
         """The same events for an event loop: the LLM is awaited (the `openai` async client), engine work
-        and session I/O go where `offload` sends them. `deadline_s` shortens the configured deadline."""
-        async for event in self._events(message, session_id, offload, deadline_s, asynchronous=True):
+        and session I/O go where `offload` sends them. `deadline_s` shortens the configured deadline;
+        `profile` as for `stream`."""
+        async for event in self._events(message, session_id, offload, deadline_s, profile or self.profile,
+                                        asynchronous=True):
             yield event
 
     async def _events(self, message: str, session_id: str | None, offload: Offload, deadline_s: float | None,
-                      *, asynchronous: bool) -> AsyncIterator[Event]:
+                      profile: CalibrationProfile | None, *, asynchronous: bool) -> AsyncIterator[Event]:
         budget = self.config.deadline_s if deadline_s is None else min(deadline_s, self.config.deadline_s)
         deadline = time.monotonic() + budget
         text = (message or "").strip() if isinstance(message, str) else ""
@@ -153,7 +161,7 @@ class ChatService:
             yield ErrorEvent(str(exc))
             return
         try:
-            async for event in self._turn(session, text, deadline, offload, asynchronous):
+            async for event in self._turn(session, text, deadline, offload, asynchronous, profile):
                 yield event
         except ModelError as exc:  # the engine's pool had no thread before the deadline
             yield ErrorEvent(str(exc), kind=exc.kind)
@@ -162,7 +170,7 @@ class ChatService:
             yield ErrorEvent("the advisor hit an internal error answering this; it has been logged", kind="internal")
 
     async def _turn(self, session, text: str, deadline: float, offload: Offload,
-                    asynchronous: bool) -> AsyncIterator[Event]:
+                    asynchronous: bool, profile: CalibrationProfile | None = None) -> AsyncIterator[Event]:
         state = ConversationState.load(session.state)
         mode = self.mode
         model = (self.amodel() if asynchronous else self.model()) if mode == "llm" else None
@@ -174,14 +182,15 @@ class ChatService:
             reserve_s = min(FALLBACK_RESERVE_S, FALLBACK_RESERVE_SHARE * (deadline - time.monotonic()))
             llm_deadline = deadline - reserve_s if self.config.fallback == "offline" else deadline
             try:
-                async for event in self._llm_turn(model, session, state, text, llm_deadline, reserve, record, offload):
+                async for event in self._llm_turn(model, session, state, text, llm_deadline, reserve, record, offload,
+                                                  profile):
                     yield event
             except ModelError as exc:
-                async for event in self._degrade(exc, session, state, text, deadline, reserve, offload):
+                async for event in self._degrade(exc, session, state, text, deadline, reserve, offload, profile):
                     yield event
                 return
         else:
-            for event in await offload.cpu(_offline_events, text, state, reserve, record, deadline=deadline):
+            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline):
                 yield event
         done = await offload.cpu(self._finish, session.id, state, record, mode, deadline=deadline)
         for event in done:
@@ -209,7 +218,7 @@ class ChatService:
         return events
 
     async def _degrade(self, exc: ModelError, session, state, text: str, deadline: float, reserve,
-                       offload: Offload) -> AsyncIterator[Event]:
+                       offload: Offload, profile: CalibrationProfile | None = None) -> AsyncIterator[Event]:
         """The LLM failed after its retries: say what happened, with the offline planner's answer to the
         same question when fallback allows it. The user's message stays in the session either way."""
         user = {"role": "user", "content": text}
@@ -219,7 +228,7 @@ class ChatService:
             return
         record = TurnRecord()
         try:
-            await offload.cpu(_offline_events, text, state, reserve, record, deadline=deadline)
+            await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline)
             finished = await offload.cpu(self._finish, session.id, state, record, "offline", deadline=deadline)
         except ModelError:  # no engine thread before the deadline either
             await offload.io(self.store.append_turn, session.id, [user], None)
@@ -231,13 +240,13 @@ class ChatService:
         yield ErrorEvent(f"{exc} — the offline planner answered instead", kind=exc.kind, offline=offline)
 
     async def _llm_turn(self, model, session, state, text, deadline, reserve, record,
-                        offload: Offload) -> AsyncIterator[Event]:
+                        offload: Offload, profile: CalibrationProfile | None = None) -> AsyncIterator[Event]:
         prompt = self.system_prompt(state)
         guard = LeakGuard([self.config.key()], self.system_prompt(None))
         history = trim_turns(session.turns(), self.config.history_token_budget, self.config.encoding)
 
         def run_tool(name: str, arguments: str, result_id: str):
-            return offload.cpu(_dispatch, name, arguments, result_id, deadline=deadline)
+            return offload.cpu(_dispatch, name, arguments, result_id, profile, deadline=deadline)
 
         async for event in arun_llm_turn(
                 model, system_prompt=prompt, history=history, user_message=text, tool_schemas=self.tool_schemas(),

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..engine.errors import ShardwiseInputError
+from .profile_file import add_profile_arg, profile_from_args
 
 CHAT_HELP = """commands:
   /new            start a new session (forget the scenario)
@@ -47,6 +48,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--offline", action="store_true", help="use the offline planner even if an LLM is configured")
     mode.add_argument("--llm-model", metavar="NAME", help="use this LLM (overrides SHARDWISE_MODEL)")
     p.add_argument("--session-db", metavar="PATH", help="SQLite file for sessions (default: ~/.local/state/shardwise)")
+    add_profile_arg(p)
 
 
 def build_service(args: argparse.Namespace):
@@ -56,7 +58,7 @@ def build_service(args: argparse.Namespace):
     config = load_config(session_db=args.session_db, model=args.llm_model)
     if args.offline:
         config = config.model_copy(update={"model": None})
-    return ChatService(config)
+    return ChatService(config, profile=profile_from_args(args))
 
 
 def run_ask(args: argparse.Namespace) -> int:

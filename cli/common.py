@@ -14,6 +14,7 @@ from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
 from ..engine.training import MOE_DISPATCHERS, TrainingSetup
+from .profile_file import add_profile_arg
 
 
 def _whole_number(text: str) -> int | None:
@@ -131,6 +132,7 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_cluster_args(p)
     add_setup_args(p)
+    add_profile_arg(p)
 
 
 def model_from_args(args: argparse.Namespace) -> ModelSpec:

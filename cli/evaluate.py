@@ -9,11 +9,12 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
-from ..present import seconds, tokens_text
+from ..present import likely, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
 from ..engine.post_training.modes import mode_name
 from .post_training_text import memory_detail_lines, peak_phase_lines, post_training_lines, time_rows
+from .profile_file import profile_from_args
 
 # recommend's default headroom, read from its signature so the two never disagree
 RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
@@ -32,7 +33,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     setup = setup_from_args(args)
     result = evaluate(model_from_args(args), cluster_from_args(args), setup, strategy_from_args(args),
-                      **cost_args_from(args))
+                      **cost_args_from(args), profile=profile_from_args(args))
     if args.json:
         print_json(result)
     else:
@@ -98,6 +99,8 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         verdict += f" (above the {RECOMMEND_HEADROOM:.0%} headroom `recommend` keeps free)"
     lines += peak_phase_lines(e)
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
+    if m.total_gib_range:
+        lines.append(f"  {'likely peak (80 % band)':<38}{m.total_gib_range[0]:>8.1f}–{m.total_gib_range[1]:.1f}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
         lines += ["", "time per step (exposed)"]
@@ -107,9 +110,16 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
                              ("optimizer step", t.optimizer_s), *time_rows(e)]:
             if value > 0 or label == "compute":
                 lines.append(f"  {label:<38}{seconds(value):>11}")
-        lines.append(f"  {'step':<38}{seconds(t.step_s):>11}")
-        lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU), "
-                      f"MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model TFLOP/s per GPU"]
+        lines.append(f"  {'step':<38}{seconds(t.step_s):>11}" + (
+            f"   likely {seconds(t.step_s_range[0])}–{seconds(t.step_s_range[1])}" if t.step_s_range else ""))
+        lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU"
+                      + (f", likely {likely(tp.tokens_per_s_per_gpu_range)}" if tp.tokens_per_s_per_gpu_range else "")
+                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model "
+                        "TFLOP/s per GPU"]
+        if tp.range_basis:
+            lines.append(f"            likely = {tp.range_basis}")
+    if e.calibration:
+        lines.append(f"            {e.calibration}")
     if e.cost is not None:
         c = e.cost
         lines.append(f"cost        ${c.price_per_gpu_hour:.2f}/GPU-hour ({c.price_source}): "

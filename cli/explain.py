@@ -10,8 +10,9 @@ from ..engine.explain import Explanation, compare, explain
 from ..engine.plan_text import parse_plan
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, plan_line, plan_text, seconds, signed
+from ..present import TERM_LABELS, calibration_lines, plan_line, plan_text, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .profile_file import profile_from_args
 
 RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
 
@@ -30,19 +31,20 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
+    profile = profile_from_args(args)
     if args.b is not None and args.a is None:
         raise ShardwiseInputError("--b needs --a (the plan to compare it with)")
     if args.a is not None:
         a = parse_plan(args.a)
         b = parse_plan(args.b) if args.b is not None else None
     else:
-        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom)
+        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom, profile=profile)
         if not top.plans:
             raise ShardwiseInputError("no plan fits, so there is nothing to compare; run `shardwise recommend` "
                                       "to see what would fit, or pass --a PLAN")
         a = parse_plan(plan_text(top.plans[0].strategy))
         b = parse_plan(plan_text(runner_up(top.plans).strategy)) if len(top.plans) > 1 else None
-    result = explain(model, cluster, setup, a, b, headroom=args.headroom)
+    result = explain(model, cluster, setup, a, b, headroom=args.headroom, profile=profile)
     if args.json:
         print_json(result)
     else:
@@ -63,7 +65,7 @@ def render_explanation(x: Explanation) -> str:
     c = x.comparison
     if c is not None:
         lines += [f"A  {plan_label(c.a.strategy, 'cli')}", f"   {plan_line(c.a)}",
-                  f"B  {plan_label(c.b.strategy, 'cli')}", f"   {plan_line(c.b)}", ""]
+                  f"B  {plan_label(c.b.strategy, 'cli')}", f"   {plan_line(c.b)}", *calibration_lines(c.a, "   "), ""]
         if c.time:
             lines.append(f"  {'time per step':<24}{'A':>12}{'B':>12}{'B − A':>13}")
             lines += [f"  {TERM_LABELS[t.term]:<24}{seconds(t.a):>12}{seconds(t.b):>12}{signed(t.delta, 's'):>13}"

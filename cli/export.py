@@ -29,6 +29,7 @@ from ..engine.post_training.modes import training_setup
 from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
+from .profile_file import profile_from_args
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
                "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len", "group_size", "inference_tp",
@@ -76,6 +77,9 @@ def _fill_setup_defaults(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A profile changes predicted times only; the exported config holds none, so it is read
+    # and checked (a bad file is an error here as everywhere) but changes nothing in the output.
+    profile_from_args(args)
     setup_given = _fill_setup_defaults(args)
     if args.from_plan:
         model, cluster, setup, strategy = scenario_from_plan_file(args, setup_given)

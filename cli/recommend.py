@@ -17,11 +17,12 @@ from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, plan_line, plans_table, seconds, signed, tokens_text
+from ..present import TERM_LABELS, calibration_lines, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
 from .post_training_text import post_training_lines
+from .profile_file import profile_from_args
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -91,7 +92,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
-                       headroom=args.headroom, **constraints_from_args(args))
+                       headroom=args.headroom, profile=profile_from_args(args), **constraints_from_args(args))
     result = with_cost(result, **cost_args_from(args))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
@@ -191,7 +192,8 @@ def render_recommendation(r: Recommendation) -> str:
     if not r.plans:
         return "\n".join(lines + render_nothing_fits(r.nothing_fits))
     best = r.plans[0]
-    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}"]
+    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}",
+              *calibration_lines(best, "         ")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "

@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     p.add_argument("--summary", action="store_true", help="omit the per-row table")
     p.add_argument("--no-memory", action="store_true", help="skip the memory comparison (faster)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.add_argument("--profile", action="store_true",
+                   help="the calibration check instead: calibrate on the smallest run of each family, predict the "
+                        "rest; and the 80 %% intervals' coverage of held-out runs")
     p.set_defaults(handler=run)
 
 
@@ -27,6 +30,11 @@ def run(args: argparse.Namespace) -> int:
     sources = sorted({r.source for r in load_runs()})
     if args.source and args.source not in sources:
         raise ShardwiseInputError(f"unknown source {args.source!r}; one of: {', '.join(sources)}")
+    if args.profile:
+        from .validate_profile import render_profile_check
+
+        print(render_profile_check(families=not args.summary))
+        return 0
     report = build_report(args.source, with_memory=not args.no_memory)
     if args.json:
         print_json(report)

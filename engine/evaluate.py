@@ -7,6 +7,8 @@ import numpy as np
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
 from .calibration import extrapolation_warnings
+from .calibration.annotate import profile_note, with_ranges
+from .calibration.profile import CalibrationProfile, profile_assumptions
 from .cluster import Cluster
 from .cost import cost_report
 from .memory import memory_per_gpu
@@ -97,14 +99,20 @@ def outside_validated_range(model: ModelSpec, cluster: Cluster, setup: TrainingS
 
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
              headroom: float = 0.0, train_tokens: float | None = None,
-             price_per_gpu_hour: float | None = None) -> Evaluation:
-    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
+             price_per_gpu_hour: float | None = None, profile: CalibrationProfile | None = None) -> Evaluation:
+    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error.
+    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
     warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
-    times = step_time(model, cluster, setup, grid) if not errors else None
+    calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
+    times = step_time(model, cluster, setup, grid, **calibrated) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
+    memory, time, throughput = with_ranges(
+        model, cluster, setup, profile, memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
+        time_report(times, 0) if times is not None else None,
+        throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None)
     return Evaluation(
         model=model_summary(model),
         cluster=cluster_summary(cluster),
@@ -112,11 +120,12 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         valid=not errors,
         violations=errors,
         warnings=warnings,
-        memory=memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
-        time=time_report(times, 0) if times is not None else None,
-        throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
+        memory=memory,
+        time=time,
+        throughput=throughput,
         cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
                           price_per_gpu_hour) if times is not None else None),
+        calibration=profile_note(profile, cluster, setup),
         post_training=post_training_report(model, cluster, setup),
     )
 

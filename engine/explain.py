@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .calibration.coverage import RANKING_RESOLUTION
 from .cluster import Cluster
+from .calibration.profile import CalibrationProfile
 from .evaluate import evaluate
 from .explain_ep import ExpertParallelChoice, expert_parallel_choice
 from .model_spec import ModelSpec
@@ -168,9 +169,10 @@ def compare(a: Evaluation, b: Evaluation) -> PlanComparison:
 
 
 def compare_plans(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy,
-                  headroom: float = 0.1) -> PlanComparison:
+                  headroom: float = 0.1, profile: CalibrationProfile | None = None) -> PlanComparison:
     headroom = check_headroom(headroom)
-    return compare(evaluate(model, cluster, setup, a, headroom), evaluate(model, cluster, setup, b, headroom))
+    return compare(evaluate(model, cluster, setup, a, headroom, profile=profile),
+                   evaluate(model, cluster, setup, b, headroom, profile=profile))
 
 
 # --- one-knob counterfactuals -------------------------------------------------------------
@@ -233,9 +235,10 @@ def counterfactual(base: Evaluation, knob: str, value, other: Evaluation) -> Cou
 
 
 def counterfactuals(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
-                    headroom: float = 0.1, base: Evaluation | None = None) -> list[Counterfactual]:
-    base = base or evaluate(model, cluster, setup, strategy, headroom)
-    return [counterfactual(base, knob, value, evaluate(model, cluster, setup, plan, headroom))
+                    headroom: float = 0.1, base: Evaluation | None = None,
+                    profile: CalibrationProfile | None = None) -> list[Counterfactual]:
+    base = base or evaluate(model, cluster, setup, strategy, headroom, profile=profile)
+    return [counterfactual(base, knob, value, evaluate(model, cluster, setup, plan, headroom, profile=profile))
             for knob, value, plan in neighbours(strategy, setup, model.is_moe)]
 
 
@@ -291,18 +294,19 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
 
 
 def explain(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy | None = None,
-            headroom: float = 0.1) -> Explanation:
+            headroom: float = 0.1, profile: CalibrationProfile | None = None) -> Explanation:
     """Compare a and b (if given), then explain the winner: binding constraint and counterfactuals."""
     headroom = check_headroom(headroom)
-    ea = evaluate(model, cluster, setup, a, headroom)
+    ea = evaluate(model, cluster, setup, a, headroom, profile=profile)
     comparison = None
     winner = ea
     if b is not None:
-        eb = evaluate(model, cluster, setup, b, headroom)
+        eb = evaluate(model, cluster, setup, b, headroom, profile=profile)
         comparison = compare(ea, eb)
         winner = eb if comparison.winner == "b" else ea
     winner_plan = a if winner is ea else b
-    options = counterfactuals(model, cluster, setup, winner_plan, headroom, base=winner) if winner.valid else []
-    ep_choice = expert_parallel_choice(model, cluster, setup, winner_plan, winner, headroom)
+    options = (counterfactuals(model, cluster, setup, winner_plan, headroom, base=winner, profile=profile)
+               if winner.valid else [])
+    ep_choice = expert_parallel_choice(model, cluster, setup, winner_plan, winner, headroom, profile=profile)
     return Explanation(comparison=comparison, winner=winner, binding=binding_constraint(winner, options, headroom),
                        counterfactuals=options, expert_parallel=ep_choice)

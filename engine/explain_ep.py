@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .calibration.profile import CalibrationProfile
 from .cluster import Cluster
 from .evaluate import evaluate
 from .model_spec import ModelSpec
@@ -73,11 +74,13 @@ def _alternative(base: Evaluation, other: Evaluation, cluster: Cluster) -> Exper
 
 
 def expert_parallel_choice(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, plan: Strategy,
-                           base: Evaluation, headroom: float = 0.1) -> ExpertParallelChoice | None:
+                           base: Evaluation, headroom: float = 0.1,
+                           profile: CalibrationProfile | None = None) -> ExpertParallelChoice | None:
     if model.moe is None or not base.valid:
         return None
     s = base.strategy
-    alternatives = [_alternative(base, evaluate(model, cluster, setup, plan.model_copy(update={"ep": ep}), headroom),
+    alternatives = [_alternative(base, evaluate(model, cluster, setup, plan.model_copy(update={"ep": ep}), headroom,
+                                                  profile=profile),
                                  cluster)
                     for ep in _alternative_eps(model, cluster, plan)]
     return ExpertParallelChoice(ep=s.ep, crosses_nodes=crosses_nodes(cluster, s.ep, s.etp),

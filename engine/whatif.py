@@ -19,6 +19,7 @@ from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diff
 from .inputs import global_batch_from_tokens, parse_count
 from .model_spec import ModelSpec
 from .recommendation import Recommendation
+from .calibration.profile import CalibrationProfile
 from .search import recommend
 from .training import TrainingSetup
 
@@ -261,15 +262,18 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
 
 
 def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: dict[str, Any] | str,
-            top_k: int = 3, headroom: float = 0.1, **constraints) -> WhatIf:
+            top_k: int = 3, headroom: float = 0.1, profile: CalibrationProfile | None = None,
+            **constraints) -> WhatIf:
     changes = parse_changes(change)
     new_cluster, new_setup = apply_changes(cluster, setup, changes)
     if not _input_changes(cluster, setup, new_cluster, new_setup):
         asked = ", ".join(f"{k}={v}" for k, v in changes.items())
         raise ShardwiseInputError(f"what-if {asked} changes nothing: the scenario already has it; "
                                   f"name a different value")
-    before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, **constraints)
-    after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, **constraints)
+    # A profile applies only where it was measured (same GPU/precision/framework, same network):
+    # each side says in its plans' `calibration` what of it applied.
+    before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, profile=profile, **constraints)
+    after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, profile=profile, **constraints)
     b, a = (before.plans[0] if before.plans else None), (after.plans[0] if after.plans else None)
     tps_b = b.throughput.tokens_per_s if b else None
     tps_a = a.throughput.tokens_per_s if a else None

@@ -70,8 +70,8 @@ def template_names(folder: str) -> list[str]:
 
 def system_prompt(scenario: str | None = None, plan: str | None = None) -> str:
     """The LLM's system prompt: the tools (from the registry), the rules, the conversation's state."""
-    from ..tools import registry
+    from ..tools import llm_tools
     from ..tools.schema import shared_definitions
 
-    tools = [{"name": t.name, "description": t.description} for t in registry().values()]
+    tools = [{"name": t.name, "description": t.description} for t in llm_tools()]
     return render("system.md.j2", tools=tools, definitions=shared_definitions(), scenario=scenario, plan=plan)

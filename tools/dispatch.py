@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from ..engine.calibration.profile import CalibrationProfile
 from .base import Result, Tool
+from .calibration import using_profile
 
 log = logging.getLogger(__name__)
 MAX_ARGUMENT_CHARS = 20_000  # a tool call longer than this is not a scenario, it is a mistake
@@ -55,7 +57,8 @@ class ToolOutcome:
 
 
 def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "R0",
-             registry: dict[str, Tool] | None = None) -> ToolOutcome:
+             registry: dict[str, Tool] | None = None, profile: CalibrationProfile | None = None) -> ToolOutcome:
+    """`profile`: the session's calibration profile, active while the tool runs (tools/calibration.py)."""
     if registry is None:
         from . import registry as default_registry
 
@@ -72,7 +75,8 @@ def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "
     except ValidationError as exc:
         return ToolOutcome(result_id, name, arguments, errors=validation_messages(exc))
     try:
-        result = tool.run(args)
+        with using_profile(profile):
+            result = tool.run(args)
     except ShardwiseInputError as exc:
         return ToolOutcome(result_id, name, arguments, errors=[str(exc)])
     except ValidationError as exc:  # an engine spec rejected a value the Args model let through

@@ -7,6 +7,7 @@ from pydantic import Field
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from .base import Result, Tool
+from .calibration import active_profile
 from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, r, scenario_facts
 from .scenario import Args, Plan, Scenario
 
@@ -37,7 +38,7 @@ class EvaluatePlanResult(Result):
 
 def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
     resolved = args.scenario.resolve()
-    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy())
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(), profile=active_profile())
     return EvaluatePlanResult(scenario=scenario_facts(args.scenario, resolved), plan=plan_figures(e), evaluation=e)
 
 
@@ -103,7 +104,7 @@ def _default_plan(scenario: Scenario) -> Plan:
 def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
     resolved = args.scenario.resolve()
     plan = args.plan or _default_plan(args.scenario)
-    e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), profile=active_profile())
     f = plan_figures(e)
     return EstimateMemoryResult(
         scenario=scenario_facts(args.scenario, resolved), plan_label=f.label, fits=f.fits, memory_gib=f.memory_gib,

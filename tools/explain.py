@@ -16,6 +16,7 @@ from ..engine.params import total_params
 from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
+from .calibration import active_profile
 from .scenario import Args, Plan, ResolvedScenario, Scenario
 
 GIB = 2**30
@@ -75,7 +76,7 @@ class ExplainResult(Result):
 
 
 def _eval(s: ResolvedScenario, plan: Plan, **changes):
-    return evaluate(s.model, s.cluster, s.setup, plan.model_copy(update=changes).strategy())
+    return evaluate(s.model, s.cluster, s.setup, plan.model_copy(update=changes).strategy(), profile=active_profile())
 
 
 def _with_mode(s: ResolvedScenario, mode: str) -> ResolvedScenario:
@@ -153,7 +154,8 @@ def lora_numbers(s: ResolvedScenario, plan: Plan, mode: str) -> dict:
         n["nf4_base_weights_gib"] = r(total * NF4_BITS_PER_PARAM / 8 / GIB, 1)
         n["bf16_base_weights_gib"] = r(total * BF16_BYTES / GIB, 1)
     for variant in ("full", mode):
-        e = evaluate(s.model, s.cluster, s.setup.model_copy(update={"mode": variant}), plan.strategy())
+        e = evaluate(s.model, s.cluster, s.setup.model_copy(update={"mode": variant}), plan.strategy(),
+                     profile=active_profile())
         n[f"engine_{variant}_memory_gib"] = r(e.memory.total_gib, 1)
     return n
 

@@ -10,6 +10,7 @@ from pydantic import Field
 from ..engine.plan_label import plan_label
 from ..engine.export import FORMATS, ExportRefused, export_plan, planning_framework
 from .base import Result, Tool
+from .calibration import active_profile
 from .scenario import Args, Plan, Scenario
 
 Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, megatron-bridge, nanotron, launch
@@ -98,15 +99,16 @@ def best_exportable(fmt: str, resolved, refused_strategy):
 
     framework = planning_framework(fmt, resolved.setup.framework)
     setup = resolved.setup.model_copy(update={"framework": framework})
-    ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM)
+    profile = active_profile()
+    ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM, profile)
     for i in range(min(SUBSTITUTE_POOL, len(ranking.fitting))):
         strategy = ranking.fitting.strategy(i)
         try:
             out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
         except ExportRefused:
             continue
-        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy)
-        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM)
+        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy, profile=profile)
+        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM, profile=profile)
         slowdown = None
         if asked.throughput and found.throughput:
             slowdown = round(100 * (1 - found.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)

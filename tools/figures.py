@@ -53,6 +53,11 @@ class PlanFigures(BaseModel):
     hfu_percent: float | None = None
     time_terms: list[Term] = Field(default_factory=list, description="exposed time per step, largest first")
     largest_overhead: Term | None = Field(None, description="the biggest exposed term that is not compute")
+    tokens_per_s_per_gpu_likely: list[float] | None = Field(
+        None, description="[low, high]: 80 % interval of tokens/s per GPU (say 'likely low–high')")
+    step_ms_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the step time, ms")
+    likely_basis: str | None = Field(None, description="which measured runs the intervals come from")
+    calibration: str | None = Field(None, description="the user's calibration profile, where it applied")
 
 
 def plan_figures(e: Evaluation) -> PlanFigures:
@@ -66,7 +71,7 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         warnings=[f"[{w.rule}] {w.message}" for w in e.warnings],
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
         memory_free_gib=r(m.capacity_gib - m.total_gib), memory_percent_of_capacity=r(100 * m.total_gib / m.capacity_gib, 1),
-        memory_terms=memory_terms,
+        memory_terms=memory_terms, calibration=e.calibration,
     )
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
@@ -77,7 +82,10 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         figures.update(step_ms=r(1e3 * t.step_s), tokens_per_s=r(tp.tokens_per_s, 0),
                        tokens_per_s_per_gpu=r(tp.tokens_per_s_per_gpu, 1), mfu_percent=r(100 * tp.mfu, 1),
                        hfu_percent=r(100 * tp.hfu, 1), time_terms=terms,
-                       largest_overhead=overheads[0] if overheads else None)
+                       largest_overhead=overheads[0] if overheads else None, likely_basis=tp.range_basis,
+                       tokens_per_s_per_gpu_likely=([r(x, 0) for x in tp.tokens_per_s_per_gpu_range]
+                                                    if tp.tokens_per_s_per_gpu_range else None),
+                       step_ms_likely=[r(1e3 * x, 0) for x in t.step_s_range] if t.step_s_range else None)
     return PlanFigures(**figures)
 
 

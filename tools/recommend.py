@@ -14,6 +14,7 @@ from ..engine.search import RANK_RESOLUTION_S, recommend
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
+from .calibration import active_profile
 from .scenario import Args, Plan, Scenario
 
 DEFAULT_TOP_K = 3
@@ -157,7 +158,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
     if headroom is not None:
         kwargs["headroom"] = headroom
     if rec is None:
-        rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL), **kwargs)
+        rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL),
+                        profile=active_profile(), **kwargs)
     figures = [plan_figures(e) for e in rec.plans]
     best = figures[0] if figures else None
     runner = runner_up(rec.plans, figures)
@@ -165,7 +167,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
     binding, options = None, []
     if explain_best and rec.plans:
         ex = explain(resolved.model, resolved.cluster, resolved.setup,
-                     Plan.from_strategy(rec.plans[0].strategy).strategy(), headroom=rec.headroom)
+                     Plan.from_strategy(rec.plans[0].strategy).strategy(), headroom=rec.headroom,
+                     profile=active_profile())
         binding, options = binding_facts(ex.binding), [counterfactual_facts(c) for c in ex.counterfactuals]
     return RecommendResult(
         scenario=scenario_facts(scenario, resolved), headroom_percent=r(100 * rec.headroom, 1),

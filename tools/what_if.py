@@ -16,6 +16,7 @@ from .base import Result, Tool
 from .explanations import ReasonFacts, reason_facts
 from .figures import PlanFigures, ScenarioFacts, r
 from .recommend import RecommendResult, run_recommend
+from .calibration import active_profile
 from .scenario import Args, Scenario
 
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
@@ -118,7 +119,8 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     model_changed = before_r.model != after_r.model
     change = engine_change(args.scenario, new)
     if change and not model_changed:
-        w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3)
+        w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3,
+                           profile=active_profile())
         reasons = [reason_facts(x) for x in w.reasons]
         before = run_recommend(args.scenario, explain_best=False, rec=w.before)
         after = run_recommend(new, rec=w.after)

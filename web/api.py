@@ -104,7 +104,9 @@ def chat(body: ChatRequest, request: Request):
         # The agent's own deadline ends first, so a failing LLM still gets its offline answer out.
         agent_deadline = max(1.0, settings.chat_deadline_s - AGENT_DEADLINE_MARGIN_S)
         return EventStreamResponse(lambda: awire_events(service, body.message, body.session_id, body.scenario,
-                                                        body.plan, offload=offload, deadline_s=agent_deadline),
+                                                        body.plan, offload=offload, deadline_s=agent_deadline,
+                                                        profile=body.profile),
                                    state.active_chats, settings.chat_deadline_s, error_payload, on_close=offload.release)
-    return EventStreamResponse(lambda: wire_events(service, body.message, body.session_id, body.scenario, body.plan),
+    return EventStreamResponse(lambda: wire_events(service, body.message, body.session_id, body.scenario, body.plan,
+                                                   body.profile),
                                state.active_chats, settings.chat_deadline_s, error_payload)

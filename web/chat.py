@@ -155,14 +155,16 @@ class _Wire:
 
 
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
-                scenario: dict | None = None, plan: dict | None = None) -> Iterator[tuple[str, dict]]:
-    """The service's events in wire form (see `_Wire`)."""
+                scenario: dict | None = None, plan: dict | None = None,
+                profile: Any = None) -> Iterator[tuple[str, dict]]:
+    """The service's events in wire form (see `_Wire`). `profile`: a CalibrationProfile for this message."""
+    calibrated = {"profile": profile} if profile is not None else {}
     if scenario is not None and accepts_scenario(service):
-        stream = service.stream(message, session_id, scenario=scenario)
+        stream = service.stream(message, session_id, scenario=scenario, **calibrated)
     else:
         if scenario is not None:
             session_id = seed_scenario(service, session_id, scenario, plan)
-        stream = service.stream(message, session_id)
+        stream = service.stream(message, session_id, **calibrated)
     wire = _Wire(session_id)
     try:
         for event in stream:
@@ -177,14 +179,15 @@ def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
 
 
 async def awire_events(service: Any, message: str, session_id: str | None, scenario: dict | None = None,
-                       plan: dict | None = None, *, offload: Any,
-                       deadline_s: float | None = None) -> AsyncIterator[tuple[str, dict]]:
+                       plan: dict | None = None, *, offload: Any, deadline_s: float | None = None,
+                       profile: Any = None) -> AsyncIterator[tuple[str, dict]]:
     """The same for the agent's `astream`: its store reads go through `offload.io`."""
+    calibrated = {"profile": profile} if profile is not None else {}
     stream = None
     try:
         if scenario is not None:
             session_id = await offload.io(seed_scenario, service, session_id, scenario, plan)
-        stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s)
+        stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s, **calibrated)
         wire = _Wire(session_id)
         async for event in stream:
             name, data, needs = wire.convert(event)

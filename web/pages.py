@@ -7,6 +7,7 @@ when an answer carries a scenario, so both drive one scenario.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": "", "response_len": "", "mean_doc_len": ""}
+                "framework": "megatron", "config_json": "", "params": "", "response_len": "",
+                "profile_json": "", "mean_doc_len": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -63,6 +65,8 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             raise ShardwiseInputError("give a parameter count such as 70B, or pick a model from the catalog")
     else:
         body["model"] = choice
+    if f.get("profile_json"):
+        body["profile"] = profile_json(f["profile_json"])
     if f.get("gpus_per_node"):
         body["gpus_per_node"] = _whole(f["gpus_per_node"], "GPUs per node")
     body["gpus"] = gpu_count(f, body.get("gpus_per_node"))
@@ -81,6 +85,18 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     if f.get("mean_doc_len"):
         body["mean_doc_len"] = _whole(f["mean_doc_len"], "mean document length")
     return RecommendRequest(**body)
+
+
+def profile_json(text: str) -> dict:
+    """The pasted calibration profile (validated by the request model like the REST body's)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ShardwiseInputError(f"the calibration profile is not JSON ({exc}); paste the file "
+                                  "`shardwise calibrate ... --save` wrote") from None
+    if not isinstance(value, dict):
+        raise ShardwiseInputError("the calibration profile must be a JSON object, as `shardwise calibrate --save` writes")
+    return value
 
 
 def gpu_count(f: dict[str, str], per_node: int | None) -> int:

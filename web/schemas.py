@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
@@ -62,6 +63,9 @@ class ScenarioRequest(_Body):
     mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                      description="packed sequences: mean document length in tokens, attended per "
                                                  "document (varlen flash attention); null = one per sequence")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="a calibration profile (the JSON `shardwise calibrate --save` writes): predictions "
+                                  "for its GPU/precision/framework and network use your cluster's measured scales")
 
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:
@@ -172,6 +176,8 @@ class ChatRequest(_Body):
     plan: dict[str, Any] | None = Field(
         default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
                                   "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="optional: a calibration profile (`shardwise calibrate --save`) for this message's tools")
 
 
 class ErrorResponse(_Body):

@@ -22,6 +22,7 @@ from ..state import ConversationState, advance_state
 from .defaults import unread_defaults
 from .entities import Entities, extract, normalise
 from .intents import Intent, classify, what_if_split, without_injection
+from .measured import measured_throughput
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
@@ -32,13 +33,13 @@ MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 class _Turn:
     """Collects one turn's tool calls as the same messages an LLM turn would store."""
 
-    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord):
-        self.reserve, self.record = reserve, record
+    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord, profile=None):
+        self.reserve, self.record, self.profile = reserve, record, profile
         self.events: list[ToolEvent] = []
 
     def call(self, name: str, arguments: dict) -> ToolOutcome:
         rid = self.reserve(1)[0]
-        outcome = dispatch(name, arguments, result_id=rid)
+        outcome = dispatch(name, arguments, result_id=rid, profile=self.profile)
         self.record.outcomes.append(outcome)
         call_id = f"call_{rid}"
         self.record.messages.append({"role": "assistant", "content": None, "tool_calls": [
@@ -59,14 +60,15 @@ def _plan_with(base: Plan | None, knobs: dict) -> Plan:
 
 
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
-                     record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+                     record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
+    """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
     e = extract(message)
     intent = classify(message, e, state)
     if intent.injected:  # what the user asks, without the instructions embedded for the assistant
         e = extract(without_injection(message))
         message = without_injection(message)
-    turn = _Turn(reserve, record)
+    turn = _Turn(reserve, record, profile)
     base_gpu = state.scenario.gpu if state.scenario else None
     base_gpus = state.scenario.gpus if state.scenario else None
     if intent.family == "export" and state.plan is not None:
@@ -161,6 +163,15 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
     if family == "memory" and intent.detail == "total_vs_active":
         return _total_vs_active(turn, e, state, scenario)
+
+    measured = measured_throughput(message)
+    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
+        base = state.plan if state.scenario is not None and scenario == state.scenario else None
+        knobs = e.plans[0] if e.plans else {}
+        plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
+        out = turn.call("calibrate_to_measurement", {"scenario": _scenario_args(scenario), "plan": plan.model_dump(),
+                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
+        return _result_or_error(out, "offline/calibrate.md.j2")
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         base = state.plan if state.scenario is not None and scenario == state.scenario else None

@@ -263,6 +263,28 @@ def test_the_chat_starts_from_the_form_so_why_not_tp8_compares_for_the_forms_sce
     page.close()
 
 
+def test_the_forms_calibration_profile_goes_with_the_chats_question(browser, site):
+    """A profile pasted into the form (not submitted) reaches /api/chat with the question, after the page
+    refreshes its results for the form, and the tools predict with it."""
+    import json
+
+    profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
+    errors: list[str] = []
+    page = new_page(browser, LAPTOP, errors)
+    sent: list[dict] = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/api/chat") else None)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.fill("#f-profile", json.dumps(profile))
+    ask(page, "what plan?", 0)
+    assert sent and sent[-1].get("profile") == profile
+    assert "Calibrated:" in page.inner_text("#results")  # the results the form refreshed used it too
+    assert "Calibrated: compute ×0.800" in page.locator("#chat .sw-assistant").last.locator(".sw-body").inner_text()
+    assert errors == []
+    page.close()
+
+
 def test_chat_on_a_phone(browser, site):
     page = new_page(browser, PHONE)
     page.goto(site + "/")

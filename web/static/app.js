@@ -44,12 +44,23 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok) { shownKey = JSON.stringify(formScenario()); touched = false; }
+      if (res.ok) {
+        shownKey = JSON.stringify(formScenario()); touched = false;
+        var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
+        if (chat && chat.setProfile) chat.setProfile(formProfile());  /* the profile the results were computed with */
+      }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
       button.removeAttribute("aria-busy");
     }
+  }
+
+  /* The calibration profile pasted in the form (the server accepted it with the results), for the chat too. */
+  function formProfile() {
+    var text = form.elements.profile_json ? form.elements.profile_json.value.trim() : "";
+    if (!text) return null;
+    try { return JSON.parse(text); } catch (e) { return null; }
   }
 
   function showError(message) {
@@ -199,6 +210,13 @@
       if (!f) return;
       if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a config.json is a few KB."); file.value = ""; return; }
       f.text().then(function (t) { form.elements.config_json.value = t; });
+    });
+    var profileFile = document.getElementById("f-profile-file");
+    if (profileFile) profileFile.addEventListener("change", function () {
+      var f = profileFile.files[0];
+      if (!f) return;
+      if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a profile is a few KB."); profileFile.value = ""; return; }
+      f.text().then(function (t) { form.elements.profile_json.value = t; });
     });
   }
   enhance(document);

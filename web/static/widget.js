@@ -143,6 +143,7 @@
        builds on a scenario the reader can no longer see. */
     var sessionId = null;
     var pendingContext = null;
+    var profile = null;  /* a calibration profile the page's form holds: sent with every question */
     var busy = false, controller = null;
 
     var mode = el("span", { className: "sw-mode", text: opts.mode || "" });
@@ -201,9 +202,11 @@
       controller = window.AbortController ? new AbortController() : null;
       var extra = pendingContext ? { scenario: pendingContext } : null;
       pendingContext = null;
-      /* The host page's {scenario, plan} when they changed; a promise, as the page may refresh its results first. */
+      /* The host page's {scenario, plan} when they changed; a promise, as the page may refresh its results first
+         (which may set the profile, so it is read after). */
       new Promise(function (ok) { ok(opts.context ? opts.context() : null); }).then(function (context) {
         if (context) extra = Object.assign(extra || {}, context);
+        if (profile) { extra = extra || {}; extra.profile = profile; }
         return streamChat(text, sessionId, extra, onEvent, controller && controller.signal);
       }).catch(function (err) {
         if (err && err.name === "AbortError") return;
@@ -267,6 +270,8 @@
       ask: ask,
       /* The page's form changed: the next question continues from that scenario. */
       setScenario: function (s) { pendingContext = s; },
+      /* A calibration profile (shardwise calibrate --save) for every later question; null drops it. */
+      setProfile: function (p) { profile = p || null; },
       get sessionId() { return sessionId; },
     };
   }
