@@ -37,15 +37,10 @@ def registry() -> dict:
     return tools
 
 
-def llm_tools() -> list:
-    """The tools the LLM is told about, in order (a tool with offered_to_llm=False is left out)."""
-    return [t for t in registry().values() if t.offered_to_llm]
-
-
 def tool_schemas() -> list[dict]:
     from .schema import tool_schema
 
-    return [tool_schema(t.name, t.description, t.args) for t in llm_tools()]
+    return [tool_schema(t.name, t.description, t.args) for t in registry().values()]
 
 
 def __getattr__(name):

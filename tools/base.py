@@ -51,6 +51,3 @@ class Tool(Generic[A, R]):
     run: Callable[[A], R]
     # The scenario this call used, for the session to carry into the next turn.
     scenario_of: Callable[[A], object] | None = field(default=None)
-    # Listed to the LLM (system prompt and tool schemas); False: the offline planner's only, for the
-    # prompt budget (tests/agent/test_prompt_budget.py). The dispatcher runs it either way.
-    offered_to_llm: bool = True

@@ -102,7 +102,4 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
 
 CALIBRATE = Tool(
     "calibrate_to_measurement", "Calibrate to a measured run.",
-    CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario,
-    # The offline planner's (agent/planner/measured.py): the LLM's prompt budget (2,500 o200k tokens, main's
-    # system prompt and schemas at 2,482 with a scenario on the table) has no room for a tenth tool.
-    offered_to_llm=False)
+    CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario)
