@@ -75,6 +75,7 @@ class AsyncOpenAIChatModel:
     _request_kwargs = OpenAIChatModel._request_kwargs
     _delay = staticmethod(OpenAIChatModel._delay)
     _as_model_error = OpenAIChatModel._as_model_error
+    _retry_delay = OpenAIChatModel._retry_delay
 
     def client(self) -> openai.AsyncOpenAI:
         if self._client is not None:
@@ -102,13 +103,7 @@ class AsyncOpenAIChatModel:
                         yield event
                 return
             except RETRYABLE as exc:
-                if shown_text or attempt >= self.config.max_retries:
-                    raise self._as_model_error(exc, attempt) from None
-                delay = self._delay(exc, attempt)
-                if time.monotonic() + delay >= deadline:
-                    raise ModelError(f"{self._as_model_error(exc, attempt)}; retrying would pass the answer's "
-                                     "time limit", kind="deadline") from None
-                await self._sleep(delay)
+                await self._sleep(self._retry_delay(exc, attempt, shown_text, deadline))
                 attempt += 1
             except openai.OpenAIError as exc:
                 raise self._as_model_error(exc, attempt) from None

@@ -51,16 +51,21 @@ class OpenAIChatModel:
                     yield event
                 return
             except RETRYABLE as exc:
-                if shown_text or attempt >= self.config.max_retries:
-                    raise self._as_model_error(exc, attempt) from None
-                delay = self._delay(exc, attempt)
-                if time.monotonic() + delay >= deadline:
-                    raise ModelError("the LLM endpoint kept failing and the answer's time limit ran out",
-                                     kind="deadline") from None
-                self._sleep(delay)
+                self._sleep(self._retry_delay(exc, attempt, shown_text, deadline))
                 attempt += 1
             except openai.OpenAIError as exc:
                 raise self._as_model_error(exc, attempt) from None
+
+    def _retry_delay(self, exc: Exception, attempt: int, shown_text: bool, deadline: float) -> float:
+        """How long to wait before retrying a failed request, or the ModelError that ends the answer:
+        never after text was shown, at most max_retries times, never past the deadline."""
+        if shown_text or attempt >= self.config.max_retries:
+            raise self._as_model_error(exc, attempt) from None
+        delay = self._delay(exc, attempt)
+        if time.monotonic() + delay >= deadline:
+            raise ModelError(f"{self._as_model_error(exc, attempt)}; retrying would pass the answer's time limit",
+                             kind="deadline") from None
+        return delay
 
     # -- one request ---------------------------------------------------------------------
     def _request_kwargs(self, messages: list[dict], tools: list[dict], deadline: float, stream: bool) -> dict:
