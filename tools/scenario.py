@@ -22,6 +22,16 @@ from ..engine.training import TrainingSetup
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
 DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
+# A LoRA/QLoRA fine-tune given no batch: 128 sequences per step, the default of the reference LoRA
+# instruction-tuning recipes — tloen/alpaca-lora `finetune.py` (`batch_size: int = 128`) and Stanford
+# Alpaca's fine-tune (Taori et al. 2023, README: "batch size 128"). A pre-training batch (1,024 sequences,
+# 4M tokens at 4k) would make a fine-tune's step minutes long.
+DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
+
+
+def default_global_batch(mode: str | None) -> int:
+    """Sequences per step when none is given: a fine-tune's for LoRA/QLoRA, else pre-training's."""
+    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in ("lora", "qlora") else DEFAULT_GLOBAL_BATCH
 
 
 class Args(BaseModel):
@@ -40,7 +50,8 @@ class Scenario(Args):
     gpus_per_node: int | None = None
     network: str | None = Field(None, description="network id, e.g. ib-ndr")
     seq_len: int | None = Field(None, description=f"tokens per sequence, 8k = 8192; default {DEFAULT_SEQ_LEN}")
-    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}")
+    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH} "
+                                        f"({DEFAULT_FINE_TUNE_GLOBAL_BATCH} for lora/qlora)")
     global_batch_tokens: str | None = Field(None, description="tokens per step instead, e.g. 4M")
     mode: Literal["full", "lora", "qlora"] | None = None
     lora_rank: int | None = None
@@ -93,7 +104,7 @@ class Scenario(Args):
             return global_batch_from_tokens(self.global_batch_tokens, seq_len)
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
-        return self.global_batch or DEFAULT_GLOBAL_BATCH
+        return self.global_batch or default_global_batch(self.mode)
 
 
 @dataclass(frozen=True)

@@ -110,12 +110,30 @@ def labelled_options(text: str) -> list[dict] | None:
     return [{**shared, **a}, {**shared, **b}]
 
 
+# Degrees said in words read as the abbreviations: "context parallel 2 or 4" is "cp 2 or 4", "8-way
+# tensor parallelism" is "tp 8", "a TP size of 4" is "tp=4".
+DIMENSION_WORDS = [(re.compile(rf"\b{word}[\s-]*parallel(?:ism)?\b(?:\s+(?:size|degree|dimension))?(?:\s+of\b)?"), abbr)
+                   for word, abbr in (("tensor", "tp"), ("pipeline", "pp"), ("context", "cp"), ("expert", "ep"),
+                                      ("sequence", "sp"), ("data", "dp"))]
+WAY = re.compile(r"\b(\d+)[\s-]*way\s+(tp|pp|cp|ep|vpp|etp)\b")
+SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?\s*(?=\d)")
+
+
+def knob_words(text: str) -> str:
+    """The text with parallel dimensions named in words written as their abbreviations."""
+    for pattern, abbr in DIMENSION_WORDS:
+        text = pattern.sub(abbr + " ", text)
+    text = WAY.sub(r"\2 \1", text)
+    return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
+
+
 def find_plans(text: str) -> list[dict]:
     """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
 
     Knobs named after a break in the sentence that follows the second plan (a parenthesis, a
     comma, "both", "with") apply to both plans; a plan named by several knobs is that plan.
     """
+    text = knob_words(text)
     options = labelled_options(text)
     if options:
         return options

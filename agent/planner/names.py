@@ -258,7 +258,11 @@ def find_export_format(text: str) -> str | None:
 
 
 def find_framework(text: str) -> str | None:
-    """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP")."""
+    """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
+    cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""
+    text = re.sub(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,1}(?:[\w-]+?)(?:'s)?\s+"
+                  r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b",
+                  " ", text)
     for framework, pattern in FRAMEWORK_WORDS.items():
         if re.search(pattern, text):
             return framework

@@ -19,13 +19,17 @@ from ...tools.scenario import Plan, Scenario
 from ..events import DeltaEvent, ToolEvent
 from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
+from ...engine import hardware_catalog
 from .defaults import unread_defaults
-from .entities import Entities, extract, normalise
-from .intents import Intent, classify, what_if_split, without_injection
+from .entities import Entities, normalise
+from .intents import Intent, what_if_split
+from .reading import compares_with_discussed, read
+from .understood import understood_line
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
 # The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
+MODE_NAMES = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
 MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 
 
@@ -61,19 +65,25 @@ def _plan_with(base: Plan | None, knobs: dict) -> Plan:
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
                      record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
     record.messages.append({"role": "user", "content": message})
-    e = extract(message)
-    intent = classify(message, e, state)
-    if intent.injected:  # what the user asks, without the instructions embedded for the assistant
-        e = extract(without_injection(message))
-        message = without_injection(message)
+    request = read(message, state)
+    message, e, intent = request.message, request.facts, request.intent
     turn = _Turn(reserve, record)
-    base_gpu = state.scenario.gpu if state.scenario else None
-    base_gpus = state.scenario.gpus if state.scenario else None
     if intent.family == "export" and state.plan is not None:
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
-    patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus, base_per_node=base_per_node(state))
+    patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state))
     scenario = patch.merged_over(state.scenario)
-    text = answer(intent, e, state, scenario, patch, turn, message)
+    if request.question:
+        text = render("offline/ask_reading.md.j2", question=request.question)
+    elif request.sides:
+        text = _side_by_side(turn, scenario, e, request.sides, state)
+    elif len(request.acts) > 1:
+        text = _acts_in_order(request, state, scenario, turn)
+    else:
+        act = request.acts[0] if request.acts else None
+        if act is not None and act.kind == "evaluate" and compares_with_discussed(message, e, state.plan is not None):
+            e.plans = [{}, e.plans[0]]  # one plan named in a comparison: against the plan under discussion
+            intent = Intent("compare", None, intent.injected)
+        text = answer(intent, e, state, scenario, patch, turn, message)
     used = next(({**o.arguments["scenario"], **{k: v for k, v in (o.arguments.get("change") or {}).items() if v is not None}}
                  for o in record.outcomes
                  if isinstance(o.arguments, dict) and isinstance(o.arguments.get("scenario"), dict)), None)
@@ -82,6 +92,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
     if e.network_unmatched and used:  # a network the catalog lacks: said, not replaced by another in silence
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
+    line = understood_line(record.outcomes)
+    if line:  # the scenario used, and which of its values were defaults
+        text = line + "\n\n" + text
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
@@ -92,6 +105,52 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)
+
+
+def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: _Turn) -> str:
+    """Each act of the message in the order asked, in one answer; an act's plan becomes the plan under
+    discussion for the acts after it ("what setup, and why not TP=8?": the winner against TP=8)."""
+    running = state.model_copy(update={"scenario": scenario}) if not scenario.missing() else state
+    parts = []
+    for act in request.acts:
+        e = act.entities
+        kind, detail = act.kind, act.detail
+        if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
+            kind, e.plans = "compare", [{}, e.plans[0]]
+        if kind == "export" and running.plan is not None:
+            e.framework = None
+        patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
+                                 base_per_node=base_per_node(running))
+        act_scenario = patch.merged_over(running.scenario) if kind != "what_if" else running.scenario or scenario
+        first = len(turn.record.outcomes)
+        parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
+        running = advance_state(running, turn.record.outcomes[first:])
+        if kind == "export" and turn.record.outcomes[first:] and turn.record.outcomes[-1].ok:
+            running = running.model_copy(update={"export_format": turn.record.outcomes[-1].result.format})
+    return "\n\n---\n\n".join(parts)
+
+
+def _side_by_side(turn: _Turn, scenario: Scenario, e: Entities, sides: tuple[dict, dict], state: ConversationState) -> str:
+    """Two scenarios that differ in one fact, each with its own best plan."""
+    results, names = [], []
+    for side in sides:
+        gpu = side.get("gpu") or scenario.gpu
+        if "nodes" in side:
+            node = scenario.gpus_per_node or hardware_catalog.get_gpu(gpu).gpus_per_node if gpu else None
+            side = {"gpus": side["nodes"] * node} if node else {}
+        one = Scenario(**side).merged_over(scenario)
+        if one.missing():
+            return render("offline/need_more.md.j2", missing=one.missing(), family="recommend",
+                          known=one.model_dump(exclude_none=True))
+        out = turn.call("recommend_plans", {"scenario": _scenario_args(one), "top_k": 1, "headroom": None,
+                                            "constraints": None})
+        if not out.ok:
+            return render("offline/tool_error.md.j2", outcome=out)
+        results.append(out.result)
+        value = next(iter(side.values()))
+        names.append(hardware_catalog.get_gpu(value).name if "gpu" in side else
+                     f"{value} GPUs" if "gpus" in side else MODE_NAMES.get(value, value))
+    return render("offline/side_by_side.md.j2", sides=list(zip(names, results)))
 
 
 def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
@@ -165,10 +224,11 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         base = state.plan if state.scenario is not None and scenario == state.scenario else None
         if family == "compare" and len(e.plans) == 2:
-            if not e.plans[0] and base is None:
+            if not e.plans[0] and state.plan is None:
                 return render("offline/need_plan.md.j2")
             same_layout = re.search(r"\bsame\b", normalise(message)) is not None
-            a = base if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
+            # "it / that / yours" is the plan under discussion, even where this message restates the setup
+            a = (base or state.plan) if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
             b = _side(turn, scenario, base, e.plans[1], same_layout)
             out = turn.call("compare_plans", {"scenario": _scenario_args(scenario), "plan_a": a.model_dump(),
                                               "plan_b": b.model_dump()})

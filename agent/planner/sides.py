@@ -1,0 +1,58 @@
+"""Two scenarios side by side: "H100 vs H200 for 405B on 1024 GPUs", "64 or 128 GPUs?", "LoRA or QLoRA
+on 2 A100s", "bf16 vs fp8". Two values of one scenario fact joined by a contrast word; everything
+else the message states is common to both sides. Plan knobs ("TP=4 vs TP=8") are plans, not
+scenarios, and are read by knobs.py."""
+
+from __future__ import annotations
+
+import re
+
+from .names import _gpu_patterns
+
+CONTRAST = re.compile(r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst|/)\s*")
+COUNT = r"(\d[\d,]*k?)\s*(?:x\s*)?"
+UNIT = r"(gpus?|cards|nodes?|boxes|servers)\b"
+MODES = {"qlora": "qlora", "q-lora": "qlora", "lora": "lora", "full fine-tune": "full", "full finetune": "full",
+         "full fine-tuning": "full", "full ft": "full", "full training": "full", "full": "full"}
+MODE = r"(q-?lora|lora|full\s+fine-?tun(?:e|ing)|full\s+ft|full\s+training|full)\b"
+PRECISION = r"(bf16|fp8)\b"
+
+
+def _gpu_at(text: str, at_end: bool) -> str | None:
+    """The GPU named at the end (left side) or the start (right side) of the text."""
+    for pattern, gpu_id in _gpu_patterns():
+        for m in pattern.finditer(text):
+            if (at_end and not text[m.end():].strip(" s'")) or (not at_end and not text[:m.start()].strip()):
+                return gpu_id
+    return None
+
+
+def _count(written: str) -> int:
+    written = written.replace(",", "")
+    return int(written[:-1]) * 1024 if written.endswith("k") else int(written)
+
+
+def scenario_sides(text: str) -> tuple[dict, dict] | None:
+    """({fact: value}, {fact: value}) for the two scenarios a (normalised) message contrasts, or None.
+    Count facts are {"gpus": n} or {"nodes": n}."""
+    for c in CONTRAST.finditer(text):
+        left, right = text[:c.start()], text[c.end():]
+        a, b = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
+        if a and b and a != b:
+            return {"gpu": a}, {"gpu": b}
+        la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
+        rb = re.match(rf"{COUNT}{UNIT}", right) or (re.match(rf"{COUNT}(?![\w.])", right) if la and la.group(2) else None)
+        if la and rb and (la.group(2) or rb.group(2)) and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero)\s*=?\s*$",
+                                                                       left[:la.start()]):
+            facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in (la.group(2), rb.group(2)) if u}
+            fact = facts.pop()
+            if not facts and _count(la.group(1)) != _count(rb.group(1)):  # "2 nodes / 16 GPUs" is one setup
+                return {fact: _count(la.group(1))}, {fact: _count(rb.group(1))}
+        for pattern, table in ((MODE, MODES), (PRECISION, None)):
+            ma, mb = re.search(rf"\b{pattern}$", left), re.match(pattern, right)
+            if ma and mb:
+                va, vb = (re.sub(r"\s+", " ", m.group(1)) for m in (ma, mb))
+                va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
+                if va != vb:
+                    return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
+    return None
