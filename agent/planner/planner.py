@@ -110,7 +110,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
 def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: _Turn) -> str:
     """Each act of the message in the order asked, in one answer; an act's plan becomes the plan under
     discussion for the acts after it ("what setup, and why not TP=8?": the winner against TP=8)."""
-    running = state.model_copy(update={"scenario": scenario}) if not scenario.missing() else state
+    shared = request.context.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
+                                            base_per_node=base_per_node(state)).merged_over(state.scenario)
+    running = state.model_copy(update={"scenario": shared}) if not shared.missing() else state
     parts = []
     for act in request.acts:
         e = act.entities
@@ -121,7 +123,8 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
             e.framework = None
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
                                  base_per_node=base_per_node(running))
-        act_scenario = patch.merged_over(running.scenario) if kind != "what_if" else running.scenario or scenario
+        # The message's scenario, read from the whole message, is every act's; a what-if reads its own change.
+        act_scenario = running.scenario or patch.merged_over(state.scenario)
         first = len(turn.record.outcomes)
         parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
         running = advance_state(running, turn.record.outcomes[first:])

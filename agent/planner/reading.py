@@ -26,11 +26,12 @@ from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
 from .entities import Entities, extract, normalise, own_words
-from .intents import Intent, classify, what_if_split, without_injection
+from .intents import EXPLAIN_STRONG, WHY_CONCEPT, Intent, classify, without_injection
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
 NOT_AN_ACT = GUARDS + ("list_models", "list_hardware")
+EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern)
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\s+of\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
@@ -58,6 +59,7 @@ class Request:
     acts: list[Act] = field(default_factory=list)
     sides: tuple[dict, dict] | None = None
     question: tuple[str, list[str]] | None = None  # (what is unclear, the readings offered)
+    context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
 
 
 def compares_with_discussed(clause: str, e: Entities, has_plan: bool) -> bool:
@@ -82,34 +84,62 @@ def read(message: str, state: ConversationState) -> Request:
         request.sides = scenario_sides(text)
         if request.sides:
             return request
-    acts = _clause_acts(text, e, state)
+    acts = _clause_acts(text, e, intent, state)
     if len(acts) < 2:
         acts = [Act(intent.family, message, e, intent.detail)]
+    else:
+        shared = text
+        for act in acts:
+            if act.kind == "what_if":
+                shared = shared.replace(act.clause, " ")
+        request.context = extract(shared)
     request.acts = acts
     return request
 
 
-def _clause_acts(text: str, e: Entities, state: ConversationState) -> list[Act]:
+# Families that answer the same kind of question; the whole message's reading must share one with its acts.
+CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory": "layout", "compare": "layout",
+         "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts"}
+
+
+def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
+    """The acts of a message with several requests, in order; [] when it asks one thing."""
     clauses = split_clauses(text)
     if len(clauses) < 2:
         return []
-    # The context of every clause: the scenario the message states, over the session's (not a what-if's change).
-    context = state.model_copy(update={"scenario": e.scenario_patch().merged_over(state.scenario)}) \
-        if e.has_scenario() and what_if_split(text) is None else state
+    context = state  # each clause is read with the scenario stated so far (a what-if's change left out)
     acts: list[Act] = []
+    carried = ""  # a clause that asks nothing ("64 gpus: tp4 pp2 or tp8 pp1.") is context for the next one
     for clause in clauses:
         if not asks(clause):
+            carried += clause + " "
             continue
+        clause, carried = carried + clause, ""
         ce = extract(clause)
-        family = classify(clause, ce, context)
-        kind = family.family
-        if kind in NOT_AN_ACT:
-            continue
+        reading = classify(clause, ce, context)
+        kind = reading.family
+        if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause):
+            if ce.has_scenario():
+                context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
+            continue  # a concept named in passing ("do we want EP?") is not a request to explain it
         has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare") for a in acts)
         if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan):
             kind = "compare"
-        if acts and (kind == acts[-1].kind and ce.plans == acts[-1].entities.plans
-                     or kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best")):
-            continue  # the same act again ("which is better, and why")
-        acts.append(Act(kind, clause, ce, family.detail))
-    return acts if len({a.kind for a in acts}) > 1 or len(acts) > 1 and any(a.entities.plans for a in acts) else []
+        if acts and kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best"):
+            continue  # "which is better, and why": the same act again
+        acts.append(Act(kind, clause, ce, reading.detail))
+        if kind != "what_if" and ce.has_scenario():
+            context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
+    # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison.
+    acts = [a for i, a in enumerate(acts) if not (a.kind in ("evaluate", "compare") and any(
+        b.kind == "compare" and a.entities.plans and all(any(p.items() <= q.items() for q in b.entities.plans)
+                                                         for p in a.entities.plans if p) for b in acts[i + 1:]))]
+    for act in acts:  # "explain interleaving? what does vpp=2 buy me, tp8 pp4": the concept on the plan named
+        if act.kind == "explain" and not act.entities.plans:
+            act.entities.plans = list(e.plans[:1])
+    acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
+                                                                 for b in acts))]
+    kinds = [a.kind for a in acts]
+    if len(set(kinds)) < 2 or CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
+        return []  # one request, or a reading the whole message does not support: read it as one
+    return acts

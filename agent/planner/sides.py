@@ -40,9 +40,11 @@ def scenario_sides(text: str) -> tuple[dict, dict] | None:
         a, b = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
         if a and b and a != b:
             return {"gpu": a}, {"gpu": b}
+        if c.group(0).strip() == "/":
+            continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
         la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
         rb = re.match(rf"{COUNT}{UNIT}", right) or (re.match(rf"{COUNT}(?![\w.])", right) if la and la.group(2) else None)
-        if la and rb and (la.group(2) or rb.group(2)) and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero)\s*=?\s*$",
+        if la and rb and (la.group(2) or rb.group(2)) and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero|gbs|bs|batch|ctx|context|seq|len)\s*[=:]?\s*$",
                                                                        left[:la.start()]):
             facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in (la.group(2), rb.group(2)) if u}
             fact = facts.pop()
