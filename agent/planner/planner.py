@@ -126,7 +126,12 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
         # The message's scenario, read from the whole message, is every act's; a what-if reads its own change.
         act_scenario = running.scenario or patch.merged_over(state.scenario)
         first = len(turn.record.outcomes)
-        parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
+        if kind == "memory" and detail is None and not e.plans and running.plan is None and not act_scenario.missing():
+            # "…, and walk me through the memory": the breakdown of the plan the tool recommends, in one call
+            out = turn.call("estimate_memory", {"scenario": _scenario_args(act_scenario), "plan": None})
+            parts.append(_result_or_error(out, "offline/memory.md.j2").strip())
+        else:
+            parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
         running = advance_state(running, turn.record.outcomes[first:])
         if kind == "export" and turn.record.outcomes[first:] and turn.record.outcomes[-1].ok:
             running = running.model_copy(update={"export_format": turn.record.outcomes[-1].result.format})
