@@ -20,7 +20,9 @@ COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|p
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
 ASKS = re.compile(rf"\?|^\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please)[,\s]+)*(?:{OPENERS})\b|"
                   r"\b(?:recommend|suggest|compare|explain|export|estimate|evaluate|check|review|give\s+me|"
-                  r"show\s+me|tell\s+me|need|want)\b")
+                  r"show\s+me|tell\s+me|need|want)\b|"
+                  r"\b(?:best|fastest|optimal|ideal|right|recommended)\s+(?:\w+\s+)?(?:plan|layout|setup|config|parallelism|"
+                  r"strategy|sharding)\b")
 MIN_WORDS = 3  # "and why?", "which?" add no request of their own
 
 

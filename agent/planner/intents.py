@@ -68,6 +68,8 @@ WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
 # "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
 WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
                          r"\bhow\s+come\b[^.?!]{0,60}?\b(?:lets?|makes?|allows?|enables?|gets?\s+away|saves?|cuts?)\b")
+# "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
+WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)")
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
@@ -204,8 +206,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("memory", "total_vs_active")  # "only 3B active, so why so much more memory than a 3B?"
     concept_of_knob = {"zero": "zero", "tp": "tensor_parallel", "pp": "pipeline_bubble", "cp": "context_parallel",
                        "ep": "expert_parallel", "vpp": "virtual_pipeline", "recompute": "activation_recompute"}
-    if not e.concept and WHY_CONCEPT.search(text) and len(e.plans) == 1 and len(e.plans[0]) == 1:
-        knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…" asks about ZeRO itself
+    if not e.concept and (WHY_CONCEPT.search(text) or WHAT_IS.search(text)) and len(e.plans) == 1 and len(e.plans[0]) == 1:
+        knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…", "what is ZeRO-3 doing": ZeRO itself
         if knob in concept_of_knob:
             e.concept = concept_of_knob[knob]
     if BREAKDOWN.search(text) and (has_scenario or new_scenario) and not e.plans:

@@ -250,7 +250,14 @@ def find_network(text: str) -> str | None:
     return None
 
 
+# A framework or recipe cited as where a plan comes from ("like the megatron recipes do", "as in the nemo
+# recipe", "per deepspeed's examples"): a source, not how the user trains or the file they want.
+CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?[\w-]+?(?:'s)?\s+"
+                   r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b")
+
+
 def find_export_format(text: str) -> str | None:
+    text = CITED.sub(" ", text)
     for fmt, pattern in EXPORT_WORDS.items():
         if re.search(pattern, text):
             return fmt
@@ -260,9 +267,7 @@ def find_export_format(text: str) -> str | None:
 def find_framework(text: str) -> str | None:
     """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
     cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""
-    text = re.sub(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,1}(?:[\w-]+?)(?:'s)?\s+"
-                  r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b",
-                  " ", text)
+    text = CITED.sub(" ", text)
     for framework, pattern in FRAMEWORK_WORDS.items():
         if re.search(pattern, text):
             return framework

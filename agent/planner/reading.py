@@ -75,10 +75,10 @@ def read(message: str, state: ConversationState) -> Request:
         e = extract(message)
     request = Request(message=message, facts=e, intent=intent)
     text = normalise(own_words(message))
-    if intent.family in GUARDS:
+    if intent.family in ("injection", "greeting", "help"):
         return request
     request.question = ask_reading(text, e, state)
-    if request.question:
+    if request.question or intent.family in GUARDS:
         return request
     if intent.family not in ("export", "lookup_model") and not e.plans:
         request.sides = scenario_sides(text)
@@ -100,6 +100,7 @@ def read(message: str, state: ConversationState) -> Request:
 # Families that answer the same kind of question; the whole message's reading must share one with its acts.
 CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory": "layout", "compare": "layout",
          "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts"}
+CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads as when its requests are mixed
 
 
 def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
@@ -140,6 +141,6 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
                                                                  for b in acts))]
     kinds = [a.kind for a in acts]
-    if len(set(kinds)) < 2 or CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
+    if len(set(kinds)) < 2 or intent.family not in CATCH_ALL and CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
         return []  # one request, or a reading the whole message does not support: read it as one
     return acts
