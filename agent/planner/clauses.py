@@ -18,7 +18,8 @@ OPENERS = (r"why|what|what's|whats|how|which|where|is|are|does|do|did|can|could|
 SENTENCE_END = re.compile(r"(?<!\d)[.?!;]+(?=\s|$)|(?<=\d)[?!;]+(?=\s|$)|\n+")
 COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+(?=(?:{OPENERS})\b)")
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
-ASKS = re.compile(rf"\?|^\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please)[,\s]+)*(?:{OPENERS})\b|"
+ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right)[,\s]+)*"
+                  rf"(?:{OPENERS})\b|"
                   r"\b(?:recommend|suggest|compare|explain|export|estimate|evaluate|check|review|give\s+me|"
                   r"show\s+me|tell\s+me|need|want)\b|"
                   r"\b(?:best|fastest|optimal|ideal|right|recommended)\s+(?:\w+\s+)?(?:plan|layout|setup|config|parallelism|"

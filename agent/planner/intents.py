@@ -61,18 +61,26 @@ EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\bto
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
                             r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
                             r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
-                            r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
+                            r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b|"
+                            # "how big is the bubble", "how is MFU counted for an MoE", "is ZeRO-3 the same thing as FSDP"
+                            r"\bhow\s+(?:big|large|bad)\s+is\b|\bhow\s+is\b[^.?!]{0,30}\b(?:counted|computed|calculated|measured|defined)\b|"
+                            r"\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b|\bthe\s+point\s+of\b")
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
+# Asking which plan to use ("whats the best setup, mb/recompute etc"): the knobs named are choices, not concepts.
+RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
+                           r"strategy|sharding|way)\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
 # "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
 WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
                          r"\bhow\s+come\b[^.?!]{0,60}?\b(?:lets?|makes?|allows?|enables?|gets?\s+away|saves?|cuts?)\b")
 # "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
-WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)")
+WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)|"
+                     r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b")
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
-    r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
+    r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b|"
+    r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:having|using|getting|running\s+on)\b")  # "losing vs having IB"
 # A change stated as news rather than asked as "what if": "the new cluster only has 25GbE", "getting a
 # quote for 16 H100s instead", "bump the batch to 8M tokens", "we only get half that many GPUs". The
 # change is the sentence the word is in; the sentences before it are the current setup.
@@ -195,7 +203,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.plans and REVIEW.search(text) and not re.search(r"\b(?:export|generate|write)\b", text):
         return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
-            EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want|pls|please)\b", text):
+            EXPORT.search(text) and re.search(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want|pls|please)\b", text):
         return Intent("export", e.export_format)
     if CONFIRM.search(text):
         return Intent("recommend", "ignore_plan")
@@ -218,9 +226,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
-    if e.concept and (not why or WHY_CONCEPT.search(text)) and (
+    if e.concept and (not why or WHY_CONCEPT.search(text) or re.search(r"\bexplain\b", text)) and (
             EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
-            or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))):
+            or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))
+            and not RECOMMEND_CUE.search(text)):
         return Intent("explain", e.concept)
     if len(e.plans) == 2:
         return Intent("compare")

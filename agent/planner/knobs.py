@@ -116,7 +116,11 @@ DIMENSION_WORDS = [(re.compile(rf"\b{word}[\s-]*parallel(?:ism)?\b(?:\s+(?:size|
                    for word, abbr in (("tensor", "tp"), ("pipeline", "pp"), ("context", "cp"), ("expert", "ep"),
                                       ("sequence", "sp"), ("data", "dp"))]
 WAY = re.compile(r"\b(\d+)[\s-]*way\s+(tp|pp|cp|ep|vpp|etp)\b")
-SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?\s*(?=\d)")
+GLUED = re.compile(r"(?<=\d)(?=(?:tp|pp|vpp|cp|ep|etp|mb|zero)\d)")
+NO_ZERO = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?zero\b(?!\s*[-=]?\s*\d)")
+# "no interleaving" is VPP=1; "interleaving of 2" / "interleaved 2" is VPP=2
+INTERLEAVING = re.compile(r"(\bno\s+|\bwithout\s+|(?<!\S)w/o\s+)?\binterleav(?:ing|ed)(?:\s+(?:1f1b|pipeline|schedule|stages?))?\b(?=\s*(?:of|=|:)?\s*\d|(?<=no interleaving)|(?<=without interleaving)|(?<=w/o interleaving))")
+SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?|of)\s*(?=\d)")
 
 
 def knob_words(text: str) -> str:
@@ -124,6 +128,9 @@ def knob_words(text: str) -> str:
     for pattern, abbr in DIMENSION_WORDS:
         text = pattern.sub(abbr + " ", text)
     text = WAY.sub(r"\2 \1", text)
+    text = GLUED.sub(" ", text)  # "tp4pp2" is "tp4 pp2"
+    text = NO_ZERO.sub("zero 0", text)  # "plain ddp w/o any zero": ZeRO stage 0
+    text = INTERLEAVING.sub(lambda m: "vpp 1" if m.group(1) else "vpp", text)
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
 
 

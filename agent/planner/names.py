@@ -54,7 +54,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
     (r"bubble", "pipeline_bubble"),
     (r"sequence[\s\-]?parallel|\bsp\b(?!\s*[=:]?\s*\d)", "sequence_parallel"),
     (r"context[\s\-]?parallel|ring[\s\-]?attention|\bcp\b(?!\s*[=:]?\s*\d)", "context_parallel"),
-    (r"expert[\s\-]?parallel|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
+    (r"expert[\s\-]?parallel|\be?tp\b(?<=etp)(?!\s*[=:]?\s*\d)|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
     (r"\bfsdp\b|fully[\s\-]?sharded", "fsdp"),
     (r"\bzero\b(?!\s*(?:stage\s*)?[=:\-]?\s*[0-3])|zero[\s\-]?redundancy|\bwhat\s+does\s+zero|\bexplain\s+zero", "zero"),
     (r"recomput|checkpointing|rematerial|\bremat\b|\b(?:act(?:ivations?)?|grad(?:ient)?|selective)[\s_-]*ckpt\b", "activation_recompute"),
@@ -130,7 +130,9 @@ def find_model(text: str) -> tuple[str | None, str]:
 
 def find_params(text: str) -> tuple[str | None, str | None]:
     """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
-    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)", text)
+    # "for 70b-class models", "70B-scale runs", "like other 8b models": a size class cited, not the model trained
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)"
+                  r"(?!\s*-?\s*(?:class|scale|range|sized?|ish)\b|\s+models\b)", text)
     if not m:
         return None, None
     unit = m.group(2) or m.group(3)
@@ -182,7 +184,7 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
                 total = per_node > hardware_catalog.get_gpu(gpu_id).gpus_per_node and not (linked or each)
                 counts = {"nodes": _count(n.group(1)), ("gpus" if total else "gpus_per_node"): per_node}
                 start = n.start()
-        node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?)\b", after)
+        node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?|racks?|pods?|systems?)\b", after)
         if "gpus" in counts and node_after:
             word = c.group(1)
             if word in NUMBER_WORDS or re.search(r"\b(?:one|single|a|an|1)\s+$", before[:c.start()]):

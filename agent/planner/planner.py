@@ -29,6 +29,10 @@ from .understood import understood_line
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
 CAPABILITIES = "offline/_capabilities.md.j2"
 # The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
+# Words that keep the plan under discussion and change one knob: "same layout", "would vpp=3 help", "keep the rest"
+SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
+REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
+                    r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
 MODE_NAMES = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
 MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 
@@ -99,8 +103,6 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
-    if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:
-        new_state = new_state.model_copy(update={"export_format": record.outcomes[-1].result.format})
     record.state = new_state
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
@@ -123,8 +125,13 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
             e.framework = None
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
                                  base_per_node=base_per_node(running))
-        # The message's scenario, read from the whole message, is every act's; a what-if reads its own change.
-        act_scenario = running.scenario or patch.merged_over(state.scenario)
+        # Each act runs on the scenario so far with what its own clause states ("does that plan fit on 32 H200s?");
+        # the model is the whole message's ("a 70B … for llama 3 70b" is one model). A what-if reads its own change.
+        own = patch.model_dump(exclude_none=True)
+        if request.facts.model or request.facts.params:
+            own.pop("model", None), own.pop("params", None)
+        act_scenario = (running.scenario or patch.merged_over(state.scenario)) if kind == "what_if" or running.scenario is None \
+            else Scenario(**own).merged_over(running.scenario)
         first = len(turn.record.outcomes)
         if kind == "memory" and detail is None and not e.plans and running.plan is None and not act_scenario.missing():
             # "…, and walk me through the memory": the breakdown of the plan the tool recommends, in one call
@@ -133,8 +140,8 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
         else:
             parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
         running = advance_state(running, turn.record.outcomes[first:])
-        if kind == "export" and turn.record.outcomes[first:] and turn.record.outcomes[-1].ok:
-            running = running.model_copy(update={"export_format": turn.record.outcomes[-1].result.format})
+    if running.plan is not None and any(a.kind in ("recommend", "what_if") for a in request.acts):
+        parts.append(f"**Recommended plan:** `{running.plan.label()}` [{running.plan_result}]")  # the plan on the table now
     return "\n\n---\n\n".join(parts)
 
 
@@ -230,11 +237,13 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return _total_vs_active(turn, e, state, scenario)
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
-        base = state.plan if state.scenario is not None and scenario == state.scenario else None
+        # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?")
+        base = state.plan if state.scenario is not None and scenario == state.scenario or REFERS.search(normalise(message)) \
+            else None
         if family == "compare" and len(e.plans) == 2:
             if not e.plans[0] and state.plan is None:
                 return render("offline/need_plan.md.j2")
-            same_layout = re.search(r"\bsame\b", normalise(message)) is not None
+            same_layout = SAME_LAYOUT.search(normalise(message)) is not None
             # "it / that / yours" is the plan under discussion, even where this message restates the setup
             a = (base or state.plan) if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
             b = _side(turn, scenario, base, e.plans[1], same_layout)

@@ -31,11 +31,25 @@ from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
 NOT_AN_ACT = GUARDS + ("list_models", "list_hardware")
-EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern)
+EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern + r"|\bwhat'?s\b|\bwhats\b|\bthe\s+point\s+of\b|"
+                         r"\bsame\s+(?:thing\s+)?as\b|\bhow\s+is\b[^.?!]{0,30}\b(?:counted|computed|measured|defined)\b|"
+                         r"\bactually\s+(?:do|does|doing|shard\w*|mean\w*)\b")
+# A request for the best plan worded as an alternative to one named or assumed: "what would you pick
+# instead", "is there anything faster", "something better than both", "the closest thing that fits",
+# "how far off the best plan are we", "best way to split it".
+ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|do|go\s+with|recommend)\b|"
+                         r"\b(?:anything|something|a\s+plan|a\s+layout|one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
+                         r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
+                         r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
+                         r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b")
+PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
+RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
+                           r"strategy|sharding|way)\b")
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
-                         r"\bagainst\b|\binstead\s+of\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
-                         r"\bwhich\s+(?:is|one|wins)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
+                         r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
+                         r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+)?(?:faster|slower|better|quicker)\b|"
+                         r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
 # What, in the user's words, is the plan under discussion (the last recommended, evaluated, what-if
 # winner or exported plan): "it", "that", "yours", "the winner", "what you picked", "the recommended one".
 DISCUSSED = re.compile(r"\b(?:it|that(?:\s+one|\s+plan)?|this(?:\s+one|\s+plan)?|yours|ours|the\s+winner|your\s+(?:plan|pick|choice|"
@@ -87,7 +101,9 @@ def read(message: str, state: ConversationState) -> Request:
     acts = _clause_acts(text, e, intent, state)
     if len(acts) < 2:
         acts = [Act(intent.family, message, e, intent.detail)]
-    else:
+        if intent.family == "export" and state.plan is None and PLAN_TOO.search(text):
+            acts.insert(0, Act("recommend", message, _with_plans(e, []), None))  # "the plan + megatron args for it"
+    if len(acts) > 1:
         shared = text
         for act in acts:
             if act.kind == "what_if":
@@ -101,6 +117,12 @@ def read(message: str, state: ConversationState) -> Request:
 CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory": "layout", "compare": "layout",
          "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts"}
 CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads as when its requests are mixed
+
+
+def _with_plans(e: Entities, plans: list[dict]) -> Entities:
+    out = extract("")
+    out.plans = plans
+    return out
 
 
 def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
@@ -117,8 +139,20 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             continue
         clause, carried = carried + clause, ""
         ce = extract(clause)
+        ce.export_format = ce.export_format or e.export_format  # "… deepspeed: …? and gimme the json"
         reading = classify(clause, ce, context)
         kind = reading.family
+        if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
+            # the best plan, unconstrained; a plan this clause names is compared with it afterwards
+            named = [p for p in ce.plans if p]
+            acts.append(Act("recommend", clause, extract(""), None))
+            if named and kind != "compare":
+                acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))
+            elif kind == "compare":
+                acts.append(Act("compare", clause, ce, None))
+            continue
+        if kind == "explain" and RECOMMEND_CUE.search(clause) and not EXPLAIN_STRONG.search(clause):
+            kind = "recommend"  # "whats the best setup, mb/recompute etc": the knobs are what to choose, not concepts
         if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause):
             if ce.has_scenario():
                 context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
