@@ -19,6 +19,8 @@ class ConversationState(BaseModel):
     plan_result: str | None = Field(None, description="the result id it came from")
     alternatives: list[Plan] = Field(default_factory=list, description="runner-up plans of the last recommendation")
     export_format: str | None = Field(None, description="the config format asked for last")
+    user_plan: Plan | None = Field(None, description="the plan the user said they run ('we run tp8 pp4 …'): what "
+                                                      "'our setup' / 'our current plan' means")
 
     @classmethod
     def load(cls, data: dict | None) -> "ConversationState":

@@ -15,7 +15,7 @@ import re
 OPENERS = (r"why|what|what's|whats|how|which|where|is|are|does|do|did|can|could|would|will|should|shall|"
            r"give|show|export|compare|explain|tell|list|estimate|generate|write|send|dump|print|break|"
            r"recommend|suggest|pick|check|evaluate|walk|also|then|and|if")
-SENTENCE_END = re.compile(r"(?<!\d)[.?!;]+(?=\s|$)|(?<=\d)[?!;]+(?=\s|$)|\n+")
+SENTENCE_END = re.compile(r"[.?!;]+(?=\s|$)|\n+")  # "2.5" has no space after its point
 COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+(?=(?:{OPENERS})\b)")
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
 ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right)[,\s]+)*"

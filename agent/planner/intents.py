@@ -77,6 +77,9 @@ WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
 # "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
 WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)|"
                      r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b")
+# A metric judged ("MFU looks low", "the bubble seems huge"): why it is what it is
+METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\s+|pretty\s+|quite\s+|kinda\s+|very\s+)?"
+                           r"(?:low|high|bad|poor|big|huge|large|small|terrible)\b")
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b|"
@@ -226,6 +229,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
+    if e.concept in ("mfu", "pipeline_bubble", "memory_breakdown") and why and METRIC_JUDGED.search(text) and not e.plans:
+        return Intent("explain", e.concept)  # "MFU on that looks low. why, is it the MoE?": the metric explained
     if e.concept and (not why or WHY_CONCEPT.search(text) or re.search(r"\bexplain\b", text)) and (
             EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
             or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))

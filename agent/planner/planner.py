@@ -23,7 +23,7 @@ from ...engine import hardware_catalog
 from .defaults import unread_defaults
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
-from .reading import compares_with_discussed, read
+from .reading import COMPARE_STRONG, REFERS, compares_with_discussed, read
 from .understood import understood_line
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
@@ -31,8 +31,10 @@ CAPABILITIES = "offline/_capabilities.md.j2"
 # The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
 # Words that keep the plan under discussion and change one knob: "same layout", "would vpp=3 help", "keep the rest"
 SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
-REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
-                    r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
+# The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
+OURS = re.compile(r"\bwe(?:'re|\s+are)?\s+(?:currently\s+)?(?:run|running|use|using|train|training|have|do)\b|\bour\s+(?:current\s+)?"
+                  r"(?:setup|plan|config|layout|run|job)\b|\bcurrently\b")
+OUR_PLAN = re.compile(r"\bour\s+(?:current\s+|own\s+|existing\s+)?(?:setup|plan|config|layout)\b|\bwhat\s+we\s+(?:run|have|use)\b")
 MODE_NAMES = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
 MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 
@@ -84,7 +86,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = _acts_in_order(request, state, scenario, turn)
     else:
         act = request.acts[0] if request.acts else None
-        if act is not None and act.kind == "evaluate" and compares_with_discussed(message, e, state.plan is not None):
+        if act is not None and (act.kind in ("evaluate", "memory") and compares_with_discussed(message, e, state.plan is not None)
+                                or act.kind == "explain" and state.plan is not None and len(e.plans) == 1 and e.plans[0]
+                                and COMPARE_STRONG.search(normalise(message))):
             e.plans = [{}, e.plans[0]]  # one plan named in a comparison: against the plan under discussion
             intent = Intent("compare", None, intent.injected)
         text = answer(intent, e, state, scenario, patch, turn, message)
@@ -103,6 +107,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
+    if OURS.search(normalise(message)) and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+        new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
@@ -140,6 +146,8 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
         else:
             parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
         running = advance_state(running, turn.record.outcomes[first:])
+        if kind == "explain" and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+            running = running.model_copy(update={"plan": Plan(**e.plans[0])})  # the user's plan the concept was shown on
     if running.plan is not None and any(a.kind in ("recommend", "what_if") for a in request.acts):
         parts.append(f"**Recommended plan:** `{running.plan.label()}` [{running.plan_result}]")  # the plan on the table now
     return "\n\n---\n\n".join(parts)
@@ -237,9 +245,12 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return _total_vs_active(turn, e, state, scenario)
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
-        # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?")
+        # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");
+        # "our current setup" is the plan the user said they run
         base = state.plan if state.scenario is not None and scenario == state.scenario or REFERS.search(normalise(message)) \
             else None
+        if state.user_plan is not None and OUR_PLAN.search(normalise(message)):
+            base = state.user_plan
         if family == "compare" and len(e.plans) == 2:
             if not e.plans[0] and state.plan is None:
                 return render("offline/need_plan.md.j2")

@@ -42,6 +42,13 @@ ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|d
                          r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
                          r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
                          r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b")
+# The plan under discussion named by pointing at it, also on new hardware: "does that plan (same degrees) fit on H200s?"
+REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
+                    r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
+FIT = re.compile(r"\bfits?\b|\boom\b|\bmemory\b")
+# A comparison said outright, even beside words that usually ask for a concept ("vs no interleaving, how much do we lose?")
+COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:to|with)\b|"
+                            r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
                            r"strategy|sharding|way)\b")
@@ -128,8 +135,6 @@ def _with_plans(e: Entities, plans: list[dict]) -> Entities:
 def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
     """The acts of a message with several requests, in order; [] when it asks one thing."""
     clauses = split_clauses(text)
-    if len(clauses) < 2:
-        return []
     context = state  # each clause is read with the scenario stated so far (a what-if's change left out)
     acts: list[Act] = []
     carried = ""  # a clause that asks nothing ("64 gpus: tp4 pp2 or tp8 pp1.") is context for the next one
@@ -142,6 +147,10 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         ce.export_format = ce.export_format or e.export_format  # "… deepspeed: …? and gimme the json"
         reading = classify(clause, ce, context)
         kind = reading.family
+        has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare")
+                                                   or a.entities.plans for a in acts)
+        if kind != "what_if" and ce.has_scenario():  # what this clause states is the setup from here on
+            context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
         if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
             # the best plan, unconstrained; a plan this clause names is compared with it afterwards
             named = [p for p in ce.plans if p]
@@ -153,18 +162,16 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             continue
         if kind == "explain" and RECOMMEND_CUE.search(clause) and not EXPLAIN_STRONG.search(clause):
             kind = "recommend"  # "whats the best setup, mb/recompute etc": the knobs are what to choose, not concepts
+        if kind == "recommend" and has_plan and REFERS.search(clause):
+            kind = "memory" if FIT.search(clause) else "evaluate"  # "does that plan (same degrees) fit on 32 H200s?"
         if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause):
-            if ce.has_scenario():
-                context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
             continue  # a concept named in passing ("do we want EP?") is not a request to explain it
-        has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare") for a in acts)
-        if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan):
+        if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan) or \
+                kind == "explain" and has_plan and len(ce.plans) == 1 and COMPARE_STRONG.search(clause):
             kind = "compare"
         if acts and kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best"):
             continue  # "which is better, and why": the same act again
         acts.append(Act(kind, clause, ce, reading.detail))
-        if kind != "what_if" and ce.has_scenario():
-            context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
     # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison.
     acts = [a for i, a in enumerate(acts) if not (a.kind in ("evaluate", "compare") and any(
         b.kind == "compare" and a.entities.plans and all(any(p.items() <= q.items() for q in b.entities.plans)
