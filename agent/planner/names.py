@@ -255,7 +255,11 @@ def find_network(text: str) -> str | None:
 # A framework or recipe cited as where a plan comes from ("like the megatron recipes do", "as in the nemo
 # recipe", "per deepspeed's examples"): a source, not how the user trains or the file they want.
 CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?[\w-]+?(?:'s)?\s+"
-                   r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b")
+                   r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b|"
+                   # the other side of a comparison is a layout: "why would that beat plain fsdp (zero3, no tp)"
+                   r"\b(?:beats?|vs\.?|versus|than|instead\s+of|compared\s+(?:to|with))\s+(?:a\s+|the\s+)?(?:plain|pure|vanilla)\s+(?:fsdp2?|ddp)\b|"
+                   # a framework as the subject of a concept question: "is zero-3 basically the same thing as fsdp?"
+                   r"\bsame\s+(?:thing\s+)?as\s+(?:plain\s+)?(?:fsdp2?|deepspeed|megatron)\b")
 
 
 def find_export_format(text: str) -> str | None:

@@ -41,7 +41,8 @@ ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|d
                          r"\b(?:anything|something|a\s+plan|a\s+layout|one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
                          r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
                          r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
-                         r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b")
+                         r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b|"
+                         r"\b(?:what|which)\s+(?:one\s+)?would\s+(?:you|u)\s+(?:\w+\s+)?(?:run|pick|choose|use|go\s+with|recommend)\b")
 # The plan under discussion named by pointing at it, also on new hardware: "does that plan (same degrees) fit on H200s?"
 REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
                     r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
@@ -147,6 +148,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         ce.export_format = ce.export_format or e.export_format  # "… deepspeed: …? and gimme the json"
         reading = classify(clause, ce, context)
         kind = reading.family
+        if kind == "what_if" and (context.scenario is None or context.scenario.missing()):
+            kind = "recommend"  # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states the setup
         has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare")
                                                    or a.entities.plans for a in acts)
         if kind != "what_if" and ce.has_scenario():  # what this clause states is the setup from here on
