@@ -26,7 +26,7 @@ from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
 from .entities import Entities, extract, normalise, own_words
-from .intents import EXPLAIN_STRONG, WHY_CONCEPT, Intent, classify, without_injection
+from .intents import EXPLAIN_STRONG, WHY_CONCEPT, Intent, classify, what_if_split, without_injection
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
@@ -46,6 +46,7 @@ ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|d
 # The plan under discussion named by pointing at it, also on new hardware: "does that plan (same degrees) fit on H200s?"
 REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
                     r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
+METRIC = re.compile(r"\bmfu\b|\bthroughput\b|\bstep\s*time\b|\btokens?\s*/\s*s\b|\bhow\s+(?:fast|slow|quick)\b|\bhow\s+long\b")
 FIT = re.compile(r"\bfits?\b|\boom\b|\bmemory\b")
 # A comparison said outright, even beside words that usually ask for a concept ("vs no interleaving, how much do we lose?")
 COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:to|with)\b|"
@@ -148,8 +149,12 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         ce.export_format = ce.export_format or e.export_format  # "… deepspeed: …? and gimme the json"
         reading = classify(clause, ce, context)
         kind = reading.family
-        if kind == "what_if" and (context.scenario is None or context.scenario.missing()):
-            kind = "recommend"  # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states the setup
+        if kind == "what_if":
+            split = what_if_split(clause)  # "<setup> -> if we double gbs …": the setup before the change is context
+            if split is not None and split[0].has_scenario():
+                context = context.model_copy(update={"scenario": split[0].scenario_patch().merged_over(context.scenario)})
+            if context.scenario is None or context.scenario.missing():
+                kind = "recommend"  # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states it
         has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare")
                                                    or a.entities.plans for a in acts)
         if kind != "what_if" and ce.has_scenario():  # what this clause states is the setup from here on
@@ -167,6 +172,13 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             kind = "recommend"  # "whats the best setup, mb/recompute etc": the knobs are what to choose, not concepts
         if kind == "recommend" and has_plan and REFERS.search(clause):
             kind = "memory" if FIT.search(clause) else "evaluate"  # "does that plan (same degrees) fit on 32 H200s?"
+        named_before = next((a.entities.plans[0] for a in reversed(acts) if len(a.entities.plans) == 1 and a.entities.plans[0]), None)
+        if named_before and not ce.plans and METRIC.search(clause) and kind not in ("explain", "what_if", "export"):
+            # "does it fit, and what MFU should we expect?": the numbers of the plan just named
+            if acts[-1].kind in ("evaluate", "memory") and acts[-1].entities.plans == [named_before]:
+                acts[-1].kind = "evaluate"
+                continue
+            kind, ce.plans = "evaluate", [named_before]
         if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause):
             continue  # a concept named in passing ("do we want EP?") is not a request to explain it
         if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan) or \
