@@ -19,6 +19,7 @@ winner?". With one act, the whole message is classified as one (intents.py), as 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -129,9 +130,8 @@ CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads 
 
 
 def _with_plans(e: Entities, plans: list[dict]) -> Entities:
-    out = extract("")
-    out.plans = plans
-    return out
+    """The same facts with other plans (a recommendation takes no constraints from the plan it is compared with)."""
+    return dataclasses.replace(e, plans=plans)
 
 
 def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
@@ -162,7 +162,7 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
             # the best plan, unconstrained; a plan this clause names is compared with it afterwards
             named = [p for p in ce.plans if p]
-            acts.append(Act("recommend", clause, extract(""), None))
+            acts.append(Act("recommend", clause, _with_plans(ce, []), None))
             if named and kind != "compare":
                 acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))
             elif kind == "compare":

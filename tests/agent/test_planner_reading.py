@@ -1,0 +1,208 @@
+"""The offline planner's reading model (agent/planner/reading.py) end to end through ChatService: several
+requests in one message answered in the order asked, follow-ups about the plan on the table, two
+scenarios side by side, one short question when a message reads two ways, the "understood" line and a
+fine-tune's default batch. Phrasings are our own, not the eval cases'. Expected values come from the
+sentences (read by hand) or from an earlier tool result of the same conversation (the plan the
+follow-up points at), never from the planner's own reading."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.agent.events import DoneEvent
+from shardwise.agent.planner.clauses import split_clauses
+from shardwise.agent.planner.entities import normalise
+from shardwise.agent.planner.knobs import find_plans
+from shardwise.agent.planner.sides import scenario_sides
+
+KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "micro_batch", "recompute")
+
+
+def ask(service, *messages):
+    """[(tool calls [(name, arguments, result)], answer)] for each turn of one conversation."""
+    session, out = None, []
+    for message in messages:
+        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
+        session = done.session_id
+        out.append(([(c["name"], c["arguments"], c.get("result")) for c in done.tool_calls], done.answer))
+    return out
+
+
+def names(calls) -> list[str]:
+    return [name for name, _, _ in calls]
+
+
+def is_plan(args_plan: dict, strategy: dict) -> bool:
+    """A plan passed to a tool is the one a result reported (StrategySummary: zero is `zero_stage`)."""
+    return all(args_plan[k] == strategy[k] for k in KNOBS) and args_plan["zero"] == strategy["zero_stage"]
+
+
+# ---- several requests in one message, in the order asked -----------------------------------------------
+
+def test_what_setup_and_why_not_a_degree_recommends_then_compares_the_winner(make_service):
+    [(calls, answer)] = ask(make_service(), "Fine-tuning Mistral 7B fully on 8 H100s with 2k sequences. Which layout "
+                                            "would you go with, and why not pipeline parallel 2?")
+    assert names(calls) == ["recommend_plans", "recommend_plans", "compare_plans"]
+    first, pinned, compare = calls
+    assert first[1]["constraints"] is None and pinned[1]["constraints"] == {"pp": 2}
+    assert first[1]["scenario"]["seq_len"] == 2 * 1024 and first[1]["scenario"]["gpus"] == 8
+    assert is_plan(compare[1]["plan_a"], first[2]["best"]["strategy"])  # the winner …
+    assert is_plan(compare[1]["plan_b"], pinned[2]["best"]["strategy"]) and compare[1]["plan_b"]["pp"] == 2  # … vs PP=2
+    assert answer.index("[R1]") < answer.index("[R3]")  # answered in the order asked
+
+
+def test_plan_then_what_if_then_export_of_the_what_if_winner(make_service):
+    [(calls, _)] = ask(make_service(), "best plan for llama 3 8b on 16 a100s, then what if we upgraded to H200s, "
+                                       "and export the torchtitan toml for it")
+    assert names(calls) == ["recommend_plans", "what_if", "export_config"]
+    assert calls[1][1]["change"]["gpu"] == "h200" and calls[1][1]["scenario"]["gpu"] == "a100-80gb"
+    export = calls[2][1]
+    assert export["format"] == "torchtitan" and export["scenario"]["gpu"] == "h200"
+    assert is_plan(export["plan"], calls[1][2]["after_best"]["strategy"])  # "it" is the what-if's winner
+
+
+def test_best_layout_then_memory_per_gpu(make_service):
+    [(calls, _)] = ask(make_service(), "phi-4 on 4 L40S. best layout? also how much memory does each gpu need")
+    assert names(calls) == ["recommend_plans", "estimate_memory"]
+    assert calls[1][1]["scenario"]["gpu"] == "l40s" and calls[1][1]["scenario"]["gpus"] == 4
+
+
+def test_a_concept_then_a_plan(make_service):
+    [(calls, _)] = ask(make_service(), "what is ZeRO-3 actually doing, and which stage would you pick for "
+                                       "llama 3 8b on 8 H100?")
+    assert names(calls) == ["explain_concept", "recommend_plans"]
+    assert calls[0][1]["concept"] == "zero" and calls[0][1]["scenario"]["gpus"] == 8
+
+
+def test_a_named_plan_checked_then_something_faster_asked_for(make_service):
+    [(calls, _)] = ask(make_service(), "we run mistral 7b on 16 a100 with tp2 pp2 zero1 mb1, 4k, gbs 256. "
+                                       "is there anything faster?")
+    assert names(calls) == ["recommend_plans", "compare_plans"]
+    assert calls[0][1]["constraints"] is None  # the best plan, not the best with their degrees
+    ours = {"tp": 2, "pp": 2, "zero": 1, "micro_batch": 1}
+    assert {k: calls[1][1]["plan_b"][k] for k in ours} == ours
+    assert is_plan(calls[1][1]["plan_a"], calls[0][2]["best"]["strategy"])
+
+
+# ---- follow-ups about the plan on the table --------------------------------------------------------------
+
+def test_a_plan_cited_from_a_recipe_is_compared_with_the_one_on_the_table(make_service):
+    [(first, _), (calls, answer)] = ask(make_service(), "Llama 3.1 70B on 64 H100s, 8k context",
+                                        "how does it stack up against TP=4 PP=2 as in the nemo recipe?")
+    assert names(calls) == ["compare_plans"]  # not a NeMo export: the recipe is where the plan comes from
+    args = calls[0][1]
+    assert is_plan(args["plan_a"], first[0][2]["best"]["strategy"])
+    assert (args["plan_b"]["tp"], args["plan_b"]["pp"]) == (4, 2)
+    assert args["scenario"]["framework"] is None
+
+
+def test_why_not_a_degree_after_a_what_if_compares_with_the_what_if_winner(make_service):
+    turns = ask(make_service(), "llama 3 8b on 16 a100", "what if we had twice the gpus?", "why not TP=8 for that?")
+    (_, _), (what_if, _), (calls, _) = turns
+    assert what_if[0][1]["change"]["gpus"] == 32
+    compare = calls[-1]
+    assert compare[0] == "compare_plans" and compare[1]["scenario"]["gpus"] == 32
+    assert is_plan(compare[1]["plan_a"], what_if[0][2]["after_best"]["strategy"])
+    assert compare[1]["plan_b"]["tp"] == 8
+
+
+def test_degrees_in_words_two_values_of_one_knob(make_service):
+    [_, (calls, _)] = ask(make_service(), "mixtral 8x7b on 32 h100", "expert parallel 4 or 8 - which wins?")
+    compare = calls[-1][1]
+    assert calls[-1][0] == "compare_plans" and (compare["plan_a"]["ep"], compare["plan_b"]["ep"]) == (4, 8)
+
+
+def test_our_current_setup_is_the_plan_the_user_said_they_run(make_service):
+    _, (calls, _) = ask(make_service(), "we run mistral 7b on 16 a100 with tp2 pp2 zero1 mb1, 4k, gbs 256. "
+                                        "is there anything faster?", "and our current setup with mb 2?")
+    assert names(calls) == ["evaluate_plan"]
+    plan = calls[0][1]["plan"]
+    assert {k: plan[k] for k in ("tp", "pp", "zero", "micro_batch")} == {"tp": 2, "pp": 2, "zero": 1, "micro_batch": 2}
+
+
+def test_that_plan_on_other_hardware(make_service):
+    [(calls, _)] = ask(make_service(), "qwen2.5-32b on 16 h200s, 4k: what plan do you get, and does that plan "
+                                       "even fit on 16 a100 40gb?")
+    assert names(calls) == ["recommend_plans", "estimate_memory"]
+    memory = calls[1][1]
+    assert memory["scenario"]["gpu"] == "a100-40gb" and memory["scenario"]["gpus"] == 16
+    assert is_plan(memory["plan"], calls[0][2]["best"]["strategy"])
+
+
+# ---- "A vs B" on the scenario: two setups side by side ---------------------------------------------------
+
+@pytest.mark.parametrize("message, fact, values", [
+    ("For Qwen2.5-32B on 64 GPUs: A100 80GB or H100, which trains faster?", "gpu", ["a100-80gb", "h100-sxm"]),
+    ("Llama 3.1 8B on H100s: 16 versus 32 GPUs?", "gpus", [16, 32]),
+    ("Gemma 2 27B on 8 A100s: LoRA or QLoRA?", "mode", ["lora", "qlora"]),
+])
+def test_two_scenarios_side_by_side(make_service, message, fact, values):
+    [(calls, answer)] = ask(make_service(), message)
+    assert names(calls) == ["recommend_plans", "recommend_plans"]
+    assert [c[1]["scenario"][fact] for c in calls] == values
+    assert "Side by side" in answer and "[R1]" in answer and "[R2]" in answer
+
+
+def test_scenario_sides_are_not_plan_knobs():
+    assert scenario_sides(normalise("tp4 vs tp8 for llama 70b on 64 h100")) is None
+    assert scenario_sides(normalise("4k ctx / gbs 1024 / 32 nodes of 8xB200")) is None  # listed facts, not "or"
+    assert scenario_sides(normalise("8 nodes or 16 nodes of h100")) == ({"nodes": 8}, {"nodes": 16})
+
+
+# ---- one short question when two readings call different tools -----------------------------------------
+
+@pytest.mark.parametrize("follow_up, readings", [
+    ("what about 48?", ["48 GPUs", "global batch of 48 sequences"]),
+    ("double it", ["twice the GPUs", "twice the global batch"]),
+])
+def test_a_genuinely_ambiguous_follow_up_is_asked_about(make_service, follow_up, readings):
+    _, (calls, answer) = ask(make_service(), "llama 3 8b on 16 a100", follow_up)
+    assert calls == []
+    assert answer.count("?") == 1 and all(r in answer for r in readings)
+
+
+# ---- what was understood, and a fine-tune's default batch ------------------------------------------------
+
+def test_the_understood_line_separates_given_values_from_defaults(make_service):
+    [(_, answer)] = ask(make_service(), "Llama 3.1 70B on 128 H100s, 8k context")
+    line = answer.splitlines()[0]
+    given, defaults = line.split("_defaults:_")
+    assert line.startswith("_Understood:_") and "128 x" in given and "sequence 8,192 tokens" in given
+    assert "global batch 1,024 sequences" in defaults and "bf16" in defaults  # the engine's TrainingSetup defaults
+
+
+def test_a_lora_fine_tune_without_a_batch_gets_a_fine_tuning_batch_and_says_so(make_service):
+    [(calls, answer)] = ask(make_service(), "LoRA fine-tune of Llama 3.1 8B on 2 A100s, 4k context - plan?")
+    args, result = calls[0][1], calls[0][2]
+    assert args["scenario"]["global_batch"] is None and args["scenario"]["global_batch_tokens"] is None
+    # 128 sequences: tloen/alpaca-lora finetune.py `batch_size: int = 128`, Stanford Alpaca's batch size 128
+    assert result["scenario"]["global_batch"] == 128 and result["scenario"]["global_batch_tokens"] == 128 * 4096
+    defaults = answer.splitlines()[0].split("_defaults:_")[1]
+    assert "global batch 128 sequences" in defaults and "alpaca-lora" in defaults
+
+
+def test_full_training_keeps_the_pre_training_default():
+    from shardwise.tools.scenario import Scenario
+
+    resolved = Scenario(model="llama-3.1-8b", gpu="h100", gpus=8).resolve()
+    assert resolved.setup.global_batch == 1024  # TrainingSetup's documented default, unchanged for full training
+
+
+# ---- the pieces -------------------------------------------------------------------------------------------
+
+def test_clauses_keep_a_short_follow_on_with_the_question_before_it():
+    assert split_clauses(normalise("context parallel 2 or 4 — which is better, and why?")) == [
+        "context parallel 2 or 4 - which is better, why?"]
+    assert split_clauses(normalise("recommend a plan for llama 70b on 64 h100 and give me the deepspeed config")) == [
+        "recommend a plan for llama 70b on 64 h100", "give me the deepspeed config"]
+
+
+@pytest.mark.parametrize("text, plans", [
+    ("context parallel 2 or 4", [{"cp": 2}, {"cp": 4}]),
+    ("8-way tensor parallelism with pipeline parallel of 2", [{"tp": 8, "pp": 2}]),
+    ("does tp4pp2 fit, zero1 mb1", [{"tp": 4, "pp": 2, "zero": 1, "micro_batch": 1}]),
+    ("plain ddp w/o any zero", [{"tp": 1, "pp": 1, "zero": 0}]),
+    ("same tp/ep, pp1, no interleaving", [{"pp": 1, "vpp": 1}]),
+])
+def test_degrees_written_in_words(text, plans):
+    assert find_plans(text) == plans
