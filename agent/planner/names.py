@@ -257,7 +257,7 @@ def find_network(text: str) -> str | None:
 CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?[\w-]+?(?:'s)?\s+"
                    r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b|"
                    # the other side of a comparison is a layout: "why would that beat plain fsdp (zero3, no tp)"
-                   r"\b(?:beats?|vs\.?|versus|than|instead\s+of|compared\s+(?:to|with))\s+(?:a\s+|the\s+)?(?:plain|pure|vanilla)\s+(?:fsdp2?|ddp)\b|"
+                   r"\b(?:beats?|vs\.?|versus|than|over|instead\s+of|compared\s+(?:to|with))\s+(?:a\s+|the\s+)?(?:plain|pure|vanilla)\s+(?:fsdp2?|ddp)\b|"
                    # a framework as the subject of a concept question: "is zero-3 basically the same thing as fsdp?"
                    r"\bsame\s+(?:thing\s+)?as\s+(?:plain\s+)?(?:fsdp2?|deepspeed|megatron)\b")
 

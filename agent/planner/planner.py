@@ -76,7 +76,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     turn = _Turn(reserve, record)
     if intent.family == "export" and state.plan is not None:
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
-    patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state))
+    patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),
+                             base=state.scenario)
     scenario = patch.merged_over(state.scenario)
     if request.question:
         text = render("offline/ask_reading.md.j2", question=request.question)
@@ -130,7 +131,7 @@ def _acts_in_order(request, state: ConversationState, scenario: Scenario, turn: 
         if kind == "export" and running.plan is not None:
             e.framework = None
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
-                                 base_per_node=base_per_node(running))
+                                 base_per_node=base_per_node(running), base=running.scenario)
         # Each act runs on the scenario so far with what its own clause states ("does that plan fit on 32 H200s?");
         # the model is the whole message's ("a 70B … for llama 3 70b" is one model). A what-if reads its own change.
         own = patch.model_dump(exclude_none=True)
@@ -224,7 +225,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             before, change = split
             base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
                                          base_per_node=base_per_node(state)).merged_over(state.scenario)
-            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus, base_per_node=base.gpus_per_node)
+            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus, base_per_node=base.gpus_per_node,
+                                          base=base)
         else:
             base, delta = state.scenario, patch
         if base is not None and not base.missing():

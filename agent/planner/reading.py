@@ -40,6 +40,7 @@ EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern + r"
 # "how far off the best plan are we", "best way to split it".
 ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|do|go\s+with|recommend)\b|"
                          r"\b(?:anything|something|a\s+plan|a\s+layout|one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
+                         r"\b(?:a|any)\s+(?:better|faster|quicker)\s+(?:plan|layout|setup|config|option|way|split)\b|"
                          r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
                          r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
                          r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b|"
@@ -56,13 +57,13 @@ PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|a
 RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
                            r"strategy|sharding|way)\b")
 # A comparison asked with one plan named: the other side is the plan under discussion.
-COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
+COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
                          r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+)?(?:faster|slower|better|quicker)\b|"
                          r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
 # What, in the user's words, is the plan under discussion (the last recommended, evaluated, what-if
 # winner or exported plan): "it", "that", "yours", "the winner", "what you picked", "the recommended one".
-DISCUSSED = re.compile(r"\b(?:it|that(?:\s+one|\s+plan)?|this(?:\s+one|\s+plan)?|yours|ours|the\s+winner|your\s+(?:plan|pick|choice|"
+DISCUSSED = re.compile(r"\b(?:it|its|that(?:\s+one|\s+plan)?|this(?:\s+one|\s+plan)?|yours|ours|the\s+winner|your\s+(?:plan|pick|choice|"
                        r"recommendation|layout|setup|answer|one)|what\s+you\s+(?:picked|chose|recommended|suggested|proposed)|"
                        r"the\s+(?:recommended|current|suggested|chosen|best|fastest|top|winning)\s+(?:one|plan|layout|pick))\b")
 
@@ -173,7 +174,10 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         if kind == "recommend" and has_plan and REFERS.search(clause):
             kind = "memory" if FIT.search(clause) else "evaluate"  # "does that plan (same degrees) fit on 32 H200s?"
         named_before = next((a.entities.plans[0] for a in reversed(acts) if len(a.entities.plans) == 1 and a.entities.plans[0]), None)
-        if named_before and not ce.plans and METRIC.search(clause) and kind not in ("explain", "what_if", "export"):
+        if not named_before and has_plan and acts and not ce.plans and METRIC.search(clause) and DISCUSSED.search(clause) \
+                and kind not in ("explain", "what_if", "export"):
+            kind = "evaluate"  # "export that and tell me its MFU": the numbers of the plan on the table
+        elif named_before and not ce.plans and METRIC.search(clause) and kind not in ("explain", "what_if", "export"):
             # "does it fit, and what MFU should we expect?": the numbers of the plan just named
             if acts[-1].kind in ("evaluate", "memory") and acts[-1].entities.plans == [named_before]:
                 acts[-1].kind = "evaluate"
@@ -186,6 +190,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             kind = "compare"
         if acts and kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best"):
             continue  # "which is better, and why": the same act again
+        if acts and kind == "recommend" and acts[-1].kind == "what_if" and not ce.has_scenario() and not ce.plans:
+            continue  # "what if we switch to 100GbE, and does the plan change?": the what-if answers it
         acts.append(Act(kind, clause, ce, reading.detail))
     # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison.
     acts = [a for i, a in enumerate(acts) if not (a.kind in ("evaluate", "compare") and any(

@@ -43,12 +43,15 @@ def scenario_sides(text: str) -> tuple[dict, dict] | None:
         if c.group(0).strip() == "/":
             continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
         la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
-        rb = re.match(rf"{COUNT}{UNIT}", right) or (re.match(rf"{COUNT}(?![\w.])", right) if la and la.group(2) else None)
-        if la and rb and (la.group(2) or rb.group(2)) and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero|gbs|bs|batch|ctx|context|seq|len)\s*[=:]?\s*$",
-                                                                       left[:la.start()]):
-            facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in (la.group(2), rb.group(2)) if u}
-            fact = facts.pop()
-            if not facts and _count(la.group(1)) != _count(rb.group(1)):  # "2 nodes / 16 GPUs" is one setup
+        rb = re.match(rf"{COUNT}(?:{UNIT})?", right)
+        if la and rb and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero|gbs|bs|batch|ctx|context|seq|len)\s*[=:]?\s*$",
+                                       left[:la.start()]):
+            units = [u for u in (la.group(2), rb.group(2)) if u]
+            if not units and _gpu_at(right[rb.end():][:30], False):
+                units = ["gpus"]  # "32 vs 64 H100s": the GPU's name is the unit
+            facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in units}
+            if len(facts) == 1 and _count(la.group(1)) != _count(rb.group(1)):  # "2 nodes / 16 GPUs" is one setup
+                fact = facts.pop()
                 return {fact: _count(la.group(1))}, {fact: _count(rb.group(1))}
         for pattern, table in ((MODE, MODES), (PRECISION, None)):
             ma, mb = re.search(rf"\b{pattern}$", left), re.match(pattern, right)
