@@ -174,10 +174,11 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         if kind == "recommend" and has_plan and REFERS.search(clause):
             kind = "memory" if FIT.search(clause) else "evaluate"  # "does that plan (same degrees) fit on 32 H200s?"
         named_before = next((a.entities.plans[0] for a in reversed(acts) if len(a.entities.plans) == 1 and a.entities.plans[0]), None)
-        if not named_before and has_plan and acts and not ce.plans and METRIC.search(clause) and DISCUSSED.search(clause) \
-                and kind not in ("explain", "what_if", "export"):
+        asks_metric = METRIC.search(clause) and kind not in ("what_if", "export") and not (
+            kind == "explain" and EXPLAIN_CUE.search(clause))  # "tell me its MFU", not "what is MFU"
+        if not named_before and has_plan and acts and not ce.plans and asks_metric and DISCUSSED.search(clause):
             kind = "evaluate"  # "export that and tell me its MFU": the numbers of the plan on the table
-        elif named_before and not ce.plans and METRIC.search(clause) and kind not in ("explain", "what_if", "export"):
+        elif named_before and not ce.plans and asks_metric:
             # "does it fit, and what MFU should we expect?": the numbers of the plan just named
             if acts[-1].kind in ("evaluate", "memory") and acts[-1].entities.plans == [named_before]:
                 acts[-1].kind = "evaluate"

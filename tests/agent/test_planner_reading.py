@@ -206,3 +206,40 @@ def test_clauses_keep_a_short_follow_on_with_the_question_before_it():
 ])
 def test_degrees_written_in_words(text, plans):
     assert find_plans(text) == plans
+
+
+def test_an_export_and_the_numbers_of_the_plan_on_the_table(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h200", "export that for megatron and tell me its MFU")
+    assert names(calls) == ["export_config", "evaluate_plan"]
+    best = first[0][2]["best"]["strategy"]
+    assert is_plan(calls[0][1]["plan"], best) and is_plan(calls[1][1]["plan"], best)
+
+
+def test_why_that_over_plain_fsdp_compares_with_pure_dp_zero3(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 8b on 16 h100, 8k", "why did you pick that over plain FSDP?")
+    assert names(calls) == ["compare_plans"]
+    args = calls[0][1]
+    assert is_plan(args["plan_a"], first[0][2]["best"]["strategy"])
+    assert {k: args["plan_b"][k] for k in ("tp", "pp", "zero")} == {"tp": 1, "pp": 1, "zero": 3}  # FSDP = ZeRO-3, no TP/PP
+    assert args["scenario"]["framework"] is None  # the layout compared, not the user's framework
+
+
+def test_a_what_if_and_does_the_plan_change_is_one_what_if(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 8b on 16 h100, 8k",
+                        "what if we switch to 100GbE between nodes, and does the plan change?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["network"] == "eth-100g"
+
+
+@pytest.mark.parametrize("follow_up, batch", [
+    ("and what if we halved the batch?", 1024 // 2),  # the default 1,024 sequences, halved
+    ("ok, double the gbs", 1024 * 2),
+])
+def test_a_scaled_batch_is_a_what_if_on_the_batch(make_service, follow_up, batch):
+    _, (calls, _) = ask(make_service(), "Llama 3.1 70B on 128 H100", follow_up)
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["global_batch"] == batch
+
+
+def test_a_plan_then_would_doubling_the_gpus_help(make_service):
+    [(calls, _)] = ask(make_service(), "Llama 3.1 405B on 512 H100s, 8k ctx, 16M tokens per step. What plan? "
+                                       "Also, would doubling the GPUs help?")
+    assert names(calls) == ["recommend_plans", "what_if"] and calls[1][1]["change"]["gpus"] == 2 * 512
