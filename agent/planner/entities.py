@@ -105,7 +105,8 @@ MILLIONS = [(r"\b(?:a\s+|one\s+)?half\s+(?:of\s+)?(?:a\s+)?mil(?:lion|l?)\b", "0
 
 def without_quotes(text: str) -> str:
     """Pasted text in quotes is data, not the request."""
-    return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|'[^']{12,}'", " ", text)
+    # a single quote between letters is an apostrophe ("we're … what's"), not a quotation mark
+    return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|(?<![a-z])'[^']{12,}'(?![a-z])", " ", text)
 
 
 MORE_HARDWARE = re.compile(

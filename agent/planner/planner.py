@@ -172,7 +172,8 @@ def _side_by_side(turn: _Turn, scenario: Scenario, e: Entities, sides: tuple[dic
             return render("offline/tool_error.md.j2", outcome=out)
         results.append(out.result)
         value = next(iter(side.values()))
-        names.append(hardware_catalog.get_gpu(value).name if "gpu" in side else
+        names.append(f"{side['gpus']} x {hardware_catalog.get_gpu(value).name}" if "gpu" in side and "gpus" in side else
+                     hardware_catalog.get_gpu(value).name if "gpu" in side else
                      f"{value} GPUs" if "gpus" in side else MODE_NAMES.get(value, value))
     return render("offline/side_by_side.md.j2", sides=list(zip(names, results)))
 

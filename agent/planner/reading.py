@@ -53,13 +53,15 @@ FIT = re.compile(r"\bfits?\b|\boom\b|\bmemory\b")
 # A comparison said outright, even beside words that usually ask for a concept ("vs no interleaving, how much do we lose?")
 COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:to|with)\b|"
                             r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b")
+YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
+                       r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
                            r"strategy|sharding|way)\b")
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
-                         r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+)?(?:faster|slower|better|quicker)\b|"
+                         r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+){0,2}(?:faster|slower|better|quicker)\b|"
                          r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
 # What, in the user's words, is the plan under discussion (the last recommended, evaluated, what-if
 # winner or exported plan): "it", "that", "yours", "the winner", "what you picked", "the recommended one".
@@ -112,12 +114,16 @@ def read(message: str, state: ConversationState) -> Request:
     acts = _clause_acts(text, e, intent, state)
     if len(acts) < 2:
         acts = [Act(intent.family, message, e, intent.detail)]
+    if state.plan is None and acts[0].kind in ("explain", "evaluate", "memory", "compare", "export") \
+            and YOUR_PLAN.search(acts[0].clause.lower()) and not any(acts[0].entities.plans):
+        # "explain why you chose that PP degree": the plan it points at is the recommendation, made first
+        acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
         if intent.family == "export" and state.plan is None and PLAN_TOO.search(text):
             acts.insert(0, Act("recommend", message, _with_plans(e, []), None))  # "the plan + megatron args for it"
     if len(acts) > 1:
         shared = text
-        for act in acts:
-            if act.kind == "what_if":
+        for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
+            if act.kind == "what_if" or act.kind == "export" and state.plan is not None:
                 shared = shared.replace(act.clause, " ")
         request.context = extract(shared)
     request.acts = acts
@@ -142,7 +148,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     acts: list[Act] = []
     carried = ""  # a clause that asks nothing ("64 gpus: tp4 pp2 or tp8 pp1.") is context for the next one
     for clause in clauses:
-        if not asks(clause):
+        if not asks(clause) and not (context.scenario is not None and classify(clause, extract(clause), context).family
+                                     == "what_if"):  # "ok now with 128 gpus, and export …" asks without a question
             carried += clause + " "
             continue
         clause, carried = carried + clause, ""

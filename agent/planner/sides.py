@@ -37,8 +37,12 @@ def scenario_sides(text: str) -> tuple[dict, dict] | None:
     Count facts are {"gpus": n} or {"nodes": n}."""
     for c in CONTRAST.finditer(text):
         left, right = text[:c.start()], text[c.end():]
-        a, b = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
+        count_b = re.match(rf"{COUNT}(?=[a-z])|{COUNT}\s+", right)  # "… or 4x H100": a count of its own
+        a, b = _gpu_at(left[-40:], True), _gpu_at(right[count_b.end() if count_b else 0:][:40], False)
         if a and b and a != b:
+            count_a = re.search(rf"(?<![\w.]){COUNT}\s*(?:(?:dgx|hgx)\s+)?[\w.-]*\s*[\w.-]*$", left[-40:]) if count_b else None
+            if count_a and count_b:  # "8x A100 40GB or 4x H100": each side its own count
+                return {"gpu": a, "gpus": _count(count_a.group(1))}, {"gpu": b, "gpus": _count(count_b.group(1))}
             return {"gpu": a}, {"gpu": b}
         if c.group(0).strip() == "/":
             continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
