@@ -27,7 +27,8 @@ from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
 from .entities import Entities, extract, normalise, own_words
-from .intents import EXPLAIN_STRONG, WHY_CONCEPT, Intent, classify, what_if_split, without_injection
+from .intents import (CHANGE_MARKER, EXPLAIN_STRONG, WHAT_IF_MARKER, WHY_CONCEPT, Intent, classify, what_if_split,
+                      without_injection)
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
@@ -53,6 +54,8 @@ FIT = re.compile(r"\bfits?\b|\boom\b|\bmemory\b")
 # A comparison said outright, even beside words that usually ask for a concept ("vs no interleaving, how much do we lose?")
 COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:to|with)\b|"
                             r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b")
+# A follow-up that changes the setup without asking: "ok now with 128 gpus", "switch to H200s"
+CHANGE_SAID = re.compile(WHAT_IF_MARKER.pattern + "|" + CHANGE_MARKER.pattern + r"|\bnow\b")
 YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
                        r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
@@ -115,11 +118,11 @@ def read(message: str, state: ConversationState) -> Request:
     if len(acts) < 2:
         acts = [Act(intent.family, message, e, intent.detail)]
     if state.plan is None and acts[0].kind in ("explain", "evaluate", "memory", "compare", "export") \
-            and YOUR_PLAN.search(acts[0].clause.lower()) and not any(acts[0].entities.plans):
-        # "explain why you chose that PP degree": the plan it points at is the recommendation, made first
+            and not any(acts[0].entities.plans) and (YOUR_PLAN.search(normalise(acts[0].clause))
+                                                     or acts[0].kind == "export" and PLAN_TOO.search(text)):
+        # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
+        # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
-        if intent.family == "export" and state.plan is None and PLAN_TOO.search(text):
-            acts.insert(0, Act("recommend", message, _with_plans(e, []), None))  # "the plan + megatron args for it"
     if len(acts) > 1:
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
@@ -148,8 +151,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     acts: list[Act] = []
     carried = ""  # a clause that asks nothing ("64 gpus: tp4 pp2 or tp8 pp1.") is context for the next one
     for clause in clauses:
-        if not asks(clause) and not (context.scenario is not None and classify(clause, extract(clause), context).family
-                                     == "what_if"):  # "ok now with 128 gpus, and export …" asks without a question
+        if not asks(clause) and not (state.scenario is not None and CHANGE_SAID.search(clause) and classify(
+                clause, extract(clause), context).family == "what_if"):  # "ok now with 128 gpus, and export …"
             carried += clause + " "
             continue
         clause, carried = carried + clause, ""
