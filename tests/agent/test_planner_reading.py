@@ -243,3 +243,42 @@ def test_a_plan_then_would_doubling_the_gpus_help(make_service):
     [(calls, _)] = ask(make_service(), "Llama 3.1 405B on 512 H100s, 8k ctx, 16M tokens per step. What plan? "
                                        "Also, would doubling the GPUs help?")
     assert names(calls) == ["recommend_plans", "what_if"] and calls[1][1]["change"]["gpus"] == 2 * 512
+
+
+def test_apostrophes_are_not_quotation_marks(make_service):
+    [(calls, _)] = ask(make_service(), "We're pretraining a 13B model on 256 A100s with 4k context and 4M tokens per "
+                                       "step. What's the best layout, and how long would a step take with TP=4 PP=4 instead?")
+    assert names(calls) == ["recommend_plans", "compare_plans"]
+    scenario = calls[0][1]["scenario"]
+    assert (scenario["params"], scenario["gpus"], scenario["seq_len"]) == ("13B", 256, 4 * 1024)
+    assert (calls[1][1]["plan_b"]["tp"], calls[1][1]["plan_b"]["pp"]) == (4, 4)
+
+
+def test_gpu_sides_with_their_own_counts(make_service):
+    [(calls, _)] = ask(make_service(), "Is 8x A100 40GB or 4x H100 better for fine-tuning Llama 3 8B with LoRA?")
+    assert [(c[1]["scenario"]["gpu"], c[1]["scenario"]["gpus"]) for c in calls] == [("a100-40gb", 8), ("h100-sxm", 4)]
+    assert all(c[1]["scenario"]["mode"] == "lora" for c in calls)
+
+
+def test_a_change_said_without_a_question_then_an_export(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
+                                   "ok now with 128 gpus, and export the deepspeed config")
+    assert names(calls) == ["what_if", "export_config"]
+    assert calls[0][1]["change"]["gpus"] == 128 and calls[0][1]["scenario"]["framework"] is None
+    assert calls[1][1]["scenario"]["gpus"] == 128 and calls[1][1]["format"] == "deepspeed"
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["after_best"]["strategy"])
+
+
+def test_an_act_on_your_plan_with_none_on_the_table_recommends_first(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3.1 405b on 1024 h100, 8k, 16M tok/step. explain why you chose that "
+                                       "PP degree and what the bubble costs")
+    assert names(calls) == ["recommend_plans", "explain_concept"]
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["best"]["strategy"])
+
+
+def test_is_that_any_better_compares_with_the_plan_on_the_table(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "mixtral 8x7b on 64 h100, 4k, gbs 512",
+                                   "how about ep 8 and tp 2, is that any better?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"])
+    assert (calls[0][1]["plan_b"]["ep"], calls[0][1]["plan_b"]["tp"]) == (8, 2)
