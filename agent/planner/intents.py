@@ -54,6 +54,7 @@ PRICING = re.compile(rf"{PRICE}[^.?!]*{VENDOR}|{VENDOR}[^.?!]*{PRICE}|"
 # setup that works"): the engine's search answers it, with what would make it fit when nothing does.
 FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|describe|help|show\s+me\s+(?:what|how)))|"
                          r"\bis\s+(?:it|this|that)\s+(?:even\s+)?(?:possible|feasible|doable)\b|\bdoable\b|\bfeasible\b|"
+                         r"\b(?:does|will|would)\s+it\s+(?:even\s+)?fit\b|"
                          r"\b(?:smallest|minimum|minimal|fewest)\s+(?:\w+\s+){0,2}(?:setup|cluster|config|gpus|nodes|hardware)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
@@ -68,7 +69,7 @@ EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
 # Asking which plan to use ("whats the best setup, mb/recompute etc"): the knobs named are choices, not concepts.
 RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
-                           r"strategy|sharding|way)\b")
+                           r"strategy|sharding|way)\b|\b(?:what|which)\s+(?:plan|setup|layout|parallelism)\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
 # "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
@@ -83,7 +84,8 @@ METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
     r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b|"
-    r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:having|using|getting|running\s+on)\b")  # "losing vs having IB"
+    r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:having|using|getting|running\s+on)\b|"  # "losing vs having IB"
+    r"\bsame\s+(?:thing|setup|run|model)?\s*but\b")  # "same thing but on 64 H200s"
 # A change stated as news rather than asked as "what if": "the new cluster only has 25GbE", "getting a
 # quote for 16 H100s instead", "bump the batch to 8M tokens", "we only get half that many GPUs". The
 # change is the sentence the word is in; the sentences before it are the current setup.

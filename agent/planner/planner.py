@@ -48,7 +48,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/ask_reading.md.j2", question=request.question)
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)
-    elif len(request.acts) > 1:
+    elif request.context is not None:  # several acts, or one read from what it points at
         text = acts_in_order(request, state, scenario, turn)
     else:
         act = request.acts[0] if request.acts else None

@@ -27,7 +27,7 @@ from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
 from .entities import Entities, extract, normalise, own_words
-from .intents import (CHANGE_MARKER, EXPLAIN_STRONG, WHAT_IF_MARKER, WHY_CONCEPT, Intent, classify, what_if_split,
+from .intents import (CHANGE_MARKER, EXPLAIN_STRONG, RECOMMEND_CUE, WHAT_IF_MARKER, WHY_CONCEPT, Intent, classify, what_if_split,
                       without_injection)
 from .sides import scenario_sides
 
@@ -39,13 +39,14 @@ EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern + r"
 # A request for the best plan worded as an alternative to one named or assumed: "what would you pick
 # instead", "is there anything faster", "something better than both", "the closest thing that fits",
 # "how far off the best plan are we", "best way to split it".
-ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|do|go\s+with|recommend)\b|"
+ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|do|go\s+with|recommend|change|suggest)\b|"
                          r"\b(?:anything|something|a\s+plan|a\s+layout|one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
                          r"\b(?:a|any)\s+(?:better|faster|quicker)\s+(?:plan|layout|setup|config|option|way|split)\b|"
                          r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
                          r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
                          r"\b(?:what|which)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallel\w*)\s+(?:would|should|do)\s+(?:you|u|we|i)\b|"
-                         r"\b(?:what|which)\s+(?:one\s+)?would\s+(?:you|u)\s+(?:\w+\s+)?(?:run|pick|choose|use|go\s+with|recommend)\b")
+                         r"\b(?:what|which)\s+(?:\w+\s+){0,2}(?:you|u)(?:'d|\s+would)\s+(?:\w+\s+)?(?:run|pick|choose|use|go\s+with|"
+                         r"recommend|change|do\s+differently|suggest)\b")
 # The plan under discussion named by pointing at it, also on new hardware: "does that plan (same degrees) fit on H200s?"
 REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
                     r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
@@ -56,11 +57,10 @@ COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:t
                             r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b")
 # A follow-up that changes the setup without asking: "ok now with 128 gpus", "switch to H200s"
 CHANGE_SAID = re.compile(WHAT_IF_MARKER.pattern + "|" + CHANGE_MARKER.pattern + r"|\bnow\b")
+RUNNER_UP = re.compile(r"\brunner[\s-]?up\b|\bsecond[\s-]+(?:best|place|fastest)\b|\bnext[\s-]+best\b")
 YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
                        r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
-RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
-                           r"strategy|sharding|way)\b")
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
@@ -79,6 +79,7 @@ class Act:
     clause: str
     entities: Entities
     detail: str | None = None
+    derived: bool = False  # read from what the clause points at (the runner-up, an alternative), not its family
 
 
 @dataclass
@@ -115,7 +116,7 @@ def read(message: str, state: ConversationState) -> Request:
         if request.sides:
             return request
     acts = _clause_acts(text, e, intent, state)
-    if len(acts) < 2:
+    if len(acts) < 2 and not any(a.derived for a in acts):
         acts = [Act(intent.family, message, e, intent.detail)]
     if state.plan is None and acts[0].kind in ("explain", "evaluate", "memory", "compare", "export") \
             and not any(acts[0].entities.plans) and (YOUR_PLAN.search(normalise(acts[0].clause))
@@ -123,7 +124,7 @@ def read(message: str, state: ConversationState) -> Request:
         # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
         # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
-    if len(acts) > 1:
+    if len(acts) > 1 or acts[0].derived:
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
             if act.kind == "what_if" or act.kind == "export" and state.plan is not None:
@@ -172,7 +173,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
         if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
             # the best plan, unconstrained; a plan this clause names is compared with it afterwards
-            named = [p for p in ce.plans if p]
+            named = [p for p in ce.plans if p] or [a.entities.plans[0] for a in acts[-1:]  # "… mb 4. what would you change?"
+                                                   if len(a.entities.plans) == 1 and len(a.entities.plans[0]) >= 2]
             acts.append(Act("recommend", clause, _with_plans(ce, []), None))
             if named and kind != "compare":
                 acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))
@@ -181,6 +183,11 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             continue
         if kind == "explain" and RECOMMEND_CUE.search(clause) and not EXPLAIN_STRONG.search(clause):
             kind = "recommend"  # "whats the best setup, mb/recompute etc": the knobs are what to choose, not concepts
+        if state.alternatives and RUNNER_UP.search(clause) and kind not in ("export", "what_if", "explain"):
+            # "and the runner-up? why is it slower?": the plan under discussion against the next best
+            runner_up = state.alternatives[0].model_dump(exclude_none=True)
+            acts.append(Act("compare", clause, _with_plans(ce, [{}, runner_up]), None, derived=True))
+            continue
         if kind == "recommend" and has_plan and REFERS.search(clause):
             kind = "memory" if FIT.search(clause) else "evaluate"  # "does that plan (same degrees) fit on 32 H200s?"
         named_before = next((a.entities.plans[0] for a in reversed(acts) if len(a.entities.plans) == 1 and a.entities.plans[0]), None)
@@ -214,6 +221,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
                                                                  for b in acts))]
     kinds = [a.kind for a in acts]
+    if any(a.derived for a in acts):
+        return acts
     if len(set(kinds)) < 2 or intent.family not in CATCH_ALL and CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
         return []  # one request, or a reading the whole message does not support: read it as one
     return acts

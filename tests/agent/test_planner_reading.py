@@ -282,3 +282,23 @@ def test_is_that_any_better_compares_with_the_plan_on_the_table(make_service):
     assert names(calls) == ["compare_plans"]
     assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"])
     assert (calls[0][1]["plan_b"]["ep"], calls[0][1]["plan_b"]["tp"]) == (8, 2)
+
+
+def test_the_runner_up_is_a_plan_of_the_dialogue_state(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "hmm and the runner-up? why is it slower?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"])
+    assert is_plan(calls[0][1]["plan_b"], first[0][2]["alternatives"][0]["strategy"])
+
+
+def test_same_thing_but_on_other_gpus_is_a_what_if(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "same thing but on 64 h200 — how much faster?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpu"] == "h200"
+
+
+def test_what_would_you_change_about_our_plan(make_service):
+    [(calls, _)] = ask(make_service(), "we use deepspeed zero-3 for qwen2.5 14b on 16 a100s, 4k, gbs 256 with mb 4. "
+                                       "is that optimal? if not, what would you change?")
+    assert names(calls) == ["recommend_plans", "compare_plans"]
+    assert calls[0][1]["constraints"] is None
+    assert (calls[1][1]["plan_b"]["zero"], calls[1][1]["plan_b"]["micro_batch"]) == (3, 4)
