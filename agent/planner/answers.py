@@ -10,7 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
-from .reading import REFERS
+from .reading import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
@@ -118,7 +118,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     if family == "export":
         fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]
         knobs = e.plans[0] if len(e.plans) == 1 else {}
-        plan = plan_with(state.plan, knobs) if knobs or state.plan is not None else None
+        on_table = state.alternatives[0] if state.alternatives and RUNNER_UP.search(normalise(message)) else state.plan
+        plan = plan_with(on_table, knobs) if knobs or on_table is not None else None
         out = turn.call("export_config", {"scenario": scenario_args(scenario), "format": fmt,
                                           "plan": plan.model_dump() if plan is not None else None})
         return result_or_error(out, "offline/export.md.j2")

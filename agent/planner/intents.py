@@ -78,6 +78,9 @@ WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
 # "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
 WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)|"
                      r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b")
+# What holds the plan back: the binding constraint the recommendation reports
+LIMITS = re.compile(r"\bwhat(?:'s|\s+is)?\s+(?:limiting|holding\s+(?:it|us|this)\s+back|the\s+bottleneck)\b|\bbottleneck\b|"
+                    r"\bwhat\s+limits\b|\bbinding\s+constraint\b")
 # A metric judged ("MFU looks low", "the bubble seems huge"): why it is what it is
 METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\s+|pretty\s+|quite\s+|kinda\s+|very\s+)?"
                            r"(?:low|high|bad|poor|big|huge|large|small|terrible)\b")
@@ -183,6 +186,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
+        return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
     if HELP.search(text) and not e.plans and not (e.model or e.params):
         return Intent("help")
     if OUT_OF_SCOPE.search(text):

@@ -40,7 +40,7 @@ EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern + r"
 # instead", "is there anything faster", "something better than both", "the closest thing that fits",
 # "how far off the best plan are we", "best way to split it".
 ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|do|go\s+with|recommend|change|suggest)\b|"
-                         r"\b(?:anything|something|a\s+plan|a\s+layout|one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
+                         r"\b(?:anything|something|a\s+plan|a\s+layout|(?<!which\s)one)\s+(?:\w+\s+)?(?:faster|better|quicker|cheaper)\b|"
                          r"\b(?:a|any)\s+(?:better|faster|quicker)\s+(?:plan|layout|setup|config|option|way|split)\b|"
                          r"\bbetter\s+than\s+both\b|\bclosest\s+(?:thing|plan|layout|config|setup)\b|"
                          r"\bfar\s+(?:off|from)\s+(?:the\s+)?(?:best|optimal|optimum)\b|\bbest\s+way\s+to\s+(?:split|shard|lay|run|train)\b|"
@@ -173,8 +173,7 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
         if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
             # the best plan, unconstrained; a plan this clause names is compared with it afterwards
-            named = [p for p in ce.plans if p] or [a.entities.plans[0] for a in acts[-1:]  # "… mb 4. what would you change?"
-                                                   if len(a.entities.plans) == 1 and len(a.entities.plans[0]) >= 2]
+            named = [p for p in ce.plans if p]
             acts.append(Act("recommend", clause, _with_plans(ce, []), None))
             if named and kind != "compare":
                 acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))

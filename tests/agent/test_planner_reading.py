@@ -299,6 +299,23 @@ def test_same_thing_but_on_other_gpus_is_a_what_if(make_service):
 def test_what_would_you_change_about_our_plan(make_service):
     [(calls, _)] = ask(make_service(), "we use deepspeed zero-3 for qwen2.5 14b on 16 a100s, 4k, gbs 256 with mb 4. "
                                        "is that optimal? if not, what would you change?")
-    assert names(calls) == ["recommend_plans", "compare_plans"]
-    assert calls[0][1]["constraints"] is None
-    assert (calls[1][1]["plan_b"]["zero"], calls[1][1]["plan_b"]["micro_batch"]) == (3, 4)
+    assert names(calls) == ["evaluate_plan", "recommend_plans"]  # their plan's verdict, then the best plan
+    assert (calls[0][1]["plan"]["zero"], calls[0][1]["plan"]["micro_batch"]) == (3, 4)
+    assert calls[1][1]["constraints"] is None
+
+
+@pytest.mark.parametrize("turns, tool, check", [
+    (["qwen3 14b on 16 h100, 8k, gbs 256", "what's limiting it?"], "recommend_plans", lambda a: a["constraints"] is None),
+    (["llama 3.1 8b on 8 a100", "could it run on 4 instead? how much slower?"], "what_if",
+     lambda a: a["change"]["gpus"] == 4),
+    (["llama 3 70b lora on 8 h100, 4k", "what if we used rank 64?"], "what_if", lambda a: a["change"]["lora_rank"] == 64),
+])
+def test_follow_ups_in_few_words(make_service, turns, tool, check):
+    *_, (calls, _) = ask(make_service(), *turns)
+    assert names(calls) == [tool] and check(calls[0][1])
+
+
+def test_the_runner_ups_config(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me the deepspeed config for the runner-up")
+    assert names(calls) == ["export_config"]
+    assert is_plan(calls[0][1]["plan"], first[0][2]["alternatives"][0]["strategy"])
