@@ -37,6 +37,10 @@ OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|
 KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4", "selective vs full"
     rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
     r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
+# "compare zero 1 and zero 3", "between tp 4 and 8": two values of one knob joined by "and"
+KNOB_AND = re.compile(
+    rf"\b(?:compare|comparing|between)\s+(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:and|&|with|to)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
+    r"|\b(?:compare|comparing|between)\s+(?P<ra>none|selective|full)\s+(?:and|&|with|to)\s+(?P<rb>none|selective|full)\b")
 PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brather\s+than\b|\bcompared\s+(?:to|with)\b"
                             r"|\bthan\b|\bnot\b|\bor\b")
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
@@ -149,7 +153,8 @@ def find_plans(text: str) -> list[dict]:
         return options
     found = _found(text)
     shared_layout = _layout_words(text)
-    vs = next((v for v in KNOB_VS.finditer(text) if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
+    vs = next((v for v in [*KNOB_VS.finditer(text), *KNOB_AND.finditer(text)]
+               if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
     if vs:  # one knob, two values; everything else is common to both
         if vs.group("knob"):
             knob = _knob_name(vs.group("knob"))

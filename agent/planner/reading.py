@@ -32,7 +32,7 @@ from .intents import (CHANGE_MARKER, EXPLAIN_STRONG, RECOMMEND_CUE, WHAT_IF_MARK
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
-NOT_AN_ACT = GUARDS + ("list_models", "list_hardware")
+NOT_AN_ACT = GUARDS
 EXPLAIN_CUE = re.compile(EXPLAIN_STRONG.pattern + "|" + WHY_CONCEPT.pattern + r"|\bwhat'?s\b|\bwhats\b|\bthe\s+point\s+of\b|"
                          r"\bsame\s+(?:thing\s+)?as\b|\bhow\s+is\b[^.?!]{0,30}\b(?:counted|computed|measured|defined)\b|"
                          r"\bactually\s+(?:do|does|doing|shard\w*|mean\w*)\b")
@@ -136,7 +136,8 @@ def read(message: str, state: ConversationState) -> Request:
 
 # Families that answer the same kind of question; the whole message's reading must share one with its acts.
 CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory": "layout", "compare": "layout",
-         "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts"}
+         "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts", "list_models": "facts",
+         "list_hardware": "facts"}
 CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads as when its requests are mixed
 
 
@@ -166,7 +167,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             if split is not None and split[0].has_scenario():
                 context = context.model_copy(update={"scenario": split[0].scenario_patch().merged_over(context.scenario)})
             if context.scenario is None or context.scenario.missing():
-                kind = "recommend"  # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states it
+                # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states the setup
+                kind = next((k for k in [classify(clause, ce, state).family] if k not in ("what_if",) + NOT_AN_ACT), "recommend")
         has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare")
                                                    or a.entities.plans for a in acts)
         if kind != "what_if" and ce.has_scenario():  # what this clause states is the setup from here on
@@ -209,6 +211,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             continue  # "which is better, and why": the same act again
         if acts and kind == "recommend" and acts[-1].kind == "what_if" and not ce.has_scenario() and not ce.plans:
             continue  # "what if we switch to 100GbE, and does the plan change?": the what-if answers it
+        if acts and kind in ("memory", "evaluate") and acts[-1].kind == "compare" and not ce.plans:
+            continue  # "compare zero 1 and zero 3, then tell me which uses less memory": the comparison shows it
         acts.append(Act(kind, clause, ce, reading.detail))
     # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison.
     acts = [a for i, a in enumerate(acts) if not (a.kind in ("evaluate", "compare") and any(

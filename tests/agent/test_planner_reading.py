@@ -319,3 +319,21 @@ def test_the_runner_ups_config(make_service):
     [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me the deepspeed config for the runner-up")
     assert names(calls) == ["export_config"]
     assert is_plan(calls[0][1]["plan"], first[0][2]["alternatives"][0]["strategy"])
+
+
+def test_a_lookup_and_a_fit_question(make_service):
+    [(calls, _)] = ask(make_service(), "how many params does qwen2.5 72b have, and will it fit on 8 h100 with lora?")
+    assert names(calls) == ["lookup_model", "estimate_memory"]
+    assert calls[1][1]["scenario"]["mode"] == "lora" and calls[1][1]["scenario"]["gpus"] == 8
+
+
+def test_a_list_then_a_plan(make_service):
+    [(calls, _)] = ask(make_service(), "which gpus do you know? and what would you pick for llama 3 8b on 8 a10g?")
+    assert names(calls) == ["list_hardware", "recommend_plans"] and calls[1][1]["scenario"]["gpu"] == "a10g"
+
+
+def test_compare_two_values_joined_by_and_then_memory_is_the_comparison(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3.1 8b on 32 h100, 8k, gbs 512: compare zero 1 and zero 3, then tell me "
+                                       "which uses less memory per gpu")
+    assert names(calls) == ["recommend_plans", "recommend_plans", "compare_plans"]
+    assert (calls[2][1]["plan_a"]["zero"], calls[2][1]["plan_b"]["zero"]) == (1, 3)
