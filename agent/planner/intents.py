@@ -80,7 +80,10 @@ WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|real
                      r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b")
 # What holds the plan back: the binding constraint the recommendation reports
 LIMITS = re.compile(r"\bwhat(?:'s|\s+is)?\s+(?:limiting|holding\s+(?:it|us|this)\s+back|the\s+bottleneck)\b|\bbottleneck\b|"
-                    r"\bwhat\s+limits\b|\bbinding\s+constraint\b")
+                    r"\bwhat\s+limits\b|\bbinding\s+constraint\b|\b(?:memory|compute|communication|comms|bandwidth|network)[\s-]bound\b")
+# The best plan asked for with a degree pinned: "recommend something with ep 8", "best layout using tp 4"
+RECOMMEND_WITH = re.compile(r"\b(?:recommend|suggest|find)\b[^.?!]{0,30}\b(?:with|using|keeping|at)\b|"
+                            r"\bbest\s+(?:plan|layout|setup|config)\s+(?:with|using|keeping|at)\b")
 # A metric judged ("MFU looks low", "the bubble seems huge"): why it is what it is
 METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\s+|pretty\s+|quite\s+|kinda\s+|very\s+)?"
                            r"(?:low|high|bad|poor|big|huge|large|small|terrible)\b")
@@ -252,6 +255,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("what_if")
     if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8:
         return Intent("what_if")
+    if len(e.plans) == 1 and e.plans[0] and RECOMMEND_WITH.search(text) and (has_scenario or new_scenario):
+        return Intent("recommend")  # "recommend something with ep 8": the best plan with that degree pinned
     if e.plans:
         if MEMORY.search(text) and not SPEED.search(text):
             return Intent("memory")
