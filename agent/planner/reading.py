@@ -57,6 +57,9 @@ COMPARE_STRONG = re.compile(r"\bvs\.?\b|\bversus\b|\binstead\b|\bcompared\s+(?:t
                             r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b")
 # A follow-up that changes the setup without asking: "ok now with 128 gpus", "switch to H200s"
 CHANGE_SAID = re.compile(WHAT_IF_MARKER.pattern + "|" + CHANGE_MARKER.pattern + r"|\bnow\b")
+ORIGINAL = re.compile(r"\b(?:your|the)\s+(?:original|first|initial|earlier|old)\s+(?:pick|plan|recommendation|choice|one|layout)\b|"
+                      r"\byour\s+(?:pick|recommendation|choice)\b|\bthe\s+recommended\s+(?:one|plan|layout)\b|\bwhat\s+you\s+"
+                      r"(?:picked|recommended|suggested)\b")
 RUNNER_UP = re.compile(r"\brunner[\s-]?up\b|\bsecond[\s-]+(?:best|place|fastest)\b|\bnext[\s-]+best\b")
 YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
                        r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
@@ -109,7 +112,13 @@ def read(message: str, state: ConversationState) -> Request:
     if intent.family in ("injection", "greeting", "help"):
         return request
     request.question = ask_reading(text, e, state)
-    if request.question or intent.family in GUARDS:
+    if request.question:
+        return request
+    if intent.family in GUARDS:
+        if intent.family in ("out_of_domain", "not_understood") and intent.detail is None and state.plan is not None:
+            # words only the dialogue explains: "compare that with your original pick", "and the runner-up?"
+            request.acts = [a for a in _clause_acts(text, e, intent, state) if a.derived]
+            request.context = extract(text) if request.acts else None
         return request
     if intent.family not in ("export", "lookup_model") and not e.plans:
         request.sides = scenario_sides(text)
@@ -184,6 +193,12 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             continue
         if kind == "explain" and RECOMMEND_CUE.search(clause) and not EXPLAIN_STRONG.search(clause):
             kind = "recommend"  # "whats the best setup, mb/recompute etc": the knobs are what to choose, not concepts
+        if state.recommended is not None and state.plan != state.recommended and ORIGINAL.search(clause) \
+                and kind not in ("export", "what_if", "explain"):
+            # "now compare that with your original pick": the plan on the table against the recommendation
+            original = state.recommended.model_dump(exclude_none=True)
+            acts.append(Act("compare", clause, _with_plans(ce, [{}, original]), None, derived=True))
+            continue
         if state.alternatives and RUNNER_UP.search(clause) and kind not in ("export", "what_if", "explain"):
             # "and the runner-up? why is it slower?": the plan under discussion against the next best
             runner_up = state.alternatives[0].model_dump(exclude_none=True)

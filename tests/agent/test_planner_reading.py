@@ -337,3 +337,22 @@ def test_compare_two_values_joined_by_and_then_memory_is_the_comparison(make_ser
                                        "which uses less memory per gpu")
     assert names(calls) == ["recommend_plans", "recommend_plans", "compare_plans"]
     assert (calls[2][1]["plan_a"]["zero"], calls[2][1]["plan_b"]["zero"]) == (1, 3)
+
+
+def test_your_original_pick_after_another_plan_was_tried(make_service):
+    [(first, _), (tried, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "try tp 4 pp 2",
+                                               "now compare that with your original pick")
+    assert names(tried) == ["evaluate_plan"] and names(calls) == ["compare_plans"]
+    assert (calls[0][1]["plan_a"]["tp"], calls[0][1]["plan_a"]["pp"]) == (4, 2)  # "that": the plan just tried
+    assert is_plan(calls[0][1]["plan_b"], first[0][2]["best"]["strategy"])  # "your original pick": the recommendation
+
+
+def test_the_runner_up_in_three_words(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "and the runner-up?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_b"], first[0][2]["alternatives"][0]["strategy"])
+
+
+def test_memory_or_compute_bound_is_what_limits_the_plan(make_service):
+    _, (calls, answer) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "is it memory bound or compute bound?")
+    assert names(calls) == ["recommend_plans"] and "limits" in answer.lower()
