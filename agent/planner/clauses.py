@@ -17,6 +17,10 @@ OPENERS = (r"why|what|what's|whats|how|which|where|is|are|does|do|did|can|could|
            r"recommend|suggest|pick|check|evaluate|walk|also|then|and|if")
 SENTENCE_END = re.compile(r"[.?!;]+(?=\s|$)|\n+")  # "2.5" has no space after its point
 COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+(?=(?:{OPENERS})\b)")
+# Requests listed as nouns: "best plan, its memory breakdown, and the megatron-bridge config please"
+REQUEST_NOUN = re.compile(r"^(?:the\s+|its\s+|a\s+|an\s+|your\s+|their\s+)?(?:best\s+|fastest\s+|recommended\s+)?"
+                          r"(?:plan|layout|setup|memory(?:\s+breakdown)?|breakdown|step\s+time|mfu|throughput|"
+                          r"[\w-]+\s+(?:config|args|flags|yaml|json|toml|script))\b")
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
 ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right)[,\s]+)*"
                   rf"(?:{OPENERS})\b|"
@@ -27,6 +31,19 @@ ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm
 MIN_WORDS = 3  # "and why?", "which?" add no request of their own
 
 
+LIST = re.compile(r",\s*(?:and\s+)?|\s+(?:and|\+|&)\s+")
+
+
+def _listed(piece: str) -> list[str]:
+    """A piece that lists requests as nouns, cut into them; else the piece."""
+    tail = re.split(r"(?<=[:;])\s+", piece)  # "… 2M tokens/step: best plan, its memory …"
+    head, body = (" ".join(tail[:-1]), tail[-1]) if len(tail) > 1 else ("", piece)
+    items = [i.strip() for i in LIST.split(body) if i.strip()]
+    if len(items) >= 2 and all(REQUEST_NOUN.search(i) for i in items):
+        return ([head] if head else []) + items
+    return [piece]
+
+
 def split_clauses(text: str) -> list[str]:
     """The clauses of a (normalised) message, in order."""
     pieces: list[str] = []
@@ -35,7 +52,7 @@ def split_clauses(text: str) -> list[str]:
         sentence = text[start:end.end() if end else len(text)]
         start = end.end() if end else len(text)
         if sentence.strip(" .;\n"):
-            pieces += [p for p in COORDINATOR.split(sentence) if p.strip()]
+            pieces += [item for p in COORDINATOR.split(sentence) if p.strip() for item in _listed(p)]
     clauses: list[str] = []
     for piece in (p.strip(" ,\n") for p in pieces):
         if clauses and len(piece.split()) < MIN_WORDS:
@@ -46,4 +63,5 @@ def split_clauses(text: str) -> list[str]:
 
 
 def asks(clause: str) -> bool:
-    return ASKS.search(clause) is not None
+    """A question or request; a short noun phrase naming what is wanted ("its memory breakdown") counts."""
+    return ASKS.search(clause) is not None or REQUEST_NOUN.search(clause) is not None and len(clause.split()) <= 6

@@ -222,8 +222,13 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan) or \
                 kind == "explain" and has_plan and len(ce.plans) == 1 and COMPARE_STRONG.search(clause):
             kind = "compare"
-        if acts and kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best"):
-            continue  # "which is better, and why": the same act again
+        if acts and (kind == "why_best" and acts[-1].kind in ("recommend", "compare", "why_best")
+                     or kind == acts[-1].kind and ce.plans == acts[-1].entities.plans and not ce.has_scenario()):
+            continue  # "which is better, and why", "I want to train X. How should I shard it": the same act again
+        if acts and acts[-1].kind == "export" and kind in ("what_if", "recommend") and not ce.plans \
+                and (ce.export_format or ce.framework) and not (ce.model or ce.gpu or ce.gpus):
+            kind = "export"  # "the torchtitan config, and also the deepspeed one": another file
+            reading = Intent("export", ce.export_format or {"fsdp": "torchtitan"}.get(ce.framework, ce.framework))
         if acts and kind == "recommend" and acts[-1].kind == "what_if" and not ce.has_scenario() and not ce.plans:
             continue  # "what if we switch to 100GbE, and does the plan change?": the what-if answers it
         if acts and kind in ("memory", "evaluate") and acts[-1].kind == "compare" and not ce.plans:
@@ -241,6 +246,6 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     kinds = [a.kind for a in acts]
     if any(a.derived for a in acts):
         return acts
-    if len(set(kinds)) < 2 or intent.family not in CATCH_ALL and CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
+    if len({(a.kind, a.detail if a.kind == "export" else None) for a in acts}) < 2 or intent.family not in CATCH_ALL and CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
         return []  # one request, or a reading the whole message does not support: read it as one
     return acts

@@ -356,3 +356,29 @@ def test_the_runner_up_in_three_words(make_service):
 def test_memory_or_compute_bound_is_what_limits_the_plan(make_service):
     _, (calls, answer) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "is it memory bound or compute bound?")
     assert names(calls) == ["recommend_plans"] and "limits" in answer.lower()
+
+
+def test_requests_listed_as_nouns(make_service):
+    [(calls, _)] = ask(make_service(), "Qwen2.5-72B full fine-tune on 64 H100s, 8k ctx, 2M tokens/step: best plan, its "
+                                       "memory breakdown, and the megatron-bridge config please")
+    assert names(calls) == ["recommend_plans", "estimate_memory", "export_config"]
+    best = calls[0][2]["best"]["strategy"]
+    assert is_plan(calls[1][1]["plan"], best) and is_plan(calls[2][1]["plan"], best)
+    assert calls[2][1]["format"] == "megatron-bridge"
+
+
+def test_two_files_for_the_plan_on_the_table(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me the torchtitan config, and also the deepspeed one")
+    assert [(n, a["format"]) for n, a, _ in calls] == [("export_config", "torchtitan"), ("export_config", "deepspeed")]
+
+
+def test_a_stated_setup_then_how_to_shard_it_is_one_recommendation(make_service):
+    [(calls, _)] = ask(make_service(), "I have 4 nodes with 8 H200 each and want to train Llama 3.1 70B at 16k context. "
+                                       "How should I shard it, and would fp8 help?")
+    assert names(calls) == ["recommend_plans", "what_if"]
+    assert calls[0][1]["scenario"]["gpus"] == 4 * 8 and calls[1][1]["change"]["precision"] == "fp8"
+
+
+def test_memory_written_before_the_gpu_name(make_service):
+    _, (calls, _) = ask(make_service(), "gemma 2 9b, 8 a100, 4k", "ok what if we only had 40gb a100s?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpu"] == "a100-40gb"
