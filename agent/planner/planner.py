@@ -66,6 +66,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
     if e.network_unmatched and used:  # a network the catalog lacks: said, not replaced by another in silence
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
+    if request.set_aside:
+        text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
     line = understood_line(record.outcomes)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text

@@ -94,6 +94,7 @@ class Request:
     sides: tuple[dict, dict] | None = None
     question: tuple[str, list[str]] | None = None  # (what is unclear, the readings offered)
     context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
+    set_aside: bool = False  # part of the message is outside what shardwise does; the acts answer the rest
 
 
 def compares_with_discussed(clause: str, e: Entities, has_plan: bool) -> bool:
@@ -115,6 +116,12 @@ def read(message: str, state: ConversationState) -> Request:
     if request.question:
         return request
     if intent.family in GUARDS:
+        if intent.family == "out_of_domain" and intent.detail is None:
+            # "what's a good learning rate, and what plan for 8 H100s?": the part shardwise answers, answered
+            acts = _clause_acts(text, e, Intent("recommend"), state, allow_one=True)
+            if acts and not e.scenario_patch().merged_over(state.scenario).missing():
+                request.acts, request.context, request.set_aside = acts, extract(text), True
+                return request
         if intent.family in ("out_of_domain", "not_understood") and intent.detail is None and state.plan is not None:
             # words only the dialogue explains: "compare that with your original pick", "and the runner-up?"
             request.acts = [a for a in _clause_acts(text, e, intent, state) if a.derived]
@@ -155,7 +162,7 @@ def _with_plans(e: Entities, plans: list[dict]) -> Entities:
     return dataclasses.replace(e, plans=plans)
 
 
-def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState) -> list[Act]:
+def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationState, allow_one: bool = False) -> list[Act]:
     """The acts of a message with several requests, in order; [] when it asks one thing."""
     clauses = split_clauses(text)
     context = state  # each clause is read with the scenario stated so far (a what-if's change left out)
@@ -244,7 +251,7 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
                                                                  for b in acts))]
     kinds = [a.kind for a in acts]
-    if any(a.derived for a in acts):
+    if any(a.derived for a in acts) or allow_one and acts:
         return acts
     if len({(a.kind, a.detail if a.kind == "export" else None) for a in acts}) < 2 or intent.family not in CATCH_ALL and CLASS.get(intent.family) not in {CLASS.get(k) for k in kinds}:
         return []  # one request, or a reading the whole message does not support: read it as one

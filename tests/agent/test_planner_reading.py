@@ -382,3 +382,10 @@ def test_a_stated_setup_then_how_to_shard_it_is_one_recommendation(make_service)
 def test_memory_written_before_the_gpu_name(make_service):
     _, (calls, _) = ask(make_service(), "gemma 2 9b, 8 a100, 4k", "ok what if we only had 40gb a100s?")
     assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpu"] == "a100-40gb"
+
+
+def test_the_part_shardwise_answers_is_answered_and_the_rest_set_aside(make_service):
+    [(calls, answer)] = ask(make_service(), "what's a good learning rate for llama 3 8b, and what plan for 8 h100?")
+    assert names(calls) == ["recommend_plans"] and "outside what shardwise does" in answer
+    [(calls, _)] = ask(make_service(), "what learning rate for llama 70b on 64 h100?")
+    assert calls == []  # nothing in it shardwise answers
