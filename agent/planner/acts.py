@@ -54,7 +54,7 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
     return "\n\n---\n\n".join(parts)
 
 
-def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, dict], state: ConversationState) -> str:
+def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
     """Two scenarios that differ in one fact, each with its own best plan."""
     results, names = [], []
     for side in sides:

@@ -91,7 +91,7 @@ class Request:
     facts: Entities
     intent: Intent  # the whole message read as one act
     acts: list[Act] = field(default_factory=list)
-    sides: tuple[dict, dict] | None = None
+    sides: tuple[dict, ...] | None = None
     question: tuple[str, list[str]] | None = None  # (what is unclear, the readings offered)
     context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
     set_aside: bool = False  # part of the message is outside what shardwise does; the acts answer the rest

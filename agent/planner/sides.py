@@ -32,9 +32,29 @@ def _count(written: str) -> int:
     return int(written[:-1]) * 1024 if written.endswith("k") else int(written)
 
 
-def scenario_sides(text: str) -> tuple[dict, dict] | None:
-    """({fact: value}, {fact: value}) for the two scenarios a (normalised) message contrasts, or None.
-    Count facts are {"gpus": n} or {"nodes": n}."""
+def _gpu_span_at_end(text: str) -> tuple[str, int] | None:
+    """(GPU id, where its name starts) for a GPU named at the very end of the text."""
+    for pattern, gpu_id in _gpu_patterns():
+        for m in pattern.finditer(text):
+            if not text[m.end():].strip(" s'"):
+                return gpu_id, m.start()
+    return None
+
+
+def _listed_before(left: str) -> list[str]:
+    """GPUs listed before the last two, joined to them by commas ("H100, H200 or B200")."""
+    found = _gpu_span_at_end(left)
+    out: list[str] = []
+    rest = left[:found[1]] if found else ""
+    while (m := re.search(r",\s*$", rest)) and (prev := _gpu_span_at_end(rest[:m.start()])):
+        out.insert(0, prev[0])
+        rest = rest[:prev[1]]
+    return out
+
+
+def scenario_sides(text: str) -> tuple[dict, ...] | None:
+    """({fact: value}, {fact: value}, …) for the scenarios a (normalised) message contrasts, or None: two,
+    or more GPUs listed ("H100, H200 or B200"). Count facts are {"gpus": n} or {"nodes": n}."""
     for c in CONTRAST.finditer(text):
         left, right = text[:c.start()], text[c.end():]
         count_b = re.match(rf"{COUNT}(?=[a-z])|{COUNT}\s+", right)  # "… or 4x H100": a count of its own
@@ -43,7 +63,7 @@ def scenario_sides(text: str) -> tuple[dict, dict] | None:
             count_a = re.search(rf"(?<![\w.]){COUNT}\s*(?:(?:dgx|hgx)\s+)?[\w.-]*\s*[\w.-]*$", left[-40:]) if count_b else None
             if count_a and count_b:  # "8x A100 40GB or 4x H100": each side its own count
                 return {"gpu": a, "gpus": _count(count_a.group(1))}, {"gpu": b, "gpus": _count(count_b.group(1))}
-            return {"gpu": a}, {"gpu": b}
+            return tuple({"gpu": g} for g in dict.fromkeys(_listed_before(left[-80:]) + [a, b]))
         if c.group(0).strip() == "/":
             continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
         la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)

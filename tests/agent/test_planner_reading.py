@@ -135,10 +135,11 @@ def test_that_plan_on_other_hardware(make_service):
     ("For Qwen2.5-32B on 64 GPUs: A100 80GB or H100, which trains faster?", "gpu", ["a100-80gb", "h100-sxm"]),
     ("Llama 3.1 8B on H100s: 16 versus 32 GPUs?", "gpus", [16, 32]),
     ("Gemma 2 27B on 8 A100s: LoRA or QLoRA?", "mode", ["lora", "qlora"]),
+    ("H100, H200 or B200 for Llama 3.1 70B on 64 GPUs?", "gpu", ["h100-sxm", "h200", "b200"]),
 ])
 def test_two_scenarios_side_by_side(make_service, message, fact, values):
     [(calls, answer)] = ask(make_service(), message)
-    assert names(calls) == ["recommend_plans", "recommend_plans"]
+    assert names(calls) == ["recommend_plans"] * len(values)
     assert [c[1]["scenario"][fact] for c in calls] == values
     assert "Side by side" in answer and "[R1]" in answer and "[R2]" in answer
 
