@@ -17,7 +17,7 @@ DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "m
 # The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
 MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 # Words that keep the plan under discussion and change one knob: "same layout", "would vpp=3 help", "keep the rest"
-SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
+SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bfits?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
 # "our current setup", "what we run": the plan the user said they run (ConversationState.user_plan)
 OUR_PLAN = re.compile(r"\bour\s+(?:current\s+|own\s+|existing\s+)?(?:setup|plan|config|layout)\b|\bwhat\s+we\s+(?:run|have|use)\b")
 

@@ -112,7 +112,7 @@ BREAKDOWN = re.compile(r"\bmemory\s*(?:break\s*down|split)\b|\bbreak\s*down\b|wh
                        r"(?:the\s+|my\s+|our\s+)?(?:memory|vram|hbm)\b|what\s+(?:takes|eats|uses)\s+(?:up\s+)?(?:all\s+)?"
                        r"(?:the\s+)?(?:memory|vram)")
 # Why a mixture of experts needs the memory of its total size, not of its active parameters.
-ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+active\b|"
+ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+(?:are\s+|is\s+)?active\b|"
                              r"\b(?:params?|parameters)\b[^.?!]{0,20}\bactive\b|\btotal\s+(?:vs\.?|versus|and|or)\s+active\b")
 MEMORY_QUESTION = re.compile(r"\b(?:memory|mem|vram|hbm|gib|gb)\b|\bfit(?:s)?\b|\boom\b")
 # Asking for a verdict on a plan they have ("review our cfg", "does it fit"), not for a config file.

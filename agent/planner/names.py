@@ -132,7 +132,7 @@ def find_params(text: str) -> tuple[str | None, str | None]:
     """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
     # "for 70b-class models", "70B-scale runs", "like other 8b models": a size class cited, not the model trained
     m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)"
-                  r"(?!\s*-?\s*(?:class|scale|range|sized?|ish)\b|\s+models\b)", text)
+                  r"(?!\s*-?\s*(?:class|scale|range|sized?|ish)\b|\s+models\b|\s+(?:are\s+|is\s+)?active\b)", text)
     if not m:
         return None, None
     unit = m.group(2) or m.group(3)

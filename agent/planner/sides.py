@@ -78,7 +78,9 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
                 fact = facts.pop()
                 return {fact: _count(la.group(1))}, {fact: _count(rb.group(1))}
         for pattern, table in ((MODE, MODES), (PRECISION, None)):
-            ma, mb = re.search(rf"\b{pattern}$", left), re.match(pattern, right)
+            # "LoRA or QLoRA", "full finetune on 4 L40S vs lora on 4 L40S": the nearest value on each side
+            ma = ([None] + list(re.finditer(rf"\b{pattern}", left[-60:])))[-1]
+            mb = re.search(rf"\b{pattern}", right[:60])
             if ma and mb:
                 va, vb = (re.sub(r"\s+", " ", m.group(1)) for m in (ma, mb))
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)

@@ -390,3 +390,27 @@ def test_the_part_shardwise_answers_is_answered_and_the_rest_set_aside(make_serv
     assert names(calls) == ["recommend_plans"] and "outside what shardwise does" in answer
     [(calls, _)] = ask(make_service(), "what learning rate for llama 70b on 64 h100?")
     assert calls == []  # nothing in it shardwise answers
+
+
+def test_a_mode_on_each_side_of_a_contrast(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3.1 8b full finetune on 4 l40s vs lora on 4 l40s?")
+    assert [c[1]["scenario"]["mode"] for c in calls] == ["full", "lora"]
+
+
+def test_would_one_knob_fit_is_the_plan_on_the_table_with_it(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 8b on 8 h100, 8k ctx", "would mb 4 fit? and would it be faster?")
+    assert names(calls) == ["compare_plans"]
+    best = dict(first[0][2]["best"]["strategy"], micro_batch=4)
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"]) and is_plan(calls[0][1]["plan_b"], best)
+
+
+def test_the_closest_plan_that_fits_after_checking_ours(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3 70b, 32 a100 80gb, 4k, gbs 512, tp8 pp4 zero1 mb1 -- does it fit? if so "
+                                       "how fast; if not, what's the closest that fits?")
+    assert names(calls) == ["evaluate_plan", "recommend_plans"] and calls[1][1]["constraints"] is None
+
+
+def test_a_size_said_as_active_parameters_is_not_the_model(make_service):
+    _, (calls, _) = ask(make_service(), "qwen3 30b a3b on 16 h100", "why is the memory so high if only 3b are active?")
+    assert names(calls) == ["lookup_model", "estimate_memory"]
+    assert calls[1][1]["scenario"]["model"] == "qwen3-30b-a3b"
