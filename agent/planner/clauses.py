@@ -16,7 +16,8 @@ OPENERS = (r"why|what|what's|whats|how|which|where|is|are|does|do|did|can|could|
            r"give|show|export|compare|explain|tell|list|estimate|generate|write|send|dump|print|break|"
            r"recommend|suggest|pick|check|evaluate|walk|also|then|and|if")
 SENTENCE_END = re.compile(r"[.?!;]+(?=\s|$)|\n+")  # "2.5" has no space after its point
-COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+(?=(?:{OPENERS})\b)")
+COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+"
+                         rf"(?=(?:(?:pls|plz|please|kindly|can\s+you|could\s+you|can\s+u)\s+)?(?:{OPENERS})\b)")
 # Requests listed as nouns: "best plan, its memory breakdown, and the megatron-bridge config please"
 REQUEST_NOUN = re.compile(r"^(?:the\s+|its\s+|a\s+|an\s+|your\s+|their\s+)?(?:best\s+|fastest\s+|recommended\s+)?"
                           r"(?:plan|layout|setup|memory(?:\s+breakdown)?|breakdown|step\s+time|mfu|throughput|"

@@ -100,7 +100,7 @@ CHANGE_MARKER = re.compile(
     r"\binstead\b(?!\s+of)|\bonly\s+(?:has|have|had|gets?|got|getting)\b|\bnew\s+(?:cluster|hardware|nodes?|machines?|"
     r"setup|box(?:es)?)\b|\bbump(?:ed|ing)?\b|\b(?:increas|decreas|reduc|rais|doubl|halv)(?:e|es|ed|ing)\b|\bhalf\b|"
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
-    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b"
+    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\b(?:drop(?:ped|ping)?|cut(?:ting)?|shrink(?:ing)?|scal(?:e|ed|ing)\s+(?:down|up|back)|go(?:ing)?\s+(?:down|up))\s+(?:it\s+)?to\b|\bupgrad(?:e|ed|ing)\b"
     # a new requirement: "product now wants 64k ctx", "the team now needs 16 nodes"; "from 8k to 64k"
     r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|" + FROM_TO)
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")

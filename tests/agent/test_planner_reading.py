@@ -414,3 +414,15 @@ def test_a_size_said_as_active_parameters_is_not_the_model(make_service):
     _, (calls, _) = ask(make_service(), "qwen3 30b a3b on 16 h100", "why is the memory so high if only 3b are active?")
     assert names(calls) == ["lookup_model", "estimate_memory"]
     assert calls[1][1]["scenario"]["model"] == "qwen3-30b-a3b"
+
+
+def test_a_plan_and_please_explain_its_choice(make_service):
+    [(calls, _)] = ask(make_service(), "need a plan for llama-3.1-70b, 256 h100, 8k ctx, 8M tok batch, and pls explain "
+                                       "the CP choice")
+    assert names(calls) == ["recommend_plans", "explain_concept"] and calls[1][1]["concept"] == "context_parallel"
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["best"]["strategy"])
+
+
+def test_drop_to_fewer_gpus_is_a_what_if(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 405b on 512 h100 8k", "drop to 256 gpus — does anything still fit?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpus"] == 256
