@@ -61,7 +61,7 @@ EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\bto
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
                             r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
-                            r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
+                            r"\bdefine\b|\bdefinition\b|\btell\s+me\s+(?:more\s+)?about\b|\bin\s+simple\s+terms\b|\beli5\b|"
                             r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b|"
                             # "how big is the bubble", "how is MFU counted for an MoE", "is ZeRO-3 the same thing as FSDP"
                             r"\bhow\s+(?:big|large|bad)\s+is\b|\bhow\s+is\b[^.?!]{0,30}\b(?:counted|computed|calculated|measured|defined)\b|"

@@ -247,8 +247,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         b.kind == "compare" and a.entities.plans and all(any(p.items() <= q.items() for q in b.entities.plans)
                                                          for p in a.entities.plans if p) for b in acts[i + 1:]))]
     for act in acts:  # "explain interleaving? what does vpp=2 buy me, tp8 pp4": the concept on the plan named
-        if act.kind == "explain" and not act.entities.plans:
-            act.entities.plans = list(e.plans[:1])
+        if act.kind == "explain" and not act.entities.plans and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+            act.entities.plans = list(e.plans)
     acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
                                                                  for b in acts))]
     kinds = [a.kind for a in acts]
