@@ -68,7 +68,7 @@ PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|a
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
-                         r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+){0,2}(?:faster|slower|better|quicker)\b|"
+                         r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+){0,3}(?:faster|slower|better|quicker)\b|"
                          r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
 # What, in the user's words, is the plan under discussion (the last recommended, evaluated, what-if
 # winner or exported plan): "it", "that", "yours", "the winner", "what you picked", "the recommended one".
@@ -100,7 +100,10 @@ class Request:
 
 def compares_with_discussed(clause: str, e: Entities, has_plan: bool) -> bool:
     """One plan named, asked about as a comparison, while a plan is on the table."""
-    return has_plan and len(e.plans) == 1 and bool(e.plans[0]) and COMPARE_CUE.search(normalise(clause)) is not None
+    text = normalise(clause)
+    return has_plan and len(e.plans) == 1 and bool(e.plans[0]) and (
+        COMPARE_CUE.search(text) is not None
+        or DISCUSSED.search(text) is not None and re.search(r"\b(?:faster|slower|better|worse|quicker)\b", text) is not None)
 
 
 def read(message: str, state: ConversationState) -> Request:

@@ -426,3 +426,16 @@ def test_a_plan_and_please_explain_its_choice(make_service):
 def test_drop_to_fewer_gpus_is_a_what_if(make_service):
     _, (calls, _) = ask(make_service(), "llama 3.1 405b on 512 h100 8k", "drop to 256 gpus — does anything still fit?")
     assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpus"] == 256
+
+
+def test_a_recipe_plan_named_and_is_the_winner_really_faster(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
+                                   "the nemo recipe uses tp4 pp4 cp2 — is the winner really faster?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"])
+    assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp", "cp")} == {"tp": 4, "pp": 4, "cp": 2}
+
+
+def test_the_recipes_layout_without_degrees_is_asked_about(make_service):
+    _, (calls, answer) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "why not the recipe's layout?")
+    assert calls == [] and "TP=" in answer and answer.count("?") == 1
