@@ -54,7 +54,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if not scenario.missing():
             knobs = e.plans[0] if e.plans else {}
             same_scenario = state.scenario is not None and scenario == state.scenario
-            plan = Plan(**knobs) if knobs else (state.plan if same_scenario else None)
+            on_table = state.plan if same_scenario else None  # one knob named: the plan on the table with it
+            plan = plan_with(on_table if len(knobs) == 1 else None, knobs) if knobs else on_table
             args.update(scenario=scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
         text = result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
         if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
@@ -110,7 +111,10 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             return result_or_error(out, "offline/compare.md.j2")
         knobs = e.plans[0] if e.plans else {}
         # Two or more knobs describe a plan of their own; one knob modifies the plan under discussion.
-        plan = plan_with(None if len(knobs) >= 2 else base, knobs)
+        # one knob changes the plan under discussion, also under a changed setup of the same model
+        # ("would qlora let us use mb 4?"); several knobs name a plan of their own
+        same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model, scenario.params)
+        plan = plan_with(None if len(knobs) >= 2 else base or (state.plan if same_model else None), knobs)
         tool = "estimate_memory" if family == "memory" else "evaluate_plan"
         out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
         return result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")

@@ -77,7 +77,8 @@ WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
                          r"\bhow\s+come\b[^.?!]{0,60}?\b(?:lets?|makes?|allows?|enables?|gets?\s+away|saves?|cuts?)\b")
 # "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
 WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)|"
-                     r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b")
+                     r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b|"
+                     r"\bwhat\s+(?:actually\s+|exactly\s+|really\s+)?(?:is|are)\s+(?:a\s+|the\s+)?(?:zero|tp|pp|cp|ep|vpp|etp|recompute)\b")
 # What holds the plan back: the binding constraint the recommendation reports
 LIMITS = re.compile(r"\bwhat(?:'s|\s+is)?\s+(?:limiting|holding\s+(?:it|us|this)\s+back|the\s+bottleneck)\b|\bbottleneck\b|"
                     r"\bwhat\s+limits\b|\bbinding\s+constraint\b|\b(?:memory|compute|communication|comms|bandwidth|network)[\s-]bound\b")

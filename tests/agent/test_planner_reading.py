@@ -439,3 +439,17 @@ def test_a_recipe_plan_named_and_is_the_winner_really_faster(make_service):
 def test_the_recipes_layout_without_degrees_is_asked_about(make_service):
     _, (calls, answer) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "why not the recipe's layout?")
     assert calls == [] and "TP=" in answer and answer.count("?") == 1
+
+
+def test_one_knob_under_a_changed_mode_keeps_the_plan_on_the_table(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3.1 70b lora r=64 on 8 a100, 4k. plan? also: would qlora let us use mb 4?")
+    assert names(calls) == ["recommend_plans", "evaluate_plan"]
+    assert calls[1][1]["scenario"]["mode"] == "qlora"
+    assert is_plan(calls[1][1]["plan"], dict(calls[0][2]["best"]["strategy"], micro_batch=4))
+
+
+def test_what_is_a_knob_and_does_your_plan_use_it(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
+                                   "dumb question but what is zero-3 and does your plan use it?")
+    assert names(calls) == ["explain_concept"] and calls[0][1]["concept"] == "zero"
+    assert is_plan(calls[0][1]["plan"], dict(first[0][2]["best"]["strategy"], zero_stage=3))
