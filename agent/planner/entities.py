@@ -90,6 +90,8 @@ def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]
 def normalise(text: str) -> str:
     text = text.lower().replace("×", "x").replace("–", "-").replace("—", "-").replace("’", "'")
     text = re.sub(r"(?<=\d)x(?=[a-z])", "x ", text)  # "8xh100" -> "8x h100" ("8x7b" stays)
+    # "8k->16k", "8k → 16k": from one value to the other, as "from 8k to 16k" is read
+    text = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?\s*[km]?)\s*(?:->|→|=>)\s*(?=\d)", r"from \1 to ", text)
     # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after
     text = re.sub(r"\b(\d{2,3})\s*g(?:b|ib)?\s+(a100|h100|h200|a10g?|l40s?|v100|mi300x?)(s?)\b", r"\2 \1gb\3", text)
     text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_

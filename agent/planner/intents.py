@@ -85,6 +85,9 @@ LIMITS = re.compile(r"\bwhat(?:'s|\s+is)?\s+(?:limiting|holding\s+(?:it|us|this)
 # The best plan asked for with a degree pinned: "recommend something with ep 8", "best layout using tp 4"
 RECOMMEND_WITH = re.compile(r"\b(?:recommend|suggest|find)\b[^.?!]{0,30}\b(?:with|using|keeping|at)\b|"
                             r"\bbest\s+(?:plan|layout|setup|config)\s+(?:with|using|keeping|at)\b")
+# A metric's value asked for ("what's the MFU?", "what is its throughput"), not the idea behind it
+METRIC_VALUE = re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+(?:the|its|our|your|that|this)\s+(?:\w+\s+){0,2}"
+                          r"(?:mfu|throughput|tokens?\s*/\s*s|step\s*time)\b|\band\s+(?:the\s+)?mfu\b")
 # A metric judged ("MFU looks low", "the bubble seems huge"): why it is what it is
 METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\s+|pretty\s+|quite\s+|kinda\s+|very\s+)?"
                            r"(?:low|high|bad|poor|big|huge|large|small|terrible)\b")
@@ -240,6 +243,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
+    if e.concept == "mfu" and METRIC_VALUE.search(text) and has_scenario and not e.plans and not why:
+        return Intent("evaluate" if state.plan is not None else "recommend")  # "what's the MFU?": the number
     if e.concept in ("mfu", "pipeline_bubble", "memory_breakdown") and why and METRIC_JUDGED.search(text) and not e.plans:
         return Intent("explain", e.concept)  # "MFU on that looks low. why, is it the MoE?": the metric explained
     if e.concept and (not why or WHY_CONCEPT.search(text) or re.search(r"\bexplain\b", text)) and (

@@ -195,7 +195,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             context = context.model_copy(update={"scenario": ce.scenario_patch().merged_over(context.scenario)})
         if ALTERNATIVE.search(clause) and kind not in ("export", "what_if") and not (kind == "explain" and EXPLAIN_STRONG.search(clause)):
             # the best plan, unconstrained; a plan this clause names is compared with it afterwards
-            named = [p for p in ce.plans if p]
+            named = [p for p in ce.plans if p] or [a.entities.plans[0] for a in acts[-1:] if COMPARE_CUE.search(clause)
+                                                   and len(a.entities.plans) == 1 and len(a.entities.plans[0]) >= 2]
             acts.append(Act("recommend", clause, _with_plans(ce, []), None))
             if named and kind != "compare":
                 acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))

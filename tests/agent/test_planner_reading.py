@@ -453,3 +453,22 @@ def test_what_is_a_knob_and_does_your_plan_use_it(make_service):
                                    "dumb question but what is zero-3 and does your plan use it?")
     assert names(calls) == ["explain_concept"] and calls[0][1]["concept"] == "zero"
     assert is_plan(calls[0][1]["plan"], dict(first[0][2]["best"]["strategy"], zero_stage=3))
+
+
+def test_a_metric_of_the_plan_on_the_table(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "what's the throughput per gpu? and the MFU?")
+    assert names(calls) == ["evaluate_plan"] and is_plan(calls[0][1]["plan"], first[0][2]["best"]["strategy"])
+
+
+def test_a_change_written_with_an_arrow(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "if we went to 8k->16k, would the plan still be best?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["seq_len"] == 16 * 1024
+
+
+def test_their_plan_checked_then_compared_with_the_pick(make_service):
+    [(calls, _)] = ask(make_service(), "Mixtral 8x22B, 64 H200, 4k, 4M tokens/step. We're considering EP=8 TP=2 PP=4. "
+                                       "Fits? Faster than what you'd pick?")
+    assert names(calls) == ["estimate_memory", "recommend_plans", "compare_plans"]
+    theirs = {"tp": 2, "pp": 4, "ep": 8}
+    assert {k: calls[2][1]["plan_b"][k] for k in theirs} == theirs
+    assert is_plan(calls[2][1]["plan_a"], calls[1][2]["best"]["strategy"])
