@@ -270,6 +270,17 @@ def find_export_format(text: str) -> str | None:
     return None
 
 
+def find_export_formats(text: str) -> list[str]:
+    """Every format named, in the order written ("megatron and deepspeed configs")."""
+    text = CITED.sub(" ", text)
+    found = {}
+    for fmt, pattern in EXPORT_WORDS.items():
+        m = re.search(pattern, text)
+        if m and not any(a <= m.start() < b for a, b in found.values()):  # "megatron-bridge" is not also "megatron"
+            found[fmt] = (m.start(), m.end())
+    return sorted(found, key=lambda f: found[f][0])
+
+
 def find_framework(text: str) -> str | None:
     """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
     cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""

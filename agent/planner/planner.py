@@ -52,6 +52,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = acts_in_order(request, state, scenario, turn)
     else:
         act = request.acts[0] if request.acts else None
+        if act is not None and act.kind != intent.family:  # the reading corrected the family ("evaluate it at 16k")
+            intent = Intent(act.kind, act.detail, intent.injected)
         if act is not None and (act.kind in ("evaluate", "memory") and compares_with_discussed(message, e, state.plan is not None)
                                 or act.kind == "explain" and state.plan is not None and len(e.plans) == 1 and e.plans[0]
                                 and COMPARE_STRONG.search(normalise(message))):

@@ -27,6 +27,7 @@ from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
 from .entities import Entities, extract, normalise, own_words
+from .names import find_export_formats
 from .intents import (CHANGE_MARKER, EXPLAIN_STRONG, RECOMMEND_CUE, WHAT_IF_MARKER, WHY_CONCEPT, Intent, classify, what_if_split,
                       without_injection)
 from .sides import scenario_sides
@@ -64,6 +65,7 @@ ORIGINAL = re.compile(r"\b(?:your|the)\s+(?:original|first|initial|earlier|old)\
 RUNNER_UP = re.compile(r"\brunner[\s-]?up\b|\bsecond[\s-]+(?:best|place|fastest)\b|\bnext[\s-]+best\b")
 YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
                        r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
+EVALUATE_IT = re.compile(r"\b(?:evaluate|check|score|test|re-?run|rerun)\s+(?:it|that|this|the\s+plan|that\s+plan|yours)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
@@ -138,6 +140,10 @@ def read(message: str, state: ConversationState) -> Request:
     acts = _clause_acts(text, e, intent, state)
     if len(acts) < 2 and not any(a.derived for a in acts):
         acts = [Act(intent.family, message, e, intent.detail)]
+    acts = [one for act in acts for one in _each_format(act)]  # "both: megatron and deepspeed configs"
+    for act in acts:  # "evaluate it at 16k instead": that plan under the change, not the change's best plan
+        if act.kind == "what_if" and state.plan is not None and EVALUATE_IT.search(normalise(act.clause)):
+            act.kind = "evaluate"
     if state.plan is None and acts[0].kind in ("explain", "evaluate", "memory", "compare", "export") \
             and not any(acts[0].entities.plans) and (YOUR_PLAN.search(normalise(acts[0].clause))
                                                      or acts[0].kind == "export" and PLAN_TOO.search(text)):
@@ -159,6 +165,13 @@ CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory"
          "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts", "list_models": "facts",
          "list_hardware": "facts"}
 CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads as when its requests are mixed
+
+
+def _each_format(act: Act) -> list[Act]:
+    formats = find_export_formats(normalise(act.clause)) if act.kind == "export" else []
+    if len(formats) < 2:
+        return [act]
+    return [Act("export", act.clause, act.entities, fmt, derived=True) for fmt in formats]
 
 
 def _with_plans(e: Entities, plans: list[dict]) -> Entities:

@@ -472,3 +472,14 @@ def test_their_plan_checked_then_compared_with_the_pick(make_service):
     theirs = {"tp": 2, "pp": 4, "ep": 8}
     assert {k: calls[2][1]["plan_b"][k] for k in theirs} == theirs
     assert is_plan(calls[2][1]["plan_a"], calls[1][2]["best"]["strategy"])
+
+
+def test_evaluate_it_under_a_change_keeps_the_plan(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "evaluate it at 16k instead")
+    assert names(calls) == ["evaluate_plan"] and calls[0][1]["scenario"]["seq_len"] == 16 * 1024
+    assert is_plan(calls[0][1]["plan"], first[0][2]["best"]["strategy"])
+
+
+def test_two_formats_in_one_request(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me both: megatron and deepspeed configs")
+    assert [a["format"] for _, a, _ in calls] == ["megatron", "deepspeed"]
