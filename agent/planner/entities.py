@@ -152,7 +152,10 @@ def extract(message: str) -> Entities:
     e.nodes = counts.get("nodes") or nodes
     e.gpus_per_node = counts.get("gpus_per_node") or per_node
     hardware = r"\b(?:gpus?|nodes?|cards|accelerators)\b"  # "double the nodes", "half that many gpus"
-    if e.gpus is None and re.search(rf"\b(?:doubl(?:e|es|ed|ing)|twice)\b[^.?!]*{hardware}|\b2x\s+(?:the\s+)?gpus", text):
+    times = re.search(r"\b(\d+(?:\.\d+)?)\s*x\s+(?:more|the|as\s+many)\s+(?:gpus?|nodes?|cards|boxes)\b", text)
+    if e.gpus is None and times:  # "2x more nodes", "4x the GPUs": the current count times that
+        e.gpus_factor = float(times.group(1))
+    elif e.gpus is None and re.search(rf"\b(?:doubl(?:e|es|ed|ing)|twice)\b[^.?!]*{hardware}|\b2x\s+(?:the\s+)?gpus", text):
         e.gpus_factor = 2.0
     elif e.gpus is None and re.search(rf"\b(?:halv(?:e|es|ed|ing)|half)\b[^.?!]*{hardware}", text):
         e.gpus_factor = 0.5

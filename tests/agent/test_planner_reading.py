@@ -483,3 +483,9 @@ def test_evaluate_it_under_a_change_keeps_the_plan(make_service):
 def test_two_formats_in_one_request(make_service):
     _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me both: megatron and deepspeed configs")
     assert [a["format"] for _, a, _ in calls] == ["megatron", "deepspeed"]
+
+
+def test_n_times_more_nodes_scales_the_count(make_service):
+    _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
+                        "how much would 2x more nodes speed it up, and would the plan change?")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpus"] == 2 * 64
