@@ -10,7 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
-from .reading import REFERS, RUNNER_UP
+from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}

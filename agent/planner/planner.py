@@ -24,7 +24,8 @@ from .answers import answer
 from .defaults import unread_defaults
 from .entities import normalise
 from .intents import Intent
-from .reading import COMPARE_STRONG, compares_with_discussed, read
+from .cues import COMPARE_STRONG
+from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
 from .understood import understood_line
 
