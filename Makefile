@@ -27,3 +27,4 @@ bench:
 	$(PY) benchmarks/bench_step_time.py
 	$(PY) benchmarks/bench_memory.py
 	$(PY) benchmarks/bench_chat.py
+	$(PY) benchmarks/bench_serve_load.py

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..engine.plan_label import plan_label
 from ..tools import registry
 from ..tools.dispatch import ToolOutcome
-from ..tools.scenario import Plan, plan_label
+from ..tools.scenario import Plan
 
 # Tools whose plan is what an answer is about; the last of them in a turn wins (a compare after
 # a search is about the compare's winner, an evaluation after a search is a side look).
@@ -44,7 +45,7 @@ def attachments_for(outcomes: list[ToolOutcome], plan_outcome: ToolOutcome | Non
         evaluation = plan_outcome.result.plan_evaluation()
         if scenario is not None and evaluation.valid and evaluation.memory.fits:
             resolved = scenario.resolve()
-            out.plan = plan_label(evaluation.strategy)
+            out.plan = plan_label(evaluation.strategy, "tools")
             strategy = Plan.from_strategy(evaluation.strategy).strategy()
             for fmt, exported in export_all(resolved.model, resolved.cluster, resolved.setup, strategy).items():
                 if isinstance(exported, ExportRefused):

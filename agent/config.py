@@ -12,7 +12,7 @@ File: $SHARDWISE_CONFIG, else $XDG_CONFIG_HOME/shardwise/config.toml, table [age
     base_url = "http://localhost:8000/v1"
     api_key = "..."
     fallback = "offline"        # or "none": answer with an error when the LLM is unreachable
-    session_db = "~/.local/state/shardwise/sessions.sqlite3"
+    session_db = "~/.local/state/shardwise/sessions.sqlite3"   # or a SQLAlchemy URL (postgresql+psycopg://…)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from .sessions import is_database_url
 
 LOCAL_PLACEHOLDER_KEY = "not-needed"  # openai's client insists on a key; local servers ignore it
 
@@ -47,12 +48,17 @@ class AgentConfig(BaseModel):
     request_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="one HTTP request")
     connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
     max_retries: int = Field(default=2, ge=0, le=10, description="on 429, 5xx, timeouts and dropped connections")
+    # 16 requests in flight at ~2 s each is ~480 requests a minute: under the 500 RPM of OpenAI's
+    # first usage tier; a local vLLM batches that many at once. Per server process.
+    llm_max_concurrency: int = Field(default=16, ge=1, le=10_000,
+                                     description="LLM requests open at once per process; the rest wait their turn")
     deadline_s: float = Field(default=180.0, gt=0, le=3600, description="wall clock for one answer, tools included")
     max_tool_rounds: int = Field(default=8, ge=1, le=50, description="model turns that may call tools")
     history_token_budget: int = Field(default=6000, ge=500, le=1_000_000, description="tokens of past conversation sent")
     encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
     max_message_chars: int = Field(default=4000, ge=10, le=1_000_000, description="longest user message accepted")
-    session_db: Path = Field(default_factory=lambda: _state_dir() / "sessions.sqlite3")
+    session_db: Path | str = Field(default_factory=lambda: _state_dir() / "sessions.sqlite3",
+                                   description="a SQLite file, or a SQLAlchemy URL such as postgresql+psycopg://host/db")
 
     @property
     def llm_enabled(self) -> bool:
@@ -63,7 +69,8 @@ class AgentConfig(BaseModel):
 
 
 ENV_VARS = {"SHARDWISE_MODEL": "model", "OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key",
-            "SHARDWISE_SESSION_DB": "session_db", "SHARDWISE_LLM_FALLBACK": "fallback"}
+            "SHARDWISE_SESSION_DB": "session_db", "SHARDWISE_LLM_FALLBACK": "fallback",
+            "SHARDWISE_LLM_MAX_CONCURRENCY": "llm_max_concurrency"}
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
@@ -90,7 +97,7 @@ def load_config(env: dict[str, str] | None = None, **overrides) -> AgentConfig:
         if env.get(var):
             values[field] = env[var]
     values.update({k: v for k, v in overrides.items() if v is not None})
-    if "session_db" in values:
+    if "session_db" in values and not is_database_url(str(values["session_db"])):
         values["session_db"] = Path(str(values["session_db"])).expanduser()
     try:
         return AgentConfig(**values)

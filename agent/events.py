@@ -63,6 +63,9 @@ class ErrorEvent:
     event: ClassVar[str] = "error"
     message: str
     kind: str = "input"  # input | unavailable | timeout | auth | bad_request | deadline | internal
+    # When the LLM failed: the offline planner's answer to the same question
+    # ({answer, mode: "offline", tool_calls, plan, configs}), or None.
+    offline: dict | None = None
 
 
 Event = Union[SessionEvent, DeltaEvent, ToolEvent, ConfigsEvent, DoneEvent, ErrorEvent]

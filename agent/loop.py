@@ -9,19 +9,26 @@
   back; if it states quantities that no tool result in the conversation backs, the model
   is asked once more to use the tools. Once tools have run, text streams as it comes.
 - Everything shown passes through the LeakGuard (key, system prompt).
+
+The loop is one async generator, `arun_llm_turn`: the web service awaits the model's network
+replies on its event loop and hands tool calls to its worker pool (`dispatch` and `reserve_ids`
+may return awaitables). `run_llm_turn` is the same turn for synchronous callers (the CLI): with a
+synchronous model and plain callables nothing in it ever waits on an event loop.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
 
 from ..tools.dispatch import ToolOutcome
 from .events import DeltaEvent, ToolEvent
 from .guard import LeakGuard
 from .model import ChatModel, ModelError, ModelReply, TextDelta, assistant_message
+from .tool_call_repair import repair_reply
 
 REASK = ("[shardwise] Your answer states numbers, but no tool result in this conversation contains them. "
          "Call the tools to get them, then answer citing the result ids. Do not estimate.")
@@ -84,15 +91,66 @@ class TurnRecord:
     state: object | None = None  # the offline planner's new ConversationState (the LLM's is derived)
 
 
-def run_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], user_message: str,
-                 tool_schemas: list[dict], dispatch: Callable[[str, str, str], ToolOutcome],
-                 reserve_ids: Callable[[int], list[str]], guard: LeakGuard, deadline: float,
-                 max_tool_rounds: int, record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
-    """Yield deltas and tool events; fill `record`. Raises ModelError when the endpoint fails."""
+T = TypeVar("T")
+
+
+async def resolved(value: T | Awaitable[T]) -> T:
+    """A callback's result, awaited when the callback was asynchronous."""
+    return await value if inspect.isawaitable(value) else value
+
+
+async def model_events(model: Any, messages: list[dict], tools: list[dict], *, deadline: float) -> AsyncIterator:
+    """The model's events: from `astream` when it has one (network I/O on the event loop), else `stream`."""
+    if hasattr(model, "astream"):
+        async for event in model.astream(messages, tools, deadline=deadline):
+            yield event
+    else:
+        for event in model.stream(messages, tools, deadline=deadline):
+            yield event
+
+
+def drive(events: AsyncIterator[T]) -> Iterator[T]:
+    """An async generator as a plain one, for synchronous callers. Everything it awaits must complete
+    at once (a synchronous model, plain callbacks); one that really waits is a programming error."""
+    try:
+        while True:
+            step = events.__anext__()
+            try:
+                step.send(None)
+            except StopIteration as finished:
+                yield finished.value
+                continue
+            except StopAsyncIteration:
+                return
+            step.close()
+            raise RuntimeError("this turn awaits real I/O; iterate it with `async for` on an event loop")
+    finally:
+        closing = events.aclose()
+        try:
+            closing.send(None)
+        except (StopIteration, StopAsyncIteration):
+            pass
+        else:
+            closing.close()
+
+
+def run_llm_turn(model: ChatModel, **kwargs) -> Iterator[DeltaEvent | ToolEvent]:
+    """`arun_llm_turn` for synchronous callers (same arguments)."""
+    return drive(arun_llm_turn(model, **kwargs))
+
+
+async def arun_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], user_message: str,
+                        tool_schemas: list[dict], dispatch: Callable[[str, str, str], ToolOutcome | Awaitable[ToolOutcome]],
+                        reserve_ids: Callable[[int], list[str] | Awaitable[list[str]]], guard: LeakGuard,
+                        deadline: float, max_tool_rounds: int, record: TurnRecord,
+                        scenario: dict | None = None) -> AsyncIterator[DeltaEvent | ToolEvent]:
+    """Yield deltas and tool events; fill `record`. Raises ModelError when the endpoint fails.
+    `scenario`: the conversation's current one, for repairing a call that leaves it out."""
     user = {"role": "user", "content": user_message}
     conversation = [{"role": "system", "content": system_prompt}, *history, user]
     record.messages.append(user)
     rounds_with_tools = 0
+    repair_asked = False
     shown: list[str] = []
     while True:
         if time.monotonic() >= deadline:
@@ -101,7 +159,7 @@ def run_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], u
         hold_text = not record.outcomes  # until a tool has run, check before showing
         held: list[str] = []
         reply: ModelReply | None = None
-        for event in model.stream(conversation, tool_schemas if allow_tools else [], deadline=deadline):
+        async for event in model_events(model, conversation, tool_schemas if allow_tools else [], deadline=deadline):
             if isinstance(event, TextDelta):
                 if hold_text:
                     held.append(event.text)
@@ -114,21 +172,28 @@ def run_llm_turn(model: ChatModel, *, system_prompt: str, history: list[dict], u
                 reply = event
         if reply is None:
             raise ModelError("the model's reply ended without a final message", kind="bad_request")
+        repaired = repair_reply(reply, tool_schemas if allow_tools else [], conversation, scenario,
+                                may_retry=not repair_asked)
+        reply = repaired.reply
+        if repaired.retry:  # a tool call written as text that could not be read: say so, once
+            repair_asked = True
+            conversation += [assistant_message(reply), {"role": "user", "content": repaired.retry}]
+            continue
         calls = reply.tool_calls if allow_tools else []
         message = assistant_message(ModelReply(reply.text, calls, reply.finish_reason))
         conversation.append(message)
         record.messages.append(message)
 
         if calls:
-            if held:  # a preamble before tool calls ("let me check") is fine to show
-                safe = guard.feed("".join(held))
+            if held and reply.text:  # a preamble before tool calls ("let me check") is fine to show
+                safe = guard.feed(reply.text)  # (without a call the model wrote as text)
                 if safe:
                     shown.append(safe)
                     yield DeltaEvent(safe)
             rounds_with_tools += 1
-            ids = reserve_ids(len(calls))
+            ids = await resolved(reserve_ids(len(calls)))
             for call, rid in zip(calls, ids):
-                outcome = dispatch(call.name, call.arguments, rid)
+                outcome = await resolved(dispatch(call.name, call.arguments, rid))
                 record.outcomes.append(outcome)
                 yield ToolEvent(id=rid, name=outcome.name, arguments=outcome.arguments, ok=outcome.ok,
                                 summary=outcome.summary(), errors=outcome.errors,

@@ -63,7 +63,7 @@ class OpenAIChatModel:
                 raise self._as_model_error(exc, attempt) from None
 
     # -- one request ---------------------------------------------------------------------
-    def _request(self, messages: list[dict], tools: list[dict], deadline: float, stream: bool):
+    def _request_kwargs(self, messages: list[dict], tools: list[dict], deadline: float, stream: bool) -> dict:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise ModelError("the answer's time limit ran out before the model replied", kind="deadline")
@@ -74,49 +74,25 @@ class OpenAIChatModel:
             kwargs["tools"] = tools
         if self.config.temperature is not None:
             kwargs["temperature"] = self.config.temperature
-        return self._client.chat.completions.create(**kwargs)
+        return kwargs
+
+    def _request(self, messages: list[dict], tools: list[dict], deadline: float, stream: bool):
+        return self._client.chat.completions.create(**self._request_kwargs(messages, tools, deadline, stream))
 
     def _complete_once(self, messages, tools, deadline) -> Iterator[ModelEvent]:
-        response = self._request(messages, tools, deadline, stream=False)
-        if not response.choices:
-            raise ModelError("the LLM endpoint returned no choices", kind="bad_request")
-        choice = response.choices[0]
-        calls = [ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "")
-                 for i, c in enumerate(choice.message.tool_calls or []) if getattr(c, "function", None)]
-        text = choice.message.content or ""
-        if text:
-            yield TextDelta(text)
-        yield ModelReply(text=text, tool_calls=calls, finish_reason=choice.finish_reason or "stop")
+        yield from completion_events(self._request(messages, tools, deadline, stream=False))
 
     def _stream_once(self, messages, tools, deadline) -> Iterator[ModelEvent]:
         stream = self._request(messages, tools, deadline, stream=True)
-        text: list[str] = []
-        slots: dict[int, dict] = {}  # tool calls arrive in fragments, keyed by index
-        finish = "stop"
+        assembler = ReplyAssembler()
         with stream:
             for chunk in stream:
                 if time.monotonic() > deadline:
                     raise ModelError("the answer's time limit ran out while the model was writing", kind="deadline")
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta
-                if delta is not None and delta.content:
-                    text.append(delta.content)
-                    yield TextDelta(delta.content)
-                for position, fragment in enumerate((delta.tool_calls if delta is not None else None) or []):
-                    index = fragment.index if fragment.index is not None else position
-                    slot = slots.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                    if fragment.id:
-                        slot["id"] = fragment.id
-                    if fragment.function is not None:
-                        slot["name"] += fragment.function.name or ""
-                        slot["arguments"] += fragment.function.arguments or ""
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-        calls = [ToolCall(id=s["id"] or f"call_{i}", name=s["name"], arguments=s["arguments"])
-                 for i, s in sorted(slots.items())]
-        yield ModelReply(text="".join(text), tool_calls=calls, finish_reason=finish)
+                text = assembler.feed(chunk)
+                if text:
+                    yield TextDelta(text)
+        yield assembler.reply()
 
     # -- errors --------------------------------------------------------------------------
     @staticmethod
@@ -161,3 +137,52 @@ def _server_message(exc: openai.APIStatusError) -> str:
         message = body["error"].get("message")
     text = str(message or exc.message or "")
     return text[:SERVER_MESSAGE_CHARS]
+
+
+def completion_events(response) -> Iterator[ModelEvent]:
+    """A non-streamed chat completion as events: its text (if any), then the reply."""
+    if not response.choices:
+        raise ModelError("the LLM endpoint returned no choices", kind="bad_request")
+    choice = response.choices[0]
+    calls = [ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "")
+             for i, c in enumerate(choice.message.tool_calls or []) if getattr(c, "function", None)]
+    text = choice.message.content or ""
+    if text:
+        yield TextDelta(text)
+    yield ModelReply(text=text, tool_calls=calls, finish_reason=choice.finish_reason or "stop")
+
+
+class ReplyAssembler:
+    """Streamed chunks -> the reply: text as it comes, tool calls from their fragments (keyed by index)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.slots: dict[int, dict] = {}
+        self.finish = "stop"
+
+    def feed(self, chunk) -> str:
+        """Take one chunk; return the text it adds ("" if none)."""
+        if not chunk.choices:
+            return ""
+        choice = chunk.choices[0]
+        delta = choice.delta
+        added = ""
+        if delta is not None and delta.content:
+            added = delta.content
+            self.text.append(added)
+        for position, fragment in enumerate((delta.tool_calls if delta is not None else None) or []):
+            index = fragment.index if fragment.index is not None else position
+            slot = self.slots.setdefault(index, {"id": "", "name": "", "arguments": ""})
+            if fragment.id:
+                slot["id"] = fragment.id
+            if fragment.function is not None:
+                slot["name"] += fragment.function.name or ""
+                slot["arguments"] += fragment.function.arguments or ""
+        if choice.finish_reason:
+            self.finish = choice.finish_reason
+        return added
+
+    def reply(self) -> ModelReply:
+        calls = [ToolCall(id=s["id"] or f"call_{i}", name=s["name"], arguments=s["arguments"])
+                 for i, s in sorted(self.slots.items())]
+        return ModelReply(text="".join(self.text), tool_calls=calls, finish_reason=self.finish)

@@ -11,6 +11,7 @@ from ..engine.inputs import resolve_model
 from ..engine.model_catalog import find_model, list_catalog
 from ..engine.model_spec import ModelSpec
 from ..engine.params import active_params, total_params
+from ..present import model_record
 from .common import print_json
 
 
@@ -36,11 +37,6 @@ def _billions(n: int) -> str:
 
 
 # --- models ---------------------------------------------------------------------------------
-
-def model_record(model: ModelSpec, model_id: str | None = None, aliases: tuple[str, ...] = ()) -> dict:
-    return {"id": model_id or model.name, "params": total_params(model), "active_params": active_params(model),
-            "aliases": list(aliases), **model.model_dump(mode="json")}
-
 
 def _kind(m: ModelSpec) -> str:
     parts = ["MoE %dx top-%d" % (m.moe.num_experts, m.moe.top_k)] if m.moe else ["dense"]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..engine.errors import ShardwiseInputError
+from .profile_file import add_profile_arg, profile_from_args
 
 CHAT_HELP = """commands:
   /new            start a new session (forget the scenario)
@@ -47,6 +48,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--offline", action="store_true", help="use the offline planner even if an LLM is configured")
     mode.add_argument("--llm-model", metavar="NAME", help="use this LLM (overrides SHARDWISE_MODEL)")
     p.add_argument("--session-db", metavar="PATH", help="SQLite file for sessions (default: ~/.local/state/shardwise)")
+    add_profile_arg(p)
 
 
 def build_service(args: argparse.Namespace):
@@ -56,7 +58,7 @@ def build_service(args: argparse.Namespace):
     config = load_config(session_db=args.session_db, model=args.llm_model)
     if args.offline:
         config = config.model_copy(update={"model": None})
-    return ChatService(config)
+    return ChatService(config, profile=profile_from_args(args))
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -67,7 +69,9 @@ def run_ask(args: argparse.Namespace) -> int:
         answer = service.ask(args.question, args.session)
         json.dump(answer.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        if answer.error:
+        if answer.error and answer.mode == "offline" and answer.answer:  # the LLM failed; the planner answered
+            print(f"shardwise: warning: {answer.error}", file=sys.stderr)
+        elif answer.error:
             print(f"shardwise: error: {answer.error}", file=sys.stderr)
             return 2 if answer.error_kind == "input" else 1
         return 0
@@ -78,6 +82,10 @@ def run_ask(args: argparse.Namespace) -> int:
         elif isinstance(event, DeltaEvent):
             sys.stdout.write(event.text)
             sys.stdout.flush()
+        elif isinstance(event, ErrorEvent) and event.offline:
+            # the LLM failed; the offline planner answered the same question
+            print(f"shardwise: warning: {event.message}", file=sys.stderr)
+            sys.stdout.write(event.offline["answer"].rstrip("\n") + "\n")
         elif isinstance(event, ErrorEvent):
             print(f"shardwise: error: {event.message}", file=sys.stderr)
             status = 2 if event.kind == "input" else 1
@@ -150,6 +158,9 @@ def _chat_turn(service, text: str, session: str | None) -> tuple[str | None, dic
             sys.stdout.flush()
         elif isinstance(event, ErrorEvent):
             print(f"error: {event.message}")
+            if event.offline:  # the LLM failed; the offline planner's answer to the same question
+                print(event.offline["answer"])
+                configs = event.offline.get("configs") or {}
         elif isinstance(event, ConfigsEvent):
             filenames = event.filenames
         elif isinstance(event, DoneEvent):

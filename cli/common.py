@@ -9,10 +9,12 @@ import sys
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, global_batch_from_tokens, parse_count, resolve_model
+from ..engine.inputs import build_cluster, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
-from ..engine.training import TrainingSetup
+from ..engine.post_training.modes import TRAINING_MODES, training_setup
+from ..engine.training import MOE_DISPATCHERS, TrainingSetup
+from .profile_file import add_profile_arg
 
 
 def _whole_number(text: str) -> int | None:
@@ -63,17 +65,38 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
 
 def add_setup_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("training setup")
-    g.add_argument("--seq-len", type=seq_len_arg, default=4096, help="tokens per sequence (default 4096; 8k accepted)")
+    g.add_argument("--seq-len", type=seq_len_arg, help="tokens per sequence (default 4096; 8k accepted; "
+                   "grpo/ppo: prompt + response)")
     b = g.add_mutually_exclusive_group()
     b.add_argument("--global-batch", type=positive_int, help="sequences per optimizer step (default 1024)")
     b.add_argument("--global-batch-tokens", help="tokens per optimizer step, e.g. 4M or 4194304")
-    g.add_argument("--mode", choices=["full", "lora", "qlora"], default="full",
-                   help="full training, or LoRA / QLoRA adapters on a frozen base (default full)")
+    g.add_argument("--mode", choices=TRAINING_MODES, default="full", metavar="MODE",
+                   help="full, lora, qlora, or post-training dpo, grpo, ppo (policy trained fully) and "
+                        "dpo-lora, grpo-qlora, … (policy through adapters); default full")
+    g.add_argument("--prompt-len", type=seq_len_arg, help="grpo/ppo: prompt tokens (default 512, verl)")
+    g.add_argument("--response-len", type=seq_len_arg, help="grpo/ppo: generated tokens (default 512, verl)")
+    g.add_argument("--group-size", type=positive_int,
+                   help="grpo/ppo: samples per prompt (default 5 for grpo, 1 for ppo, verl)")
+    g.add_argument("--inference-tp", type=positive_int, help="grpo/ppo: GPUs per rollout engine (default 2, verl)")
+    g.add_argument("--reference-dtype", choices=["bf16", "fp32"],
+                   help="dpo/grpo/ppo: the frozen reference's weights (default bf16, as TRL and verl load it)")
     g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
-    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp"], default="megatron",
-                   help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan (default megatron)")
+    g.add_argument("--mean-doc-len", type=positive_int, metavar="N",
+                   help="packed sequences: mean length of the documents packed into one sequence, attended with "
+                        "intra-document masking (varlen flash attention); attention cost by document length "
+                        "(default: one document per sequence)")
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"], default="megatron",
+                   help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
+                        "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
+                        "(default megatron)")
+    g.add_argument("--moe-dispatcher", choices=list(MOE_DISPATCHERS), default="alltoall",
+                   help="MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall (default), "
+                        "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
+    g.add_argument("--moe-a2a-overlap", action="store_true",
+                   help="hide the expert all-to-all behind the other micro-batch (Megatron-Core "
+                        "--overlap-moe-expert-parallel-comm; needs EP > 1, not allgather, no full recompute, VPP > 1 with PP)")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
@@ -100,7 +123,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--micro-batch", type=positive_int, default=1, metavar="N",
                    help="sequences per micro-batch per data-parallel rank (default 1)")
     g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective",
-                   help="activation recompute (default selective: attention core only)")
+                   help="activation recompute (default selective: attention core only; for MoE/MLA models under "
+                        "megatron, Megatron-Core's MoE set core_attn, layernorm, mla_up_proj, moe_act)")
     g.add_argument("--no-sp", action="store_true", help="disable sequence parallelism (on by default when TP > 1)")
 
 
@@ -108,6 +132,7 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_cluster_args(p)
     add_setup_args(p)
+    add_profile_arg(p)
 
 
 def model_from_args(args: argparse.Namespace) -> ModelSpec:
@@ -119,12 +144,15 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
 
 
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
-    if args.global_batch_tokens:
-        global_batch = global_batch_from_tokens(args.global_batch_tokens, args.seq_len)
-    else:
-        global_batch = args.global_batch or 1024
-    return TrainingSetup(seq_len=args.seq_len, global_batch=global_batch, mode=args.mode,
-                         lora_rank=args.lora_rank, precision=args.precision, framework=args.framework)
+    return training_setup(args.mode, seq_len=args.seq_len, global_batch=args.global_batch,
+                          global_batch_tokens=args.global_batch_tokens or None,
+                          prompt_len=args.prompt_len, response_len=args.response_len,
+                          group_size=args.group_size, inference_tp=args.inference_tp,
+                          reference_dtype=getattr(args, "reference_dtype", None), lora_rank=args.lora_rank,
+                          precision=args.precision, framework=args.framework,
+                          moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
+                          moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),
+                          mean_doc_len=getattr(args, "mean_doc_len", None))
 
 
 def cost_args_from(args: argparse.Namespace) -> dict:

@@ -9,9 +9,12 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
+from ..present import likely, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
-from .render import seconds, tokens_text
+from ..engine.post_training.modes import mode_name
+from .post_training_text import memory_detail_lines, peak_phase_lines, post_training_lines, time_rows
+from .profile_file import profile_from_args
 
 # recommend's default headroom, read from its signature so the two never disagree
 RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
@@ -30,7 +33,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     setup = setup_from_args(args)
     result = evaluate(model_from_args(args), cluster_from_args(args), setup, strategy_from_args(args),
-                      **cost_args_from(args))
+                      **cost_args_from(args), profile=profile_from_args(args))
     if args.json:
         print_json(result)
     else:
@@ -39,9 +42,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def setup_line(setup: TrainingSetup) -> str:
-    mode = f"{setup.mode} (rank {setup.lora_rank})" if setup.mode != "full" else setup.mode
+    mode = mode_name(setup) + (f" (rank {setup.lora_rank})" if setup.mode != "full" else "")
     return (f"setup    seq {setup.seq_len:,}, global batch {setup.global_batch:,} ({setup.global_batch_tokens:,} "
-            f"tokens), {mode}, {setup.precision}, {setup.framework}")
+            f"tokens), {mode}, {setup.precision}, {setup.framework}{moe_dispatch_words(setup)}"
+            + packed_note(setup.mean_doc_len))
+
+
+def moe_dispatch_words(setup) -> str:
+    """', deepep dispatcher + EP A2A overlap' when not Megatron-Core's default (alltoall, no overlap)."""
+    words = [] if setup.moe_dispatcher == "alltoall" else [f"{setup.moe_dispatcher} dispatcher"]
+    if setup.moe_a2a_overlap:
+        words.append("EP A2A overlap")
+    return ", " + " + ".join(words) if words else ""
+
+
+def packed_note(mean_doc_len: int | None) -> str:
+    return "" if mean_doc_len is None else f", packed documents of ~{mean_doc_len:,} tokens"
 
 
 def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
@@ -57,6 +73,7 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         + (f"HSDP={s.hsdp_replicas} " if s.hsdp_replicas > 1 else "")
         + f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
         f"recompute={s.recompute}",
+        *post_training_lines(e),
         "",
     ]
     if e.violations:
@@ -68,27 +85,41 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     if e.warnings:
         lines.append("")
     lines.append("memory per GPU (most loaded rank)        GiB")
-    for label, value in [("weights", m.weights_gib), ("gradients", m.gradients_gib), ("optimizer states", m.optimizer_gib),
-                         ("activations (incl. logits)", m.activations_gib), ("other (context, NCCL, fragmentation)", m.other_gib)]:
+    for label, value, category in [
+            ("weights", m.weights_gib, "weights"), ("gradients", m.gradients_gib, "gradients"),
+            ("optimizer states", m.optimizer_gib, "optimizer"),
+            ("activations (incl. logits)", m.activations_gib, "activations"),
+            ("other (context, NCCL, fragmentation)", m.other_gib, "other")]:
         lines.append(f"  {label:<38}{value:>8.2f}")
+        lines += memory_detail_lines(e, category)
     verdict = "fits" if m.fits else "DOES NOT FIT"
     if e.violations:
         verdict += " (but the plan is invalid)" if m.fits else " (and the plan is invalid)"
     elif m.fits and m.total_gib > m.capacity_gib * (1 - RECOMMEND_HEADROOM):
         verdict += f" (above the {RECOMMEND_HEADROOM:.0%} headroom `recommend` keeps free)"
+    lines += peak_phase_lines(e)
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
+    if m.total_gib_range:
+        lines.append(f"  {'likely peak (80 % band)':<38}{m.total_gib_range[0]:>8.1f}–{m.total_gib_range[1]:.1f}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
         lines += ["", "time per step (exposed)"]
         for label, value in [("compute", t.compute_s), ("TP communication", t.tp_comm_s), ("CP communication", t.cp_comm_s),
                              ("EP communication", t.ep_comm_s), ("pipeline bubble", t.pp_bubble_s),
                              ("PP communication", t.pp_comm_s), ("DP communication", t.dp_comm_s),
-                             ("optimizer step", t.optimizer_s)]:
+                             ("optimizer step", t.optimizer_s), *time_rows(e)]:
             if value > 0 or label == "compute":
                 lines.append(f"  {label:<38}{seconds(value):>11}")
-        lines.append(f"  {'step':<38}{seconds(t.step_s):>11}")
-        lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU), "
-                      f"MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model TFLOP/s per GPU"]
+        lines.append(f"  {'step':<38}{seconds(t.step_s):>11}" + (
+            f"   likely {seconds(t.step_s_range[0])}–{seconds(t.step_s_range[1])}" if t.step_s_range else ""))
+        lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU"
+                      + (f", likely {likely(tp.tokens_per_s_per_gpu_range)}" if tp.tokens_per_s_per_gpu_range else "")
+                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model "
+                        "TFLOP/s per GPU"]
+        if tp.range_basis:
+            lines.append(f"            likely = {tp.range_basis}")
+    if e.calibration:
+        lines.append(f"            {e.calibration}")
     if e.cost is not None:
         c = e.cost
         lines.append(f"cost        ${c.price_per_gpu_hour:.2f}/GPU-hour ({c.price_source}): "

@@ -9,8 +9,10 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.explain import Explanation, compare, explain
 from ..engine.plan_text import parse_plan
 from ..engine.search import recommend
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, calibration_lines, plan_line, plan_text, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
-from .render import TERM_LABELS, plan_label, plan_line, plan_text, seconds, signed
+from .profile_file import profile_from_args
 
 RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
 
@@ -29,19 +31,20 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
+    profile = profile_from_args(args)
     if args.b is not None and args.a is None:
         raise ShardwiseInputError("--b needs --a (the plan to compare it with)")
     if args.a is not None:
         a = parse_plan(args.a)
         b = parse_plan(args.b) if args.b is not None else None
     else:
-        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom)
+        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom, profile=profile)
         if not top.plans:
             raise ShardwiseInputError("no plan fits, so there is nothing to compare; run `shardwise recommend` "
                                       "to see what would fit, or pass --a PLAN")
         a = parse_plan(plan_text(top.plans[0].strategy))
         b = parse_plan(plan_text(runner_up(top.plans).strategy)) if len(top.plans) > 1 else None
-    result = explain(model, cluster, setup, a, b, headroom=args.headroom)
+    result = explain(model, cluster, setup, a, b, headroom=args.headroom, profile=profile)
     if args.json:
         print_json(result)
     else:
@@ -61,8 +64,8 @@ def render_explanation(x: Explanation) -> str:
     lines: list[str] = []
     c = x.comparison
     if c is not None:
-        lines += [f"A  {plan_label(c.a.strategy)}", f"   {plan_line(c.a)}",
-                  f"B  {plan_label(c.b.strategy)}", f"   {plan_line(c.b)}", ""]
+        lines += [f"A  {plan_label(c.a.strategy, 'cli')}", f"   {plan_line(c.a)}",
+                  f"B  {plan_label(c.b.strategy, 'cli')}", f"   {plan_line(c.b)}", *calibration_lines(c.a, "   "), ""]
         if c.time:
             lines.append(f"  {'time per step':<24}{'A':>12}{'B':>12}{'B − A':>13}")
             lines += [f"  {TERM_LABELS[t.term]:<24}{seconds(t.a):>12}{seconds(t.b):>12}{signed(t.delta, 's'):>13}"
@@ -73,12 +76,14 @@ def render_explanation(x: Explanation) -> str:
         lines.append(_verdict(c))
     else:  # one plan: say which, and what it predicts, before explaining it
         w = x.winner
-        lines += [f"plan  {plan_label(w.strategy)}",
+        lines += [f"plan  {plan_label(w.strategy, 'cli')}",
                   f"      {plan_line(w)}" if w.time is not None else
                   f"      memory {w.memory.total_gib:.1f} of {w.memory.capacity_gib:g} GiB; no step time: INVALID plan"]
     for v in x.winner.violations:
         lines.append(f"  [{v.rule}] {v.message}")
     lines += ["", _binding(x)]
+    if x.expert_parallel is not None:
+        lines += ["", *_expert_parallel(x.expert_parallel)]
     if x.counterfactuals:
         lines += ["", "one-knob changes to the winner:"]
         for cf in x.counterfactuals:
@@ -92,6 +97,26 @@ def render_explanation(x: Explanation) -> str:
                 detail = f"memory {cf.memory_total_gib:.1f} GiB"
             lines.append(f"  {change:<32}{cf.outcome:<14}{detail}")
     return "\n".join(lines)
+
+
+def _expert_parallel(e) -> list[str]:
+    where = "across nodes" if e.crosses_nodes else "inside one node"
+    how = f"{e.dispatcher} dispatcher" + (", EP A2A overlap" if e.a2a_overlap else "")
+    comm = f", EP communication {seconds(e.ep_comm_s)} per step" if e.ep_comm_s is not None else ""
+    lines = [f"expert parallelism: EP={e.ep} {where} ({how}){comm}"]
+    for a in e.alternatives:
+        side = "across nodes" if a.crosses_nodes else "inside one node"
+        if a.outcome == "invalid":
+            why = "invalid here (" + ", ".join(a.rules) + ")"
+        elif a.outcome == "does_not_fit":
+            why = f"does not fit ({a.memory_total_gib:.1f} GiB)"
+        else:
+            why = (f"{a.outcome}: step {signed(a.step_delta_s, 's')} (EP communication {signed(a.ep_comm_delta_s, 's')}), "
+                   f"memory {signed(a.memory_delta_gib, 'GiB')}")
+        lines.append(f"  EP={a.ep} {side}: {why}")
+    if not e.alternatives:
+        lines.append("  no EP on the other side of the node boundary to compare (experts or GPUs too few)")
+    return lines
 
 
 def _verdict(c) -> str:

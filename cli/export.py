@@ -25,11 +25,15 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, export_plan
 from ..engine.inputs import build_cluster, resolve_model
 from ..engine.strategy import Strategy
+from ..engine.post_training.modes import training_setup
 from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
+from .profile_file import profile_from_args
 
-SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework")
+SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
+               "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len", "group_size", "inference_tp",
+               "reference_dtype")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
@@ -73,6 +77,9 @@ def _fill_setup_defaults(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A profile changes predicted times only; the exported config holds none, so it is read
+    # and checked (a bad file is an error here as everywhere) but changes nothing in the output.
+    profile_from_args(args)
     setup_given = _fill_setup_defaults(args)
     if args.from_plan:
         model, cluster, setup, strategy = scenario_from_plan_file(args, setup_given)
@@ -114,6 +121,18 @@ def strategy_from_summary(summary: dict) -> Strategy:
     return Strategy(**{k: summary[k] for k in STRATEGY_KEYS if k in summary})
 
 
+def setup_from_summary(s: dict) -> TrainingSetup:
+    """A recommend --json `setup` object back into a TrainingSetup (post-training rollout shape included)."""
+    rollout = {k: v for k, v in (s.get("post_training") or {}).items()
+               if k in ("prompt_len", "response_len", "group_size", "inference_tp")}
+    if s["mode"].split("-")[0] not in ("grpo", "ppo"):
+        rollout = {}
+    return training_setup(s["mode"], seq_len=s["seq_len"], global_batch=s["global_batch"], **rollout,
+                          lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
+                          moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
+                          moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)), mean_doc_len=s.get("mean_doc_len"))
+
+
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
     data = _load(args.from_plan)
     top = data
@@ -151,9 +170,7 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
             raise ShardwiseInputError("the plan names no cluster: pass --gpu and --gpus")
         cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
     s = top.get("setup")
-    setup = (TrainingSetup(seq_len=s["seq_len"], global_batch=s["global_batch"], mode=s["mode"],
-                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"])
-             if s and not setup_given else setup_from_args(args))
+    setup = setup_from_summary(s) if s and not setup_given else setup_from_args(args)
 
     summary = plan["strategy"]
     implied = _implied_seq_len(plan)

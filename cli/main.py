@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ..engine.errors import ShardwiseInputError
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
-SUBCOMMANDS = ["evaluate", "recommend", "explain", "whatif", "export", "catalog", "validate",
+SUBCOMMANDS = ["evaluate", "recommend", "explain", "whatif", "export", "catalog", "validate", "calibrate",
                "chat", "serve", "evals"]
 
 

@@ -16,9 +16,13 @@ from ..engine.explain import compare
 from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, calibration_lines, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
-from .render import TERM_LABELS, plan_label, plan_line, plans_table, seconds, signed, tokens_text
+from .evaluate import moe_dispatch_words, packed_note
+from .post_training_text import post_training_lines
+from .profile_file import profile_from_args
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -88,7 +92,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
-                       headroom=args.headroom, **constraints_from_args(args))
+                       headroom=args.headroom, profile=profile_from_args(args), **constraints_from_args(args))
     result = with_cost(result, **cost_args_from(args))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
@@ -119,10 +123,12 @@ def _header(r: Recommendation) -> list[str]:
         + (" [approximate shape]" if m.approximate else ""),
         f"cluster  {c.num_gpus:,} x {c.gpu} ({c.gpu_memory_gib:g} GiB), {c.gpus_per_node} per node, {c.network}",
         f"setup    seq {s.seq_len:,}, global batch {s.global_batch:,} ({s.global_batch_tokens:,} tokens), "
-        f"{s.mode}, {s.precision}, {s.framework}",
+        f"{s.mode}, {s.precision}, {s.framework}{moe_dispatch_words(s)}" + packed_note(s.mean_doc_len),
         f"searched {r.searched:,} plans: {r.valid:,} valid, {r.fitting:,} fit in {usable:.1f} GiB "
         f"({c.gpu_memory_gib:g} GiB − {r.headroom:.0%} headroom)",
     ]
+    if r.plans:
+        lines += post_training_lines(r.plans[0])
     if r.constraints:
         lines.append("pinned   " + ", ".join(f"{k}={v}" for k, v in r.constraints.items()))
     if r.excluded:
@@ -142,7 +148,7 @@ def _why(r: Recommendation) -> list[str]:
     else:
         return ["", f"the next {len(r.plans) - 1} plan(s) predict the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
-    lines = ["", f"why it beats {plan_label(other.strategy)} ({cmp.speedup - 1:+.2%} tokens/s):"]
+    lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({cmp.speedup - 1:+.2%} tokens/s):"]
     for t in cmp.decisive[:3]:
         lines.append(f"  {TERM_LABELS[t.term]:<20} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     for t in cmp.offsetting[:2]:
@@ -168,7 +174,7 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
         lines += [f"  [{v.rule}] {v.message}" for v in n.blocking]
         return lines
     lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "
-             f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan)})", "what would fit:"]
+             f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})", "what would fit:"]
     for o in n.options:
         change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule
         if not o.applicable:
@@ -176,7 +182,7 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
             continue
         verdict = "fits" if o.fits else "does not fit"
         need = f", needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f" with {plan_label(o.plan)}" if (o.fits and o.plan) else ""
+        plan = f" with {plan_label(o.plan, 'cli')}" if (o.fits and o.plan) else ""
         lines.append(f"  {change:<22} {verdict}{need}{plan}" + (f" ({o.note})" if o.note else ""))
     return lines
 
@@ -186,7 +192,8 @@ def render_recommendation(r: Recommendation) -> str:
     if not r.plans:
         return "\n".join(lines + render_nothing_fits(r.nothing_fits))
     best = r.plans[0]
-    lines += [f"BEST     {plan_label(best.strategy)}", f"         {plan_line(best)}"]
+    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}",
+              *calibration_lines(best, "         ")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "

@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                    help="worker processes; chat sessions live in SQLite, so any worker continues any conversation")
     p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                    help="a site allowed to embed the chat widget, e.g. https://docs.example.com (repeatable)")
-    p.add_argument("--session-db", help="SQLite file for chat sessions (default ~/.local/state/shardwise/sessions.sqlite3)")
+    p.add_argument("--session-db", help="chat sessions: a SQLite file (default ~/.local/state/shardwise/sessions.sqlite3) or a SQLAlchemy URL such as postgresql+psycopg://user@host/db")
     p.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="timeout of one LLM request (when an LLM is configured)")
     p.add_argument("--rate-limit", type=positive_int, metavar="PER_MINUTE", help="API requests per minute per client (default 120)")
     p.add_argument("--max-body-bytes", type=positive_int, help="largest request body accepted (default 1 MiB)")
@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         raise ShardwiseInputError(f"--port must be at most 65535, got {args.port}")
     os.environ.update(settings_env(args))
     settings = Settings.from_env()  # fail here, once, on a bad setting rather than in every worker
+    from ..agent.sessions import SessionStore
+
+    SessionStore(settings.session_db)  # an unreachable session database: a clear error now, not at the first chat
     mode, _ = describe_agent(settings)
     shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"shardwise: serving http://{shown_host}:{args.port}/  (API docs /docs, chat: {mode}, "

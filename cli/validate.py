@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     p.add_argument("--summary", action="store_true", help="omit the per-row table")
     p.add_argument("--no-memory", action="store_true", help="skip the memory comparison (faster)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.add_argument("--profile", action="store_true",
+                   help="the calibration check instead: calibrate on the smallest run of each family, predict the "
+                        "rest; and the 80 %% intervals' coverage of held-out runs")
     p.set_defaults(handler=run)
 
 
@@ -27,6 +30,11 @@ def run(args: argparse.Namespace) -> int:
     sources = sorted({r.source for r in load_runs()})
     if args.source and args.source not in sources:
         raise ShardwiseInputError(f"unknown source {args.source!r}; one of: {', '.join(sources)}")
+    if args.profile:
+        from .validate_profile import render_profile_check
+
+        print(render_profile_check(families=not args.summary))
+        return 0
     report = build_report(args.source, with_memory=not args.no_memory)
     if args.json:
         print_json(report)
@@ -41,6 +49,19 @@ def _pct(x: float | None) -> str:
 
 def _gap(lo: float, hi: float | None) -> str:
     return f">= {100 * lo:g}%" if hi is None else f"{100 * lo:g}-{100 * hi:g}%"
+
+
+def _group_table(r: ValidationReport) -> list[str]:
+    """Per group: Spearman and top-1 regret (1 − measured throughput of the plan the model ranks first
+    among those it predicts to fit / the group's best measured; docs/performance.md)."""
+    regret = "-" if r.weighted_top1_regret is None else f"{100 * r.weighted_top1_regret:.1f}%"
+    out = [f"  per group (top-1 regret weighted by plans: {regret}):",
+           f"    {'group':<86}{'plans':>6}{'Spearman':>10}{'top-1 regret':>14}  model's first -> measured best"]
+    for g in r.groups:
+        reg = "   -  " if g.top1_regret is None else f"{100 * g.top1_regret:5.1f}%"
+        first = g.top1_plan or "(none predicted to fit)"
+        out.append(f"    {g.group[:85]:<86}{g.plans:>6}{g.spearman:>10.2f}{reg:>14}  {first} -> {g.best_plan}")
+    return out
 
 
 def render(r: ValidationReport, rows: bool = True) -> str:
@@ -73,6 +94,7 @@ def render(r: ValidationReport, rows: bool = True) -> str:
                    f"(weighted by plans: {r.weighted_spearman:.2f} / {r.weighted_kendall:.2f})")
         worst = min(r.groups, key=lambda g: g.spearman)
         out.append(f"  weakest: {worst.group} ({worst.plans} plans, Spearman {worst.spearman:.2f})")
+        out += _group_table(r)
     if r.order_by_gap:
         out.append("pairs of plans in one group ordered as measured, by predicted gap: " + ", ".join(
             f"{_gap(g.gap_from, g.gap_to)} {_pct(g.ordered_as_measured).strip()} ({g.pairs:,})" for g in r.order_by_gap))

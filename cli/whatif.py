@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 
 from ..engine.whatif import WhatIf, what_if
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
+from .profile_file import profile_from_args
 from .recommend import add_search_args, constraints_from_args, render_nothing_fits
-from .render import TERM_LABELS, plan_label, plan_line, seconds, signed
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("what-if", aliases=["whatif"], help="re-run the recommendation with one input changed",
                               description="Re-run the recommendation with an input changed (gpu, gpus, "
                                           "gpus_per_node, network, seq_len, global_batch, global_batch_tokens, "
-                                          "mode, lora_rank, precision, framework) and report what changed and why.")
+                                          "mode, lora_rank, precision, framework, mean_doc_len) and report what changed and why.")
     add_scenario_args(p)
     p.add_argument("--change", action="append", required=True, metavar="INPUT=VALUE",
                    help="e.g. gpu=h200, gpus=128, seq_len=16k, mode=lora, network=ib-xdr (repeatable)")
@@ -25,7 +27,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = what_if(model_from_args(args), cluster_from_args(args), setup_from_args(args), ",".join(args.change),
-                     top_k=args.top, headroom=args.headroom, **constraints_from_args(args))
+                     top_k=args.top, headroom=args.headroom, profile=profile_from_args(args),
+                     **constraints_from_args(args))
     if args.json:
         print_json(result)
     else:
@@ -37,11 +40,15 @@ def render_whatif(w: WhatIf) -> str:
     lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes), ""]
     for label, rec in (("before", w.before), ("after", w.after)):
         if rec.plans:
-            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy)}", f"         {plan_line(rec.plans[0])}"]
+            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0])}",
+                      *calibration_lines(rec.plans[0], "         ")]
         else:
             lines += [f"{label:<8} nothing fits"] + ["  " + x for x in render_nothing_fits(rec.nothing_fits)]
     if w.throughput_ratio is not None:
         lines += ["", f"tokens/s x{w.throughput_ratio:.3f} (per GPU x{w.tokens_per_s_per_gpu_ratio:.3f})"]
+        if w.before.plans[0].calibration != w.after.plans[0].calibration:
+            lines.append("         note: the profile applies differently before and after (see above), so this "
+                         "ratio compares your measured cluster with the shipped calibration")
     if w.plan_changes:
         lines.append("plan     " + ", ".join(f"{k.knob} {k.before} → {k.after}" for k in w.plan_changes))
     moved = [t for t in w.time if t.term != "step_s" and t.delta]

@@ -21,6 +21,7 @@ class MemoryArrays:
     activations: np.ndarray  # incl. logits and loss buffers
     other: np.ndarray  # not model tensors: CUDA context, NCCL buffers, fragmentation
     details: dict[str, np.ndarray] = field(default_factory=dict)  # finer named terms, bytes
+    peak_phase: np.ndarray | None = None  # post-training: which phase sets the peak (rollout, policy_training, ...)
 
     @property
     def total(self) -> np.ndarray:
@@ -42,8 +43,19 @@ class TimeArrays:
     model_flops_per_step: np.ndarray  # whole cluster, MFU numerator (definition in README)
     hardware_flops_per_step: np.ndarray  # whole cluster, incl. recompute (HFU numerator)
     details: dict[str, np.ndarray] = field(default_factory=dict)
+    # Post-training passes outside the policy's training step (0 for plain training).
+    rollout: np.ndarray | float = 0.0
+    reference: np.ndarray | float = 0.0
+    old_logprob: np.ndarray | float = 0.0
+    reward: np.ndarray | float = 0.0
+    critic: np.ndarray | float = 0.0
+
+    @property
+    def training_step(self) -> np.ndarray:
+        """The policy's training step alone."""
+        return (self.compute + self.tp_comm + self.cp_comm + self.ep_comm + self.pp_bubble
+                + self.pp_comm + self.dp_comm + self.optimizer)
 
     @property
     def step(self) -> np.ndarray:
-        return (self.compute + self.tp_comm + self.cp_comm + self.ep_comm + self.pp_bubble
-                + self.pp_comm + self.dp_comm + self.optimizer)
+        return self.training_step + self.rollout + self.reference + self.old_logprob + self.reward + self.critic

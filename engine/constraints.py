@@ -17,7 +17,7 @@ KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "sequence_parallel"
 ALIASES = {"zero": "zero_stage", "sp": "sequence_parallel", "mb": "micro_batch", "micro_batch_size": "micro_batch",
            "hsdp": "hsdp_replicas"}
 BOUNDED = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "micro_batch")
-FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+FRAMEWORKS = ("megatron", "deepspeed", "fsdp", "nanotron")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ import numpy as np
 from . import validity
 from .arrays import MemoryArrays, TimeArrays
 from .calibration import extrapolation_warnings
+from .calibration.annotate import profile_note, with_ranges
+from .calibration.profile import CalibrationProfile, profile_assumptions
 from .cluster import Cluster
 from .cost import cost_report
 from .memory import memory_per_gpu
@@ -14,6 +16,7 @@ from .model_spec import ModelSpec
 from .params import active_params, total_params
 from .performance import step_time
 from .plans import PlanGrid
+from .post_training.report import post_training_report, post_training_warnings
 from .results import (ClusterSummary, Evaluation, Violation, MemoryReport, ModelSummary, StrategySummary,
                       ThroughputReport, TimeReport)
 from .strategy import Strategy
@@ -60,6 +63,7 @@ def memory_report(mem: MemoryArrays, i: int, capacity_gib: float, headroom: floa
         other_gib=float(mem.other[i]) / GIB, total_gib=total, capacity_gib=capacity_gib,
         fits=total <= capacity_gib * (1.0 - headroom),
         details_gib={k: float(mem.details[k][i]) / GIB for k in sorted(mem.details, key=_detail_order)},
+        peak_phase=str(mem.peak_phase[i]) if mem.peak_phase is not None else None,
     )
 
 
@@ -67,7 +71,12 @@ def time_report(t: TimeArrays, i: int) -> TimeReport:
     return TimeReport(step_s=float(t.step[i]), compute_s=float(t.compute[i]), tp_comm_s=float(t.tp_comm[i]),
                       cp_comm_s=float(t.cp_comm[i]), ep_comm_s=float(t.ep_comm[i]),
                       pp_bubble_s=float(t.pp_bubble[i]), pp_comm_s=float(t.pp_comm[i]),
-                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]))
+                      dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]),
+                      **{f"{name}_s": float(np.broadcast_to(getattr(t, name), t.step.shape)[i])
+                         for name in POST_TRAINING_PASSES})
+
+
+POST_TRAINING_PASSES = ("rollout", "reference", "old_logprob", "reward", "critic")
 
 
 def throughput_report(t: TimeArrays, i: int, cluster: Cluster, setup: TrainingSetup,
@@ -90,14 +99,20 @@ def outside_validated_range(model: ModelSpec, cluster: Cluster, setup: TrainingS
 
 def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
              headroom: float = 0.0, train_tokens: float | None = None,
-             price_per_gpu_hour: float | None = None) -> Evaluation:
-    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error."""
+             price_per_gpu_hour: float | None = None, profile: CalibrationProfile | None = None) -> Evaluation:
+    """Everything shardwise predicts for one plan. An invalid plan is a result, not an error.
+    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
     grid = PlanGrid.from_strategy(strategy, cluster.num_gpus, setup.global_batch)
     errors, warnings = validity.violations(model, cluster, setup, strategy)
-    warnings = warnings + outside_validated_range(model, cluster, setup)
+    warnings = warnings + outside_validated_range(model, cluster, setup) + post_training_warnings(model, cluster, setup)
     mem = memory_per_gpu(model, cluster, setup, grid)
-    times = step_time(model, cluster, setup, grid) if not errors else None
+    calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
+    times = step_time(model, cluster, setup, grid, **calibrated) if not errors else None
     tokens_per_step = int(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * setup.seq_len
+    memory, time, throughput = with_ranges(
+        model, cluster, setup, profile, memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
+        time_report(times, 0) if times is not None else None,
+        throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None)
     return Evaluation(
         model=model_summary(model),
         cluster=cluster_summary(cluster),
@@ -105,11 +120,13 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
         valid=not errors,
         violations=errors,
         warnings=warnings,
-        memory=memory_report(mem, 0, cluster.gpu.memory_gib, headroom),
-        time=time_report(times, 0) if times is not None else None,
-        throughput=(throughput_report(times, 0, cluster, setup, tokens_per_step) if times is not None else None),
+        memory=memory,
+        time=time,
+        throughput=throughput,
         cost=(cost_report(tokens_per_step / float(times.step[0]), cluster.num_gpus, cluster.gpu.id, train_tokens,
                           price_per_gpu_hour) if times is not None else None),
+        calibration=profile_note(profile, cluster, setup),
+        post_training=post_training_report(model, cluster, setup),
     )
 
 

@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .calibration.coverage import RANKING_RESOLUTION
 from .cluster import Cluster
+from .calibration.profile import CalibrationProfile
 from .evaluate import evaluate
+from .explain_ep import ExpertParallelChoice, expert_parallel_choice
 from .model_spec import ModelSpec
 from .results import Evaluation, StrategySummary, Violation
 from .search import RANK_RESOLUTION_S, check_headroom
@@ -21,6 +23,7 @@ from .validity.frameworks import capabilities
 
 TIME_TERMS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_bubble_s", "pp_comm_s", "dp_comm_s",
               "optimizer_s")
+POST_TRAINING_TIME_TERMS = ("rollout_s", "old_logprob_s", "reference_s", "reward_s", "critic_s")
 MEMORY_TERMS = ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "other_gib")
 KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
          "sequence_parallel")
@@ -109,6 +112,8 @@ class Explanation(_Result):
     winner: Evaluation
     binding: BindingConstraint
     counterfactuals: list[Counterfactual]
+    expert_parallel: ExpertParallelChoice | None = Field(
+        default=None, description="MoE: the winner's EP against EP on the other side of the node boundary")
 
 
 # --- two plans ----------------------------------------------------------------------------
@@ -120,7 +125,8 @@ def _diff(term: str, kind, a: float, b: float) -> TermDiff:
 def time_diffs(a: Evaluation, b: Evaluation) -> list[TermDiff]:
     if a.time is None or b.time is None:
         return []
-    return [_diff(t, "time", getattr(a.time, t), getattr(b.time, t)) for t in (*TIME_TERMS, "step_s")]
+    post = [t for t in POST_TRAINING_TIME_TERMS if getattr(a.time, t) or getattr(b.time, t)]
+    return [_diff(t, "time", getattr(a.time, t), getattr(b.time, t)) for t in (*TIME_TERMS, *post, "step_s")]
 
 
 def memory_diffs(a: Evaluation, b: Evaluation) -> list[TermDiff]:
@@ -163,9 +169,10 @@ def compare(a: Evaluation, b: Evaluation) -> PlanComparison:
 
 
 def compare_plans(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy,
-                  headroom: float = 0.1) -> PlanComparison:
+                  headroom: float = 0.1, profile: CalibrationProfile | None = None) -> PlanComparison:
     headroom = check_headroom(headroom)
-    return compare(evaluate(model, cluster, setup, a, headroom), evaluate(model, cluster, setup, b, headroom))
+    return compare(evaluate(model, cluster, setup, a, headroom, profile=profile),
+                   evaluate(model, cluster, setup, b, headroom, profile=profile))
 
 
 # --- one-knob counterfactuals -------------------------------------------------------------
@@ -228,9 +235,10 @@ def counterfactual(base: Evaluation, knob: str, value, other: Evaluation) -> Cou
 
 
 def counterfactuals(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy: Strategy,
-                    headroom: float = 0.1, base: Evaluation | None = None) -> list[Counterfactual]:
-    base = base or evaluate(model, cluster, setup, strategy, headroom)
-    return [counterfactual(base, knob, value, evaluate(model, cluster, setup, plan, headroom))
+                    headroom: float = 0.1, base: Evaluation | None = None,
+                    profile: CalibrationProfile | None = None) -> list[Counterfactual]:
+    base = base or evaluate(model, cluster, setup, strategy, headroom, profile=profile)
+    return [counterfactual(base, knob, value, evaluate(model, cluster, setup, plan, headroom, profile=profile))
             for knob, value, plan in neighbours(strategy, setup, model.is_moe)]
 
 
@@ -286,17 +294,19 @@ def binding_constraint(base: Evaluation, options: list[Counterfactual], headroom
 
 
 def explain(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, a: Strategy, b: Strategy | None = None,
-            headroom: float = 0.1) -> Explanation:
+            headroom: float = 0.1, profile: CalibrationProfile | None = None) -> Explanation:
     """Compare a and b (if given), then explain the winner: binding constraint and counterfactuals."""
     headroom = check_headroom(headroom)
-    ea = evaluate(model, cluster, setup, a, headroom)
+    ea = evaluate(model, cluster, setup, a, headroom, profile=profile)
     comparison = None
     winner = ea
     if b is not None:
-        eb = evaluate(model, cluster, setup, b, headroom)
+        eb = evaluate(model, cluster, setup, b, headroom, profile=profile)
         comparison = compare(ea, eb)
         winner = eb if comparison.winner == "b" else ea
     winner_plan = a if winner is ea else b
-    options = counterfactuals(model, cluster, setup, winner_plan, headroom, base=winner) if winner.valid else []
+    options = (counterfactuals(model, cluster, setup, winner_plan, headroom, base=winner, profile=profile)
+               if winner.valid else [])
+    ep_choice = expert_parallel_choice(model, cluster, setup, winner_plan, winner, headroom, profile=profile)
     return Explanation(comparison=comparison, winner=winner, binding=binding_constraint(winner, options, headroom),
-                       counterfactuals=options)
+                       counterfactuals=options, expert_parallel=ep_choice)

@@ -11,6 +11,8 @@ shardwise's MFU definition (`model_flops_per_token`):
     not the embedding lookup (a gather, no FLOPs);
   * the attention core with causal masking counted as HALF of the full s×s score matrix
     (what FlashAttention actually computes; sliding-window layers count their window);
+    with packed documents (`TrainingSetup.mean_doc_len`, intra-document masking) the callers pass
+    the document length, `setup.attention_length`, as the length attention spans;
   * forward + backward (3× forward), without recomputation;
   * LoRA/QLoRA: the frozen base skips its weight-gradient GEMMs (2× forward instead of 3×),
     adapters count 3× their forward.

@@ -157,7 +157,9 @@ def _deepseek(c: _Config) -> dict[str, Any]:
                            expert_ffn_hidden_size=c.int("moe_intermediate_size"),
                            num_shared_experts=c.raw.get("n_shared_experts") or 0,
                            first_k_dense_layers=c.raw.get("first_k_dense_replace") or 0,
-                           layer_frequency=c.int("moe_layer_freq", 1))
+                           layer_frequency=c.int("moe_layer_freq", 1),
+                           # group-limited routing (DeepSeek-V2 sec. 2.2.2, V3 sec. 2.1.2): null or absent = no limit
+                           n_group=c.raw.get("n_group") or 1, topk_group=c.raw.get("topk_group") or 1)
     return spec
 
 

@@ -88,6 +88,10 @@ def build_cluster(gpu: str, num_gpus: int, gpus_per_node: int | None = None,
     per_node = gpus_per_node or spec.gpus_per_node
     if per_node <= 0:
         raise ShardwiseInputError(f"--gpus-per-node must be positive, got {per_node}")
-    per_node = min(per_node, num_gpus)
+    if gpus_per_node is not None and gpus_per_node > num_gpus:
+        raise ShardwiseInputError(
+            f"--gpus-per-node {gpus_per_node} is larger than the cluster (--gpus {num_gpus}): give at most "
+            f"{num_gpus} GPUs per node, or more GPUs")
+    per_node = min(per_node, num_gpus)  # the GPU's usual node size on a cluster smaller than one node
     net = get_network(network or spec.default_network)
     return Cluster(gpu=spec, num_gpus=num_gpus, gpus_per_node=per_node, network=net)

@@ -27,12 +27,24 @@ class MoESpec(_Frozen):
     )
     first_k_dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense FFN")
     layer_frequency: int = Field(default=1, ge=1, description="every n-th layer (after the dense ones) is MoE")
+    n_group: int = Field(default=1, ge=1, description="expert groups for group-limited routing (DeepSeek n_group)")
+    topk_group: int = Field(default=1, ge=1, description="groups a token may reach (DeepSeek topk_group); "
+                                                         "n_group = topk_group = 1: no limit")
 
     @model_validator(mode="after")
     def _top_k_fits(self) -> "MoESpec":
         if self.top_k > self.num_experts:
             raise ValueError(f"top_k={self.top_k} exceeds num_experts={self.num_experts}")
+        if self.topk_group > self.n_group:
+            raise ValueError(f"topk_group={self.topk_group} exceeds n_group={self.n_group}")
+        if self.num_experts % self.n_group:
+            raise ValueError(f"num_experts={self.num_experts} is not a multiple of n_group={self.n_group}")
         return self
+
+    @property
+    def group_limited(self) -> bool:
+        """Each token's experts come from topk_group of n_group groups (DeepSeek-V2/V3)."""
+        return self.topk_group < self.n_group
 
     @property
     def shared_ffn(self) -> int:

@@ -21,6 +21,7 @@ from .model_spec import ModelSpec
 from .recommendation import FixOption, NothingFits
 from .results import StrategySummary, Violation
 from .strategy import RECOMPUTE_MODES
+from .post_training.modes import mode_name
 from .training import TrainingSetup
 from .validity import violations
 
@@ -127,11 +128,12 @@ def fix_options(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Con
                                probe(model, cluster, setup, c.pinned("zero_stage", 3), headroom)))
     for mode in ("lora", "qlora"):
         if setup.mode == mode or (mode == "lora" and setup.mode == "qlora"):
-            options.append(_option(mode, {"mode": mode}, None, f"the setup already uses {setup.mode}",
+            options.append(_option(mode, {"mode": mode_name(setup)}, None, f"the setup already uses {setup.mode}",
                                    applicable=False))
             continue
-        options.append(_option(mode, {"mode": mode},
-                               probe(model, cluster, setup.model_copy(update={"mode": mode}), c, headroom)))
+        adapted = setup.model_copy(update={"mode": mode})  # a post-training algorithm stays, with adapters
+        options.append(_option(mode, {"mode": mode_name(adapted)}, probe(model, cluster, adapted, c, headroom)))
+    options += _inference_tp_options(model, cluster, setup, c, headroom)
     larger = None
     for gpu in _larger_gpus(cluster):
         found = probe(model, _cluster_with(cluster, cluster.num_gpus, gpu), setup, c, headroom)
@@ -144,6 +146,25 @@ def fix_options(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Con
         options.append(_option("larger_gpu", {"gpu": None}, None,
                                "no catalog GPU with more memory fits this at the same GPU count", applicable=False))
     return options, larger
+
+
+def _inference_tp_options(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints,
+                          headroom: float) -> list[FixOption]:
+    """GRPO/PPO: a wider rollout engine spreads its weights and KV cache over more GPUs. The smallest
+    larger inference TP (within a node, dividing the GPUs and the heads) that lets a plan fit."""
+    post = setup.post_training
+    if post is None or not post.generates:
+        return []
+    wider = [t for t in (2, 4, 8, 16, 32, 64, 72) if post.inference_tp < t <= cluster.gpus_per_node
+             and cluster.num_gpus % t == 0 and model.num_attention_heads % t == 0]
+    for t in wider:
+        found = probe(model, cluster, setup.model_copy(update={"post_training": post.model_copy(
+            update={"inference_tp": t, "defaults_used": tuple(d for d in post.defaults_used if d != "inference_tp")})}),
+                      c, headroom)
+        if found.fits:
+            return [_option("inference_tp", {"inference_tp": t}, found, f"rollout engines of {t} GPUs")]
+    note = "no wider rollout engine within a node fits" if wider else "the rollout engine already spans a node"
+    return [_option("inference_tp", {"inference_tp": None}, None, note, applicable=False)]
 
 
 def _blocking(model, cluster, setup, excluded: dict[str, int], examples) -> list[Violation]:

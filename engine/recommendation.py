@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .post_training.spec import PostTraining
 from .results import ClusterSummary, Evaluation, ModelSummary, StrategySummary, Violation
 
 
@@ -24,12 +25,17 @@ class SetupSummary(_Result):
     lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
     precision: str
     framework: str
+    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
+    mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
+                                                               "(attention by document); None = one per sequence")
 
 
 class FixOption(_Result):
     """One change that might make a plan fit, and whether it does."""
 
-    rule: Literal["more_gpus", "recompute_full", "zero3", "lora", "qlora", "larger_gpu"]
+    rule: Literal["more_gpus", "recompute_full", "zero3", "lora", "qlora", "larger_gpu", "inference_tp"]
     change: dict[str, Any] = Field(description="the input or constraint changed, e.g. {'mode': 'lora'}")
     applicable: bool = Field(description="False when the search already tried it or it does not apply")
     fits: bool

@@ -61,6 +61,10 @@ class MemoryReport(_Result):
     capacity_gib: float
     fits: bool
     details_gib: dict[str, float] = Field(default_factory=dict, description="finer terms, named after what they hold")
+    total_gib_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of the peak "
+                                                "(measured-run comparisons, docs/performance.md)")
+    peak_phase: str | None = Field(default=None, description="post-training: the phase that sets the peak "
+                                   "(policy_training, rollout, reference_forward); null for plain training")
 
 
 class TimeReport(_Result):
@@ -75,6 +79,13 @@ class TimeReport(_Result):
     pp_comm_s: float
     dp_comm_s: float
     optimizer_s: float
+    step_s_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of step_s")
+    # Post-training passes outside the policy's training step (docs/post_training.md); 0 for plain training.
+    rollout_s: float = 0.0
+    reference_s: float = 0.0
+    old_logprob_s: float = 0.0
+    reward_s: float = 0.0
+    critic_s: float = 0.0
 
 
 class ThroughputReport(_Result):
@@ -83,6 +94,9 @@ class ThroughputReport(_Result):
     mfu: float = Field(description="model FLOPs utilisation, 0..1 (definition in README)")
     hfu: float = Field(description="hardware FLOPs utilisation incl. recompute, 0..1")
     model_tflops_per_gpu: float
+    tokens_per_s_per_gpu_range: list[float] | None = Field(
+        default=None, description="[low, high] 80 % interval from the calibration residuals of this regime")
+    range_basis: str | None = Field(default=None, description="which residuals the interval comes from")
 
 
 class CostReport(_Result):
@@ -99,6 +113,22 @@ class CostReport(_Result):
     total_cost: float | None = None
 
 
+class PostTrainingReport(_Result):
+    """What a DPO/GRPO/PPO step was modelled with; `defaults_used` names the inputs not given."""
+
+    algorithm: str
+    pairs_per_step: int | None = None
+    prompt_len: int | None = None
+    response_len: int | None = None
+    group_size: int | None = None
+    prompts_per_step: float | None = None
+    inference_tp: int | None = None
+    reference: str = Field(description="where the reference model's weights come from")
+    defaults_used: list[str] = Field(default_factory=list)
+    rollout: dict[str, float] | None = Field(default=None, description="sequences per engine, concurrent "
+                                             "sequences, waves, KV cache and budget (GiB), prefill and decode (s)")
+
+
 class Evaluation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -110,3 +140,5 @@ class Evaluation(_Result):
     time: TimeReport | None = None
     throughput: ThroughputReport | None = None
     cost: CostReport | None = None
+    calibration: str | None = Field(default=None, description="the CalibrationProfile applied, and what of it applied")
+    post_training: PostTrainingReport | None = None

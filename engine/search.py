@@ -14,6 +14,7 @@ import numpy as np
 
 from . import memory, performance
 from .calibration.coverage import RANKING_RESOLUTION
+from .calibration.profile import CalibrationProfile, profile_assumptions
 from .cluster import Cluster
 from .constraints import Constraints, parse_constraints
 from .enumerate import Enumeration, enumerate_plans
@@ -22,6 +23,7 @@ from .evaluate import cluster_summary, evaluate, model_summary
 from .model_spec import ModelSpec
 from .plans import PlanGrid
 from .recommendation import Recommendation, SetupSummary
+from .post_training.modes import mode_name
 from .training import TrainingSetup
 from .validity.rule import Scenario
 
@@ -89,7 +91,8 @@ def canonical_keys(grid: PlanGrid) -> list[np.ndarray]:
             grid.micro_batch, grid.recompute, grid.hsdp_replicas]
 
 
-def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints, headroom: float) -> Ranking:
+def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints, headroom: float,
+         profile: CalibrationProfile | None = None) -> Ranking:
     """Plans with TP inside a node first; TP across nodes (allowed, warned) only if none of those fits."""
     scan = scan_memory(model, cluster, setup, c, headroom)
     if not scan.fits.any() and "tp" not in c.pins and cluster.num_gpus > cluster.gpus_per_node:
@@ -100,7 +103,8 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
     fitting = scan.grid.take(index)
     if len(fitting) == 0:
         return Ranking(scan, fitting, np.zeros(0), np.zeros(0))
-    step = np.asarray(performance.step_time(model, cluster, setup, fitting).step, dtype=float)
+    calibrated = {"assumptions": profile_assumptions(profile, cluster, setup)} if profile else {}
+    step = np.asarray(performance.step_time(model, cluster, setup, fitting, **calibrated).step, dtype=float)
     mem = scan.total_bytes[index]
     # Tokens per step are the same for every valid plan (global batch × sequence), so the
     # fastest step is the highest throughput. np.lexsort: last key is the primary one.
@@ -111,8 +115,10 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
 
 def setup_summary(setup: TrainingSetup) -> SetupSummary:
     return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
-                        global_batch_tokens=setup.global_batch_tokens, mode=setup.mode,
-                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework)
+                        global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
+                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
+                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
+                        post_training=setup.post_training, mean_doc_len=setup.mean_doc_len)
 
 
 # GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.
@@ -127,16 +133,17 @@ def near_best(step_s: np.ndarray) -> int:
 
 
 def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5,
-              headroom: float = DEFAULT_HEADROOM,
+              headroom: float = DEFAULT_HEADROOM, profile: CalibrationProfile | None = None,
               **constraints) -> Recommendation:
-    """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit."""
+    """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit.
+    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ShardwiseInputError(f"top_k must be a whole number ≥ 1, got {top_k!r}")
     headroom = check_headroom(headroom)
     c = parse_constraints(constraints)
     setup = with_framework(setup, c)
-    ranking = rank(model, cluster, setup, c, headroom)
-    plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom)
+    ranking = rank(model, cluster, setup, c, headroom, profile)
+    plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom, profile=profile)
              for i in range(min(top_k, len(ranking.fitting)))]
     nothing = None
     if not plans:

@@ -37,14 +37,7 @@ class Strategy(BaseModel):
         return num_gpus // self.model_parallel_size()
 
     def label(self) -> str:
-        parts = [f"TP{self.tp}", f"PP{self.pp}"]
-        if self.vpp > 1:
-            parts.append(f"VPP{self.vpp}")
-        if self.cp > 1:
-            parts.append(f"CP{self.cp}")
-        if self.ep > 1:
-            parts.append(f"EP{self.ep}")
-        if self.etp > 1:
-            parts.append(f"ETP{self.etp}")
-        parts += [f"ZeRO{self.zero_stage}", f"mb{self.micro_batch}", f"rc-{self.recompute}"]
-        return " ".join(parts)
+        """'TP8 PP2 ZeRO1 mb1 rc-selective': for logs and file names (engine/plan_label.py has every style)."""
+        from .plan_label import plan_label
+
+        return plan_label(self, "engine")

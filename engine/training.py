@@ -6,9 +6,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .post_training.spec import PostTraining
+
 Mode = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp8"]
-Framework = Literal["megatron", "deepspeed", "fsdp"]
+Framework = Literal["megatron", "deepspeed", "fsdp", "nanotron"]
+# How MoE layers move tokens to their experts (Megatron-Core --moe-token-dispatcher-type):
+# alltoall (default), allgather, or DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep).
+MoEDispatcher = Literal["alltoall", "allgather", "deepep"]
+MOE_DISPATCHERS: tuple[str, ...] = ("alltoall", "allgather", "deepep")
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -23,7 +29,15 @@ class TrainingSetup(BaseModel):
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher (ignored for dense models)")
+    moe_a2a_overlap: bool = Field(default=False, description="Megatron-Core --overlap-moe-expert-parallel-comm: "
+                                                             "expert all-to-all hidden behind the other micro-batch")
     optimizer: Literal["adamw"] = "adamw"
+    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
+    mean_doc_len: int | None = Field(
+        default=None, gt=0, le=16_777_216,
+        description="packed sequences: mean length in tokens of the documents packed into one sequence, attended "
+                    "with intra-document masking (varlen flash attention); None = one document per sequence")
 
     @model_validator(mode="after")
     def _qlora_computes_in_bf16(self) -> "TrainingSetup":
@@ -33,6 +47,39 @@ class TrainingSetup(BaseModel):
             raise ValueError("QLoRA dequantises its 4-bit base to BF16 for every matmul, so it cannot train in "
                              "FP8: use precision bf16 with qlora, or mode lora/full with fp8")
         return self
+
+    @model_validator(mode="after")
+    def _documents_fit_the_sequence(self) -> "TrainingSetup":
+        if self.mean_doc_len is not None and self.mean_doc_len > self.seq_len:
+            raise ValueError(f"mean document length {self.mean_doc_len:,} is longer than the sequence "
+                             f"({self.seq_len:,} tokens): packed documents are at most a sequence long; valid "
+                             f"mean_doc_len: 1-{self.seq_len:,}, or none for one document per sequence")
+        return self
+
+    @property
+    def attention_length(self) -> int:
+        """Keys a query can reach: the sequence, or with packed documents under intra-document masking
+        the mean document length (the attention core's FLOPs and scores scale with it, docs/performance.md)."""
+        return self.seq_len if self.mean_doc_len is None else self.mean_doc_len
+
+    @model_validator(mode="after")
+    def _post_training_shapes(self) -> "TrainingSetup":
+        post = self.post_training
+        if post is None:
+            return self
+        if post.algorithm == "dpo" and self.global_batch % 2:
+            raise ValueError(f"DPO trains on chosen/rejected pairs, so the global batch counts 2 sequences per pair: "
+                             f"{self.global_batch:,} is odd; use {self.global_batch - 1:,} or {self.global_batch + 1:,}")
+        if post.generates and self.seq_len != post.sequence_len:
+            raise ValueError(f"{post.algorithm.upper()} trains on prompt + response = {post.prompt_len:,} + "
+                             f"{post.response_len:,} = {post.sequence_len:,} tokens per sequence, not seq_len "
+                             f"{self.seq_len:,}: set the prompt and response lengths instead of the sequence length")
+        return self
+
+    @property
+    def algorithm(self) -> str:
+        """'sft' (plain training), 'dpo', 'grpo' or 'ppo'."""
+        return self.post_training.algorithm if self.post_training is not None else "sft"
 
     @property
     def global_batch_tokens(self) -> int:

@@ -1,7 +1,8 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, and for GRPO/PPO
+prompt_len, response_len, group_size, inference_tp. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
@@ -18,11 +19,14 @@ from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diff
 from .inputs import global_batch_from_tokens, parse_count
 from .model_spec import ModelSpec
 from .recommendation import Recommendation
+from .calibration.profile import CalibrationProfile
 from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework")
+          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len",
+          "group_size", "inference_tp", "mean_doc_len")
+ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
 
@@ -112,6 +116,9 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     num_gpus = _parse_int("num_gpus", changes["num_gpus"]) if "num_gpus" in changes else cluster.num_gpus
     if "gpus_per_node" in changes:
         per_node = _parse_int("gpus_per_node", changes["gpus_per_node"])
+        if per_node > num_gpus:
+            raise ShardwiseInputError(f"gpus_per_node {per_node} is larger than the cluster ({num_gpus} GPUs): "
+                                      f"give at most {num_gpus} GPUs per node, or more GPUs")
     elif "gpu" in changes:
         per_node = gpu.gpus_per_node  # a different GPU comes in its own kind of node
     else:
@@ -130,13 +137,66 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
-    for name in ("mode", "precision", "framework"):
+    for name in ("precision", "framework", "moe_dispatcher"):
         if name in changes:
             update[name] = str(changes[name]).lower()
+    if "moe_a2a_overlap" in changes:
+        update["moe_a2a_overlap"] = _parse_bool("moe_a2a_overlap", changes["moe_a2a_overlap"])
+    update.update(_post_training_update(setup, changes, seq))
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
+    if "mean_doc_len" in changes:  # "none" unpacks: one document per sequence
+        doc = changes["mean_doc_len"]
+        update["mean_doc_len"] = None if doc is None or str(doc).lower() == "none" else _parse_int("mean_doc_len", doc)
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
+
+
+def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: int) -> dict[str, Any]:
+    """mode=dpo / grpo-lora / full …: the weights mode and the post-training algorithm; GRPO/PPO keep
+    their prompt length and take the response from a changed sequence length."""
+    from .post_training import post_training
+    from .post_training.modes import split_mode
+
+    update: dict[str, Any] = {}
+    post = setup.post_training
+    if "mode" in changes:
+        weights, algorithm = split_mode(str(changes["mode"]))
+        update["mode"] = weights
+        if algorithm is None:
+            update["post_training"] = None
+        elif post is None or post.algorithm != algorithm:
+            update["post_training"] = post_training(algorithm, seq_len=seq if algorithm != "dpo" else None)
+    new_post = update.get("post_training", post)
+    rollout = {k: (_parse_seq(changes[k]) if k.endswith("_len") else _parse_int(k, changes[k]))
+               for k in ROLLOUT_INPUTS if k in changes}
+    if rollout and (new_post is None or not new_post.generates):
+        raise ShardwiseInputError(f"what-if: {', '.join(rollout)} describe rollout generation and apply only to "
+                                  f"mode grpo or ppo (change mode=grpo with them)")
+    if rollout:
+        kept = {k: getattr(new_post, k) for k in ROLLOUT_INPUTS if k not in rollout}
+        if "seq_len" in changes and not ("prompt_len" in rollout and "response_len" in rollout):
+            kept.pop("response_len" if "prompt_len" in rollout or "response_len" not in rollout else "prompt_len")
+            fresh = post_training(new_post.algorithm, **kept, **rollout, seq_len=seq)
+        else:
+            fresh = post_training(new_post.algorithm, **kept, **rollout)
+        still_default = tuple(d for d in new_post.defaults_used if d not in rollout)
+        update["post_training"] = fresh.model_copy(update={"defaults_used": still_default})
+        update["seq_len"] = fresh.sequence_len
+    elif new_post is not None and new_post.generates and new_post.sequence_len != seq:
+        update["post_training"] = post_training(new_post.algorithm, prompt_len=new_post.prompt_len,
+                                                group_size=new_post.group_size,
+                                                inference_tp=new_post.inference_tp, seq_len=seq)
+    return update
+
+
+def _parse_bool(name: str, value: Any) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ShardwiseInputError(f"{name} expects true or false, got {value!r}")
 
 
 def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
@@ -144,8 +204,12 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
     pairs = [("gpu", cluster.gpu.id, new_cluster.gpu.id), ("num_gpus", cluster.num_gpus, new_cluster.num_gpus),
              ("gpus_per_node", cluster.gpus_per_node, new_cluster.gpus_per_node),
              ("network", cluster.network.id, new_cluster.network.id)]
+    from .post_training.modes import mode_name
+
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
-              for n in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")]
+              for n in ("seq_len", "global_batch", "lora_rank", "precision", "framework", "moe_dispatcher",
+                        "moe_a2a_overlap", "mean_doc_len")]
+    pairs.insert(6, ("mode", mode_name(setup), mode_name(new_setup)))
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 
 
@@ -181,8 +245,10 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
     if setup.global_batch != new_setup.global_batch:
         out.append(Reason(rule="global_batch", numbers={"before": setup.global_batch,
                                                         "after": new_setup.global_batch}))
-    if setup.mode != new_setup.mode:
-        out.append(Reason(rule="training_mode", numbers={"before": setup.mode, "after": new_setup.mode}))
+    from .post_training.modes import mode_name
+
+    if mode_name(setup) != mode_name(new_setup):
+        out.append(Reason(rule="training_mode", numbers={"before": mode_name(setup), "after": mode_name(new_setup)}))
     if before.plans and after.plans:
         changed = knob_changes(before.plans[0].strategy, after.plans[0].strategy)
         if changed:
@@ -196,15 +262,18 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
 
 
 def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: dict[str, Any] | str,
-            top_k: int = 3, headroom: float = 0.1, **constraints) -> WhatIf:
+            top_k: int = 3, headroom: float = 0.1, profile: CalibrationProfile | None = None,
+            **constraints) -> WhatIf:
     changes = parse_changes(change)
     new_cluster, new_setup = apply_changes(cluster, setup, changes)
     if not _input_changes(cluster, setup, new_cluster, new_setup):
         asked = ", ".join(f"{k}={v}" for k, v in changes.items())
         raise ShardwiseInputError(f"what-if {asked} changes nothing: the scenario already has it; "
                                   f"name a different value")
-    before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, **constraints)
-    after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, **constraints)
+    # A profile applies only where it was measured (same GPU/precision/framework, same network):
+    # each side says in its plans' `calibration` what of it applied.
+    before = recommend(model, cluster, setup, top_k=top_k, headroom=headroom, profile=profile, **constraints)
+    after = recommend(model, new_cluster, new_setup, top_k=top_k, headroom=headroom, profile=profile, **constraints)
     b, a = (before.plans[0] if before.plans else None), (after.plans[0] if after.plans else None)
     tps_b = b.throughput.tokens_per_s if b else None
     tps_a = a.throughput.tokens_per_s if a else None

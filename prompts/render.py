@@ -69,8 +69,8 @@ def template_names(folder: str) -> list[str]:
 
 
 def system_prompt(scenario: str | None = None, plan: str | None = None) -> str:
-    """The LLM's system prompt: the tools (from the registry), the rules, the conversation's state."""
-    from ..tools import registry
+    """The LLM's system prompt: the tools' shared arguments, the rules, the conversation's state. The tools
+    themselves are described once, in their schemas."""
+    from ..tools.schema import shared_definitions
 
-    tools = [{"name": t.name, "description": t.description} for t in registry().values()]
-    return render("system.md.j2", tools=tools, scenario=scenario, plan=plan)
+    return render("system.md.j2", definitions=shared_definitions(), scenario=scenario, plan=plan)

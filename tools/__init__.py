@@ -24,6 +24,7 @@ TOOL_MODULES = [
     ("lookup", "LIST_HARDWARE"),
     ("export", "EXPORT_CONFIG"),
     ("explain", "EXPLAIN_CONCEPT"),
+    ("calibrate", "CALIBRATE"),
 ]
 
 

@@ -12,6 +12,7 @@ from ..engine.results import Evaluation
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts, term_name
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
+from .calibration import active_profile
 from .scenario import Args, Plan, Scenario
 
 HEADROOM = 0.1  # the search's default: a plan "fits" in 90 % of GPU memory, as in recommend_plans
@@ -101,7 +102,7 @@ def verdict(comparison, a: PlanFigures, b: PlanFigures, time_diff: list[Differen
 def compare_plans(args: ComparePlansArgs) -> ComparePlansResult:
     resolved = args.scenario.resolve()
     ex = explain(resolved.model, resolved.cluster, resolved.setup, args.plan_a.strategy(), args.plan_b.strategy(),
-                 headroom=HEADROOM)
+                 headroom=HEADROOM, profile=active_profile())
     c = ex.comparison
     a, b = plan_figures(c.a), plan_figures(c.b)
     usable = r(c.a.memory.capacity_gib * (1 - HEADROOM), 1)
@@ -116,7 +117,6 @@ def compare_plans(args: ComparePlansArgs) -> ComparePlansResult:
 
 
 COMPARE_PLANS = Tool(
-    "compare_plans", "Compare two plans for the same scenario: each memory and time term side by side, the "
-    "difference, which plan wins and the term that decides, and what stops the winner from being faster. "
-    "Use it for 'why A over B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
+    "compare_plans", "Two plans for one scenario side by side: the winner, by how much, the deciding term. "
+    "For 'why A, not B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
     scenario_of=lambda a: a.scenario)

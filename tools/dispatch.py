@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from ..engine.calibration.profile import CalibrationProfile
 from .base import Result, Tool
+from .calibration import using_profile
 
 log = logging.getLogger(__name__)
 MAX_ARGUMENT_CHARS = 20_000  # a tool call longer than this is not a scenario, it is a mistake
@@ -55,7 +57,8 @@ class ToolOutcome:
 
 
 def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "R0",
-             registry: dict[str, Tool] | None = None) -> ToolOutcome:
+             registry: dict[str, Tool] | None = None, profile: CalibrationProfile | None = None) -> ToolOutcome:
+    """`profile`: the session's calibration profile, active while the tool runs (tools/calibration.py)."""
     if registry is None:
         from . import registry as default_registry
 
@@ -63,7 +66,7 @@ def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "
     tool = registry.get(name)
     if tool is None:
         return ToolOutcome(result_id, name, _raw(arguments_json),
-                           errors=[f"there is no tool named {name!r}; the tools are: {', '.join(sorted(registry))}"])
+                           errors=[f"there is no tool named {name!r}; call one of: {', '.join(registry)}"])
     arguments, problem = _parse(arguments_json)
     if problem:
         return ToolOutcome(result_id, name, _raw(arguments_json), errors=[problem])
@@ -72,7 +75,8 @@ def dispatch(name: str, arguments_json: str | dict | None, *, result_id: str = "
     except ValidationError as exc:
         return ToolOutcome(result_id, name, arguments, errors=validation_messages(exc))
     try:
-        result = tool.run(args)
+        with using_profile(profile):
+            result = tool.run(args)
     except ShardwiseInputError as exc:
         return ToolOutcome(result_id, name, arguments, errors=[str(exc)])
     except ValidationError as exc:  # an engine spec rejected a value the Args model let through
@@ -117,7 +121,7 @@ def validation_messages(exc: ValidationError) -> list[str]:
         if err.get("type") == "extra_forbidden":
             message = "is not an argument of this tool; remove it"
         elif err.get("type") == "missing":
-            message = "is required (use null for 'not given')"
+            message = "is required"
         shown = ""
         if "input" in err and err.get("type") not in ("missing", "extra_forbidden") and not isinstance(err["input"], dict):
             text = json.dumps(err["input"], default=str)

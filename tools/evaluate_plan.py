@@ -7,7 +7,8 @@ from pydantic import Field
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from .base import Result, Tool
-from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, scenario_facts
+from .calibration import active_profile
+from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, r, scenario_facts
 from .scenario import Args, Plan, Scenario
 
 
@@ -37,13 +38,13 @@ class EvaluatePlanResult(Result):
 
 def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
     resolved = args.scenario.resolve()
-    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy())
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(), profile=active_profile())
     return EvaluatePlanResult(scenario=scenario_facts(args.scenario, resolved), plan=plan_figures(e), evaluation=e)
 
 
 class EstimateMemoryArgs(Args):
     scenario: Scenario
-    plan: Plan | None = Field(None, description="null = the recommended plan (or, when nothing fits, the leanest)")
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class EstimateMemoryResult(Result):
@@ -59,6 +60,9 @@ class EstimateMemoryResult(Result):
     details_gib: dict[str, float] = Field(description="finer terms, named after what they hold")
     violations: list[str]
     evaluation: Evaluation
+    post_training_terms: list[Term] = Field(default_factory=list, description="DPO/GRPO/PPO: the reference, reward, "
+                                            "critic, rollout-engine and KV-cache parts inside the categories")
+    peak_phase: str | None = Field(None, description="DPO/GRPO/PPO: the phase of the step that sets the peak")
 
     def hidden_from_model(self) -> set[str]:
         return {"evaluation"}
@@ -68,6 +72,22 @@ class EstimateMemoryResult(Result):
 
     def summary(self) -> str:
         return f"{self.plan_label}: {self.memory_gib:.1f} of {self.capacity_gib:g} GiB per GPU [{self.id}]"
+
+
+POST_TRAINING_TERMS = {
+    "weights.reference": "reference model weights", "weights.reward_model": "reward model weights",
+    "weights.critic": "critic weights", "gradients.critic": "critic gradients", "optimizer.critic": "critic optimizer states",
+    "weights.inference_engine": "rollout engine weights", "activations.kv_cache": "rollout KV cache",
+    "activations.reference_logits": "reference logits",
+}
+PEAK_PHASES = {"policy_training": "the policy's training step", "rollout": "rollout generation",
+               "reference_forward": "the reference forward"}
+
+
+def post_training_terms(e: Evaluation) -> list[Term]:
+    d, total = e.memory.details_gib, e.memory.total_gib
+    return [Term(name=name, value=r(d[key]), percent=r(100 * d[key] / total, 1))
+            for key, name in POST_TRAINING_TERMS.items() if d.get(key, 0.0) > 0]
 
 
 def _default_plan(scenario: Scenario) -> Plan:
@@ -84,20 +104,20 @@ def _default_plan(scenario: Scenario) -> Plan:
 def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
     resolved = args.scenario.resolve()
     plan = args.plan or _default_plan(args.scenario)
-    e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), profile=active_profile())
     f = plan_figures(e)
     return EstimateMemoryResult(
         scenario=scenario_facts(args.scenario, resolved), plan_label=f.label, fits=f.fits, memory_gib=f.memory_gib,
         capacity_gib=f.capacity_gib, memory_free_gib=f.memory_free_gib,
         memory_percent_of_capacity=f.memory_percent_of_capacity, terms=f.memory_terms, largest_term=f.memory_terms[0],
-        details_gib={k: round(v, 3) for k, v in e.memory.details_gib.items()}, violations=f.violations, evaluation=e)
+        details_gib={k: round(v, 3) for k, v in e.memory.details_gib.items()}, violations=f.violations, evaluation=e,
+        post_training_terms=post_training_terms(e),
+        peak_phase=PEAK_PHASES.get(e.memory.peak_phase or "", e.memory.peak_phase))
 
 
 EVALUATE_PLAN = Tool(
-    "evaluate_plan", "Predict one given parallelism plan: validity (with reasons), memory per GPU by category, "
-    "step time by term, tokens/s and MFU.", EvaluatePlanArgs, EvaluatePlanResult, evaluate_plan,
+    "evaluate_plan", "Predict one plan: validity, memory per GPU, step time by term, tokens/s, MFU.", EvaluatePlanArgs, EvaluatePlanResult, evaluate_plan,
     scenario_of=lambda a: a.scenario)
 ESTIMATE_MEMORY = Tool(
-    "estimate_memory", "Memory per GPU of one plan, broken down (weights, gradients, optimizer states, activations, "
-    "other) with finer named terms, and whether it fits.", EstimateMemoryArgs, EstimateMemoryResult, estimate_memory,
+    "estimate_memory", "Memory per GPU of one plan by category, and whether it fits.", EstimateMemoryArgs, EstimateMemoryResult, estimate_memory,
     scenario_of=lambda a: a.scenario)

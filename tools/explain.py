@@ -16,6 +16,7 @@ from ..engine.params import total_params
 from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
+from .calibration import active_profile
 from .scenario import Args, Plan, ResolvedScenario, Scenario
 
 GIB = 2**30
@@ -35,7 +36,7 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -43,7 +44,7 @@ TITLES = {
     "data_parallel": "Data parallelism (DP)", "zero": "ZeRO stages", "fsdp": "FSDP (fully sharded data parallel)",
     "activation_recompute": "Activation recomputation", "micro_batch": "Micro-batches and gradient accumulation",
     "mfu": "MFU (model FLOPs utilisation)", "memory_breakdown": "Where GPU memory goes",
-    "lora": "LoRA", "qlora": "QLoRA",
+    "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -52,13 +53,14 @@ RELATED = {
     "data_parallel": ["zero", "fsdp"], "zero": ["fsdp", "data_parallel"], "fsdp": ["zero"],
     "activation_recompute": ["memory_breakdown"], "micro_batch": ["pipeline_bubble"], "mfu": ["memory_breakdown"],
     "memory_breakdown": ["zero", "activation_recompute"], "lora": ["qlora"], "qlora": ["lora"],
+    "post_training": ["memory_breakdown", "lora"],
 }
 
 
 class ExplainArgs(Args):
     concept: Concept
-    scenario: Scenario | None = Field(None, description="the user's scenario, to fill in their numbers; null = generic")
-    plan: Plan | None = Field(None, description="the plan to use for the numbers; null = the recommended plan")
+    scenario: Scenario | None = Field(None, description="fills in the user's numbers")
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class ExplainResult(Result):
@@ -74,7 +76,7 @@ class ExplainResult(Result):
 
 
 def _eval(s: ResolvedScenario, plan: Plan, **changes):
-    return evaluate(s.model, s.cluster, s.setup, plan.model_copy(update=changes).strategy())
+    return evaluate(s.model, s.cluster, s.setup, plan.model_copy(update=changes).strategy(), profile=active_profile())
 
 
 def _with_mode(s: ResolvedScenario, mode: str) -> ResolvedScenario:
@@ -152,12 +154,38 @@ def lora_numbers(s: ResolvedScenario, plan: Plan, mode: str) -> dict:
         n["nf4_base_weights_gib"] = r(total * NF4_BITS_PER_PARAM / 8 / GIB, 1)
         n["bf16_base_weights_gib"] = r(total * BF16_BYTES / GIB, 1)
     for variant in ("full", mode):
-        e = evaluate(s.model, s.cluster, s.setup.model_copy(update={"mode": variant}), plan.strategy())
+        e = evaluate(s.model, s.cluster, s.setup.model_copy(update={"mode": variant}), plan.strategy(),
+                     profile=active_profile())
         n[f"engine_{variant}_memory_gib"] = r(e.memory.total_gib, 1)
     return n
 
 
+def post_training_numbers(s: ResolvedScenario, plan: Plan) -> dict:
+    """The user's post-training mode (GRPO when they train plainly) against plain training, same plan."""
+    from ..engine.post_training import post_training
+
+    setup = s.setup
+    post = setup.post_training or post_training("grpo", seq_len=setup.seq_len)
+    full = evaluate(s.model, s.cluster, setup.model_copy(update={"post_training": None}), plan.strategy())
+    e = evaluate(s.model, s.cluster, setup.model_copy(update={"post_training": post}), plan.strategy())
+    d = e.memory.details_gib
+    n = {"algorithm": post.algorithm.upper(), "memory_gib": r(e.memory.total_gib, 1),
+         "full_memory_gib": r(full.memory.total_gib, 1), "peak_phase": (e.memory.peak_phase or "").replace("_", " "),
+         "reference_weights_gib": r(d.get("weights.reference", 0.0), 2)}
+    if e.time is not None and full.time is not None:
+        n.update(step_s=r(e.time.step_s, 2), full_step_s=r(full.time.step_s, 2), reference_s=r(e.time.reference_s, 2))
+    if post.generates:
+        n.update(prompt_len=post.prompt_len, response_len=post.response_len, group_size=post.group_size,
+                 inference_tp=post.inference_tp, kv_cache_gib=r(d.get("activations.kv_cache", 0.0), 2),
+                 engine_weights_gib=r(d.get("weights.inference_engine", 0.0), 2))
+        if e.time is not None:
+            n["rollout_s"] = r(e.time.rollout_s, 2)
+    return n
+
+
 def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
+    if concept == "post_training":
+        return post_training_numbers(s, plan)
     e = _eval(s, plan)
     if concept in ("pipeline_bubble", "virtual_pipeline"):
         return pipeline_numbers(e)
@@ -234,7 +262,5 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
 
 
 EXPLAIN_CONCEPT = Tool(
-    "explain_concept", "Explain a parallelism or training concept (pipeline bubble, TP, SP, CP, EP, DP, ZeRO, FSDP, "
-    "recompute, micro-batches, MFU, memory breakdown, LoRA, QLoRA), filled in with the user's numbers when a "
-    "scenario is given.", ExplainArgs, ExplainResult, explain_concept,
+    "explain_concept", "Explain a training concept, with the user's numbers when a scenario is given.", ExplainArgs, ExplainResult, explain_concept,
     scenario_of=lambda a: a.scenario if a.scenario is not None and not a.scenario.missing() else None)

@@ -7,19 +7,19 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..engine.plan_label import plan_label
 from ..engine.export import FORMATS, ExportRefused, export_plan, planning_framework
 from .base import Result, Tool
-from .scenario import Args, Plan, Scenario, plan_label
+from .calibration import active_profile
+from .scenario import Args, Plan, Scenario
 
 Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, megatron-bridge, nanotron, launch
 
 
 class ExportArgs(Args):
     scenario: Scenario
-    format: Format = Field(description="deepspeed (JSON), torchtitan (TOML), fsdp (FSDP2 snippet), accelerate (YAML), "
-                                       "megatron (CLI args), megatron-bridge (recipe overrides), nanotron (YAML), "
-                                       "launch (torchrun/srun line)")
-    plan: Plan | None = Field(None, description="null = the recommended plan for the scenario")
+    format: Format
+    plan: Plan | None = Field(None, description="default: the recommended plan")
 
 
 class ExportConfigResult(Result):
@@ -69,7 +69,7 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
                                 hint="call recommend_plans to see what would fit")
         plan = Plan.from_strategy(best.strategy)
     strategy = plan.strategy()
-    label = plan_label(strategy)
+    label = plan_label(strategy, "tools")
     try:
         out = export_plan(args.format, resolved.model, resolved.cluster, resolved.setup, strategy)
     except ExportRefused as refused:
@@ -78,7 +78,7 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
             return ExportConfigResult(format=args.format, plan=label, exported=False, refused_reason=refused.reason,
                                       hint=refused.hint or None)
         out, sub_strategy, framework, slowdown = substitute
-        return ExportConfigResult(format=args.format, plan=plan_label(sub_strategy), exported=True,
+        return ExportConfigResult(format=args.format, plan=plan_label(sub_strategy, "tools"), exported=True,
                                   filename=out.filename, lines=len(out.text.splitlines()), header=out.header,
                                   warnings=list(out.warnings), text=out.text, substituted_for=label,
                                   refused_reason=refused.reason, planned_for=framework, slowdown_percent=slowdown)
@@ -99,15 +99,16 @@ def best_exportable(fmt: str, resolved, refused_strategy):
 
     framework = planning_framework(fmt, resolved.setup.framework)
     setup = resolved.setup.model_copy(update={"framework": framework})
-    ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM)
+    profile = active_profile()
+    ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM, profile)
     for i in range(min(SUBSTITUTE_POOL, len(ranking.fitting))):
         strategy = ranking.fitting.strategy(i)
         try:
             out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
         except ExportRefused:
             continue
-        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy)
-        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM)
+        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy, profile=profile)
+        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM, profile=profile)
         slowdown = None
         if asked.throughput and found.throughput:
             slowdown = round(100 * (1 - found.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
@@ -116,7 +117,6 @@ def best_exportable(fmt: str, resolved, refused_strategy):
 
 
 EXPORT_CONFIG = Tool(
-    "export_config", "Export a plan as a config file for DeepSpeed, torchtitan/FSDP2, Accelerate, Megatron-LM, "
-    "Megatron-Bridge or Nanotron, or a launch line. The file is attached to the answer automatically; the result "
-    "says what it configures, or why the framework cannot express the plan.",
+    "export_config", "A plan as a framework's config file or launch line, attached to the answer "
+    "automatically; or why the framework cannot express the plan.",
     ExportArgs, ExportConfigResult, export_config, scenario_of=lambda a: a.scenario)

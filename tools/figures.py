@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.post_training.modes import mode_name
+from ..engine.plan_label import plan_label
 from ..engine.results import Evaluation, StrategySummary
-from .scenario import ResolvedScenario, Scenario, plan_label
+from .scenario import ResolvedScenario, Scenario
 
 MEMORY_TERMS = {"weights": "weights_gib", "gradients": "gradients_gib", "optimizer states": "optimizer_gib",
                 "activations": "activations_gib", "other (CUDA context, NCCL, fragmentation)": "other_gib"}
 TIME_TERMS = {"compute": "compute_s", "TP communication": "tp_comm_s", "CP communication": "cp_comm_s",
               "EP communication": "ep_comm_s", "pipeline bubble": "pp_bubble_s", "PP communication": "pp_comm_s",
-              "DP communication": "dp_comm_s", "optimizer step": "optimizer_s"}
+              "DP communication": "dp_comm_s", "optimizer step": "optimizer_s",
+              # post-training passes (0 and left out for plain training)
+              "rollout generation": "rollout_s", "policy log-prob forward": "old_logprob_s",
+              "reference forward": "reference_s", "reward model forward": "reward_s", "critic": "critic_s"}
 
 
 def r(x: float | None, digits: int = 3) -> float | None:
@@ -48,6 +53,11 @@ class PlanFigures(BaseModel):
     hfu_percent: float | None = None
     time_terms: list[Term] = Field(default_factory=list, description="exposed time per step, largest first")
     largest_overhead: Term | None = Field(None, description="the biggest exposed term that is not compute")
+    tokens_per_s_per_gpu_likely: list[float] | None = Field(
+        None, description="[low, high]: 80 % interval of tokens/s per GPU (say 'likely low–high')")
+    step_ms_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the step time, ms")
+    likely_basis: str | None = Field(None, description="which measured runs the intervals come from")
+    calibration: str | None = Field(None, description="the user's calibration profile, where it applied")
 
 
 def plan_figures(e: Evaluation) -> PlanFigures:
@@ -56,12 +66,12 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         (Term(name=name, value=r(getattr(m, attr)), percent=r(100 * getattr(m, attr) / m.total_gib if m.total_gib else 0, 1))
          for name, attr in MEMORY_TERMS.items()), key=lambda t: -t.value)
     figures = dict(
-        label=plan_label(e.strategy), strategy=e.strategy, valid=e.valid,
+        label=plan_label(e.strategy, "tools"), strategy=e.strategy, valid=e.valid,
         violations=[f"[{v.rule}] {v.message}" for v in e.violations],
         warnings=[f"[{w.rule}] {w.message}" for w in e.warnings],
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
         memory_free_gib=r(m.capacity_gib - m.total_gib), memory_percent_of_capacity=r(100 * m.total_gib / m.capacity_gib, 1),
-        memory_terms=memory_terms,
+        memory_terms=memory_terms, calibration=e.calibration,
     )
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
@@ -72,7 +82,10 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         figures.update(step_ms=r(1e3 * t.step_s), tokens_per_s=r(tp.tokens_per_s, 0),
                        tokens_per_s_per_gpu=r(tp.tokens_per_s_per_gpu, 1), mfu_percent=r(100 * tp.mfu, 1),
                        hfu_percent=r(100 * tp.hfu, 1), time_terms=terms,
-                       largest_overhead=overheads[0] if overheads else None)
+                       largest_overhead=overheads[0] if overheads else None, likely_basis=tp.range_basis,
+                       tokens_per_s_per_gpu_likely=([r(x, 0) for x in tp.tokens_per_s_per_gpu_range]
+                                                    if tp.tokens_per_s_per_gpu_range else None),
+                       step_ms_likely=[r(1e3 * x, 0) for x in t.step_s_range] if t.step_s_range else None)
     return PlanFigures(**figures)
 
 
@@ -96,6 +109,8 @@ class ScenarioFacts(BaseModel):
     mode: str
     precision: str
     framework: str
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
+    moe_a2a_overlap: bool = False
 
 
 def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
@@ -105,16 +120,28 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
     params_b = total_params(model) / 1e9
     mode = {"full": "full training", "lora": f"LoRA (rank {setup.lora_rank})",
             "qlora": f"QLoRA (rank {setup.lora_rank})"}[setup.mode]
+    post = setup.post_training
+    if post is not None:
+        mode = f"{post.algorithm.upper()} post-training, policy by {mode}"
+        if post.generates:
+            mode += (f" (co-located: prompt {post.prompt_len:,} + response {post.response_len:,} tokens, "
+                     f"{post.group_size} sample(s) per prompt, rollout TP {post.inference_tp}"
+                     + (f"; not given, verl's defaults used for {', '.join(post.defaults_used)}"
+                        if post.defaults_used else "") + ")")
     description = (f"{model.name} ({params_b:.2f} B params{', approximate shape' if model.approximate else ''}) on "
                    f"{cluster.num_gpus} x {cluster.gpu.name} ({cluster.gpus_per_node} per node, {cluster.network.name}), "
                    f"sequence {setup.seq_len:,} tokens, global batch {setup.global_batch:,} sequences "
-                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}")
+                   f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}"
+                   + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
+                      else "")
+                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
-                         mode=setup.mode, precision=setup.precision, framework=setup.framework)
+                         mode=mode_name(setup), precision=setup.precision, framework=setup.framework,
+                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
 
 
 class Difference(BaseModel):

@@ -14,7 +14,7 @@ from .scenario import Args
 
 
 class LookupModelArgs(Args):
-    name: str | None = Field(None, description="model id, name or Hub path, e.g. 'llama-3.1-70b'; null lists the catalog")
+    name: str | None = Field(None, description="e.g. llama-3.1-70b; leave out to list the catalog")
 
 
 class ModelFacts(BaseModel):
@@ -90,8 +90,8 @@ def lookup_model(args: LookupModelArgs) -> LookupModelResult:
 
 
 class ListHardwareArgs(Args):
-    kind: Literal["gpus", "networks", "both"] | None = Field(None, description="null = both")
-    name: str | None = Field(None, description="one GPU or network id/alias to show; null = all")
+    kind: Literal["gpus", "networks", "both"] | None = Field(None, description="default both")
+    name: str | None = Field(None, description="one GPU or network; default all")
 
 
 class GpuRow(BaseModel):
@@ -152,8 +152,6 @@ def list_hardware(args: ListHardwareArgs) -> ListHardwareResult:
     return ListHardwareResult(gpus=gpus, networks=networks)
 
 
-LOOKUP_MODEL = Tool("lookup_model", "Architecture and exact parameter counts of a catalog model, or the list of "
-                    "catalog models. Use it to resolve a model name before other tools.",
+LOOKUP_MODEL = Tool("lookup_model", "A catalog model's architecture and parameter count, or the catalog.",
                     LookupModelArgs, LookupModelResult, lookup_model)
-LIST_HARDWARE = Tool("list_hardware", "GPUs (memory, peak TFLOP/s, bandwidths, node size) and networks "
-                     "(bandwidth, latency) shardwise knows.", ListHardwareArgs, ListHardwareResult, list_hardware)
+LIST_HARDWARE = Tool("list_hardware", "Catalog GPUs and networks with their specs.", ListHardwareArgs, ListHardwareResult, list_hardware)

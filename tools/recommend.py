@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..engine.plan_label import plan_label
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.results import Evaluation
 from ..engine.explain import explain
@@ -13,7 +14,8 @@ from ..engine.search import RANK_RESOLUTION_S, recommend
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
-from .scenario import Args, Plan, Scenario, plan_label
+from .calibration import active_profile
+from .scenario import Args, Plan, Scenario
 
 DEFAULT_TOP_K = 3
 MAX_TOP_K = 10
@@ -25,13 +27,13 @@ LAYOUT_KNOBS = ("tp", "pp", "cp", "ep", "zero_stage", "micro_batch", "recompute"
 
 
 class Constraints(Args):
-    """Pin or bound parts of the plan the user has decided; null = the search chooses."""
+    """Pin or bound knobs the user has decided"""
 
     tp: int | None = None
     pp: int | None = None
     cp: int | None = None
     ep: int | None = None
-    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    zero: int | None = None
     micro_batch: int | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     max_tp: int | None = None
@@ -43,8 +45,8 @@ class Constraints(Args):
 
 class RecommendArgs(Args):
     scenario: Scenario
-    top_k: int | None = Field(None, description=f"how many plans to return, 1-{MAX_TOP_K}; null = {DEFAULT_TOP_K}")
-    headroom: float | None = Field(None, description="fraction of GPU memory to keep free, 0-0.5; null = 0.1")
+    top_k: int | None = Field(None, description=f"plans to return, 1-{MAX_TOP_K}; default {DEFAULT_TOP_K}")
+    headroom: float | None = Field(None, description="GPU memory fraction kept free, 0-0.5; default 0.1")
     constraints: Constraints | None = None
 
 
@@ -137,11 +139,11 @@ def why_it_wins(best: PlanFigures, runner: PlanFigures) -> WhyItWins:
 def nothing_fits_facts(n: NothingFits) -> NothingFitsFacts:
     over = r(n.lowest_memory_gib - n.usable_gib) if n.lowest_memory_gib is not None else None
     fixes = [FixFacts(change=", ".join(f"{k}={v}" for k, v in o.change.items()), fits=o.fits,
-                      lowest_memory_gib=r(o.lowest_memory_gib), plan=plan_label(o.plan) if o.plan else None)
+                      lowest_memory_gib=r(o.lowest_memory_gib), plan=plan_label(o.plan, "tools") if o.plan else None)
              for o in n.options if o.applicable]
     return NothingFitsFacts(reason=n.reason, capacity_gib=r(n.capacity_gib), usable_gib=r(n.usable_gib),
                             lowest_memory_gib=r(n.lowest_memory_gib), over_capacity_gib=over,
-                            lowest_memory_plan=plan_label(n.lowest_memory_plan) if n.lowest_memory_plan else None,
+                            lowest_memory_plan=plan_label(n.lowest_memory_plan, "tools") if n.lowest_memory_plan else None,
                             min_gpus=n.min_gpus, larger_gpu=n.larger_gpu, fixes=fixes,
                             blocking=[f"[{v.rule}] {v.message}" for v in n.blocking])
 
@@ -156,7 +158,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
     if headroom is not None:
         kwargs["headroom"] = headroom
     if rec is None:
-        rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL), **kwargs)
+        rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL),
+                        profile=active_profile(), **kwargs)
     figures = [plan_figures(e) for e in rec.plans]
     best = figures[0] if figures else None
     runner = runner_up(rec.plans, figures)
@@ -164,7 +167,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
     binding, options = None, []
     if explain_best and rec.plans:
         ex = explain(resolved.model, resolved.cluster, resolved.setup,
-                     Plan.from_strategy(rec.plans[0].strategy).strategy(), headroom=rec.headroom)
+                     Plan.from_strategy(rec.plans[0].strategy).strategy(), headroom=rec.headroom,
+                     profile=active_profile())
         binding, options = binding_facts(ex.binding), [counterfactual_facts(c) for c in ex.counterfactuals]
     return RecommendResult(
         scenario=scenario_facts(scenario, resolved), headroom_percent=r(100 * rec.headroom, 1),
@@ -183,7 +187,6 @@ def recommend_plans(args: RecommendArgs) -> RecommendResult:
 
 
 RECOMMEND_PLANS = Tool(
-    "recommend_plans", "Search every valid parallelism plan (TP, PP, VPP, CP, EP, ZeRO, micro-batch, recompute) "
-    "for a scenario and return the fastest that fit in memory, why the best beats the runner-up, or, when nothing "
-    "fits, what would (more GPUs, recompute, ZeRO-3, LoRA/QLoRA, a larger GPU).",
+    "recommend_plans", "Search every parallelism plan for a scenario: the fastest that fit, why the best beats the "
+    "runner-up, or what would make one fit.",
     RecommendArgs, RecommendResult, recommend_plans, scenario_of=lambda a: a.scenario)

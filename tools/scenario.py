@@ -15,9 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, global_batch_from_tokens, resolve_model
+from ..engine.inputs import build_cluster, resolve_model
 from ..engine.model_spec import ModelSpec
+from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
+from ..engine.post_training.modes import TRAINING_MODES, training_setup
 from ..engine.training import TrainingSetup
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
@@ -30,7 +32,7 @@ DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
 
 
 def default_global_batch(mode: str | None) -> int:
-    """Sequences per step when none is given: a fine-tune's for LoRA/QLoRA, else pre-training's."""
+    """Sequences per step when none is given: a fine-tune's for plain LoRA/QLoRA, else the engine's default."""
     return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in ("lora", "qlora") else DEFAULT_GLOBAL_BATCH
 
 
@@ -41,22 +43,30 @@ class Args(BaseModel):
 
 
 class Scenario(Args):
-    """What is trained, on what; null = default."""
+    """What is trained, on what; leave out what the user did not say."""
 
     model: str | None = Field(None, description="catalog id, e.g. llama-3.1-70b")
-    params: str | None = Field(None, description="size when not in the catalog, e.g. 70B")
+    params: str | None = Field(None, description="size if not in the catalog, e.g. 70B")
     gpu: str | None = Field(None, description="GPU id, e.g. h100-sxm")
     gpus: int | None = Field(None, description="total GPUs")
     gpus_per_node: int | None = None
     network: str | None = Field(None, description="network id, e.g. ib-ndr")
-    seq_len: int | None = Field(None, description=f"tokens per sequence, 8k = 8192; default {DEFAULT_SEQ_LEN}")
-    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH} "
-                                        f"({DEFAULT_FINE_TUNE_GLOBAL_BATCH} for lora/qlora)")
-    global_batch_tokens: str | None = Field(None, description="tokens per step instead, e.g. 4M")
-    mode: Literal["full", "lora", "qlora"] | None = None
+    seq_len: int | None = Field(None, description=f"8k = 8192; default {DEFAULT_SEQ_LEN}")
+    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}, "
+                                                       f"lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH}")
+    global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
+    mode: Literal[TRAINING_MODES] | None = None
+    prompt_len: int | None = Field(None, description="grpo/ppo; default 512")
+    response_len: int | None = Field(None, description="grpo/ppo; default 512")
+    group_size: int | None = Field(None, description="grpo/ppo samples per prompt; default 5 grpo, 1 ppo")
+    inference_tp: int | None = Field(None, description="grpo/ppo GPUs per rollout engine; default 2")
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
-    framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+    framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
+    moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
+        None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
+    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
+    mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -89,22 +99,26 @@ class Scenario(Args):
         if self.gpus is None or self.gpus <= 0:
             raise ShardwiseInputError(f"gpus must be a positive whole number, got {self.gpus!r}")
         cluster = build_cluster(self.gpu, self.gpus, self.gpus_per_node, self.network)
-        seq_len = self.seq_len or DEFAULT_SEQ_LEN
-        if seq_len <= 0:
-            raise ShardwiseInputError(f"seq_len must be positive, got {seq_len}")
-        setup = TrainingSetup(seq_len=seq_len, global_batch=self._global_batch(seq_len),
-                              mode=self.mode or "full", lora_rank=self.lora_rank or 16,
-                              precision=self.precision or "bf16", framework=self.framework or "megatron")
-        return ResolvedScenario(model=model, cluster=cluster, setup=setup)
-
-    def _global_batch(self, seq_len: int) -> int:
+        if self.seq_len is not None and self.seq_len <= 0:
+            raise ShardwiseInputError(f"seq_len must be positive, got {self.seq_len}")
+        for name in ("prompt_len", "response_len", "group_size", "inference_tp"):
+            if (getattr(self, name) or 1) <= 0:
+                raise ShardwiseInputError(f"{name} must be positive, got {getattr(self, name)}")
         if self.global_batch is not None and self.global_batch_tokens:
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
-        if self.global_batch_tokens:
-            return global_batch_from_tokens(self.global_batch_tokens, seq_len)
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
-        return self.global_batch or default_global_batch(self.mode)
+        batch = self.global_batch
+        if batch is None and not self.global_batch_tokens and self.mode in ("lora", "qlora"):
+            batch = DEFAULT_FINE_TUNE_GLOBAL_BATCH  # a fine-tune's batch, not pre-training's
+        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=batch,
+                               global_batch_tokens=self.global_batch_tokens or None, prompt_len=self.prompt_len,
+                               response_len=self.response_len, group_size=self.group_size,
+                               inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,
+                               precision=self.precision or "bf16", framework=self.framework or "megatron",
+                               moe_dispatcher=self.moe_dispatcher or "alltoall",
+                               moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len)
+        return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
 
 @dataclass(frozen=True)
@@ -115,15 +129,15 @@ class ResolvedScenario:
 
 
 class Plan(Args):
-    """A parallelism plan; null = default (1, ZeRO-1, micro-batch 1, selective recompute, SP on)."""
+    """A parallelism plan; a knob left out is 1, ZeRO-1, micro-batch 1, selective recompute, SP on."""
 
     tp: int | None = None
     pp: int | None = None
-    vpp: int | None = Field(None, description="virtual pipeline stages per rank")
+    vpp: int | None = Field(None, description="virtual stages per rank")
     cp: int | None = None
     ep: int | None = None
-    etp: int | None = Field(None, description="tensor parallel inside experts")
-    zero: int | None = Field(None, description="ZeRO stage 0-3")
+    etp: int | None = Field(None, description="expert TP")
+    zero: int | None = Field(None, description="stage 0-3")
     micro_batch: int | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     sequence_parallel: bool | None = None
@@ -141,20 +155,4 @@ class Plan(Args):
                    micro_batch=s.micro_batch, recompute=s.recompute, sequence_parallel=s.sequence_parallel)
 
     def label(self) -> str:
-        return plan_label(self.strategy())
-
-
-def plan_label(s) -> str:
-    """'TP=8 PP=2 ZeRO-1 mb=1 recompute=selective' — degrees above 1 only, as people write them."""
-    parts = [f"TP={s.tp}"]
-    for name in ("pp", "vpp", "cp", "ep", "etp"):
-        if getattr(s, name) > 1:
-            parts.append(f"{name.upper()}={getattr(s, name)}")
-    dp = getattr(s, "dp", None)
-    if isinstance(dp, int):
-        parts.append(f"DP={dp}")
-    parts.append(f"ZeRO-{s.zero_stage}")
-    if getattr(s, "hsdp_replicas", 1) > 1:
-        parts.append(f"HSDP={s.hsdp_replicas}")
-    parts += [f"micro-batch={s.micro_batch}", f"recompute={s.recompute}"]
-    return " ".join(parts)
+        return plan_label(self.strategy(), "tools")

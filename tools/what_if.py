@@ -9,23 +9,26 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..engine.post_training.modes import mode_name
 from ..engine.results import Evaluation
 from ..engine.whatif import what_if as engine_what_if
 from .base import Result, Tool
 from .explanations import ReasonFacts, reason_facts
 from .figures import PlanFigures, ScenarioFacts, r
 from .recommend import RecommendResult, run_recommend
+from .calibration import active_profile
 from .scenario import Args, Scenario
 
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
               "sequence_parallel")
 CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens",
-                     "mode", "lora_rank", "precision", "framework")
+                     "mode", "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap",
+                     "mean_doc_len")
 
 
 class WhatIfArgs(Args):
-    scenario: Scenario = Field(description="the current scenario")
-    change: Scenario = Field(description="only the fields that change (e.g. {\"gpu\": \"h200\"}); the rest null")
+    scenario: Scenario = Field(description="the current one")
+    change: Scenario = Field(description="only the fields that change, e.g. {\"gpu\": \"h200\"}")
 
 
 class Change(BaseModel):
@@ -96,8 +99,18 @@ def engine_change(before: Scenario, after: Scenario) -> dict:
              "gpus_per_node": (b.cluster.gpus_per_node, a.cluster.gpus_per_node),
              "network": (b.cluster.network.id, a.cluster.network.id)}
     pairs.update({name: (getattr(b.setup, name), getattr(a.setup, name))
-                  for name in ("seq_len", "global_batch", "mode", "lora_rank", "precision", "framework")})
-    return {name: new for name, (old, new) in pairs.items() if old != new}
+                  for name in ("seq_len", "global_batch", "lora_rank", "precision", "framework",
+                               "moe_dispatcher", "moe_a2a_overlap", "mean_doc_len")})
+    pairs["mode"] = (mode_name(b.setup), mode_name(a.setup))
+    post_b, post_a = b.setup.post_training, a.setup.post_training
+    if post_a is not None and post_a.generates:  # the rollout shape, as the engine's what-if takes it
+        for name in ("prompt_len", "response_len", "group_size", "inference_tp"):
+            before_value = getattr(post_b, name) if post_b is not None and post_b.generates else None
+            pairs[name] = (before_value, getattr(post_a, name))
+    change = {name: new for name, (old, new) in pairs.items() if old != new}
+    if "seq_len" in change:  # the scenario's batch, not the engine's keep-the-tokens default
+        change.setdefault("global_batch", a.setup.global_batch)
+    return change
 
 
 def what_if(args: WhatIfArgs) -> WhatIfResult:
@@ -106,7 +119,8 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     model_changed = before_r.model != after_r.model
     change = engine_change(args.scenario, new)
     if change and not model_changed:
-        w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3)
+        w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3,
+                           profile=active_profile())
         reasons = [reason_facts(x) for x in w.reasons]
         before = run_recommend(args.scenario, explain_best=False, rec=w.before)
         after = run_recommend(new, rec=w.after)
@@ -117,7 +131,7 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     before_facts, after_facts = before.scenario, after.scenario
     changed = [Change(field=k, before=getattr(before_facts, k), after=getattr(after_facts, k))
                for k in ("model", "gpu", "gpus", "gpus_per_node", "nodes", "network", "seq_len", "global_batch",
-                         "global_batch_tokens", "mode", "precision", "framework")
+                         "global_batch_tokens", "mode", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap")
                if getattr(before_facts, k) != getattr(after_facts, k)]
     b, a = before.best, after.best
     plan_changes = []
@@ -137,7 +151,6 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
 
 
 WHAT_IF = Tool(
-    "what_if", "Re-run the recommendation with some inputs changed (GPU type or count, nodes, network, sequence "
-    "length, global batch, LoRA/QLoRA/full, precision, framework, model) and report what changed in the best plan, "
-    "its throughput, step time and memory, and the named reasons.", WhatIfArgs, WhatIfResult, what_if,
+    "what_if", "The recommendation before and after changing scenario fields (GPU, count, network, sequence, "
+    "batch, mode, precision, framework, model): what moved, and why.", WhatIfArgs, WhatIfResult, what_if,
     scenario_of=after_scenario)

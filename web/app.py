@@ -1,5 +1,10 @@
 """The FastAPI application: `create_app()` builds one; `shardwise serve` runs it under uvicorn.
 
+Concurrency: the event loop streams every chat answer (an LLM-backed answer waits on the network
+without holding a thread); CPU-bound engine work — REST searches, the page's results, tool calls,
+the offline planner — runs in `app.state.work_pool`, a few threads with a short queue, and a
+request that would wait too long for it gets 503 with Retry-After.
+
 Middleware order, outermost first: CORS (so even refusals carry the allow-list headers the
 embedding page needs to read them), the per-client rate limit, then the body-size limit.
 """
@@ -22,11 +27,10 @@ from .limits import BodySizeLimit, RateLimit, SecurityHeaders
 from .pages import router as page_router
 from .settings import Settings
 from .sse import ActiveStreams
+from .workpool import WorkPool
 
 HERE = Path(__file__).parent
 log = logging.getLogger("shardwise.web")
-# Chat answers streaming at once in one worker; each holds a thread while the agent works.
-MAX_CONCURRENT_CHATS = 8
 
 
 def create_app(settings: Settings | None = None, chat_service: Any = None) -> FastAPI:
@@ -37,7 +41,8 @@ def create_app(settings: Settings | None = None, chat_service: Any = None) -> Fa
                               "names in snake_case; responses are the objects `shardwise … --json` prints. "
                               "Errors are `{\"message\": …, \"errors\": [{field, message}]}`.")
     app.state.settings = settings
-    app.state.active_chats = ActiveStreams(MAX_CONCURRENT_CHATS)
+    app.state.active_chats = ActiveStreams(settings.max_chat_streams)
+    app.state.work_pool = WorkPool(settings.work_threads, settings.work_queue, settings.work_max_wait_s)
     app.state.chat_service = _lazy(chat_service, settings)
     app.state.chat_mode = "offline planner"
     app.state.max_message_chars = settings.max_message_chars

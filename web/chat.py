@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from typing import Any, Iterator, Protocol
+from typing import Any, AsyncIterator, Iterator, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,12 +33,12 @@ def to_wire(event: Any) -> tuple[str, dict[str, Any]]:
         name = event.get("event") or event.get("type") or event.get("name")
         data = event.get("data", {k: v for k, v in event.items() if k not in {"event", "type"}})
     else:
-        name = getattr(event, "event", None) or getattr(event, "type", None) or getattr(event, "kind", None)
+        key = next((k for k in ("event", "type", "kind") if getattr(event, k, None)), None)
+        name = getattr(event, key) if key else None
         data = getattr(event, "data", None)
         if data is None:
             data = _as_dict(event)
-            for key in ("event", "type", "kind"):
-                data.pop(key, None)
+            data.pop(key, None)  # only the attribute that named the event (an error's `kind` stays)
     data = _jsonable(data)
     if not isinstance(data, dict):
         data = {"value": data}
@@ -76,27 +76,35 @@ def accepts_scenario(service: ChatServiceLike) -> bool:
         return False
 
 
-def seed_scenario(service: Any, session_id: str | None, scenario: dict) -> str | None:
+def seed_scenario(service: Any, session_id: str | None, scenario: dict, plan: dict | None = None) -> str | None:
     """Make the page's form the conversation's scenario before the next question, so "what if H200s?"
-    starts from what the form shows. Uses the agent's session store; a service without one is left alone."""
+    starts from what the form shows, and the plan it shows the plan under discussion ("why not TP=8?").
+    Uses the agent's session store; a service without one is left alone."""
     store = getattr(service, "store", None)
     if store is None:
         return session_id
     from ..agent.state import ConversationState
-    from ..tools.scenario import Scenario
+    from ..tools.scenario import Plan, Scenario
 
-    try:
-        new = Scenario.model_validate({k: v for k, v in scenario.items() if v not in (None, "")})
-    except ValidationError as exc:
-        raise ShardwiseInputError("scenario: " + "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    new = _validated(Scenario, "scenario", {k: v for k, v in scenario.items() if v not in (None, "")})
+    shown = _validated(Plan, "plan", plan) if plan else None
     session = store.open(session_id)
     state = ConversationState.load(session.state)
     if state.scenario != new:
-        # A new scenario: the plan under discussion belonged to the old one.
-        state = state.model_copy(update={"scenario": new, "plan": None, "plan_result": None, "alternatives": []})
+        # A new scenario: the plan under discussion belonged to the old one; the page's plan, if sent, is the new one.
+        state = state.model_copy(update={"scenario": new, "plan": shown, "plan_result": None, "alternatives": []})
         store.append_turn(session.id, [], state.dump())  # no messages: only the state changes
+    elif shown is not None and state.plan is None:  # the page now shows a plan for the scenario the chat has
+        store.append_turn(session.id, [], state.model_copy(update={"plan": shown}).dump())
     return session.id
+
+
+def _validated(model: Any, what: str, data: dict) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ShardwiseInputError(f"{what}: " + "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 
 
 def session_scenario(service: Any, session_id: str | None) -> dict | None:
@@ -111,34 +119,84 @@ def session_scenario(service: Any, session_id: str | None) -> dict | None:
     return scenario if isinstance(scenario, dict) and scenario else None
 
 
+class _Wire:
+    """Agent events -> wire events: `done` gains `html` (the whole answer as safe HTML) and `scenario`
+    (where the conversation now stands); an `error` that carries the offline planner's answer gets the
+    same for that answer. `scenario_of(session_id)` reads the stored scenario."""
+
+    def __init__(self, session_id: str | None):
+        self.session_id = session_id
+        self.answer: list[str] = []
+
+    def convert(self, event: Any) -> tuple[str, dict, str | None]:
+        """(name, data, the session whose scenario `data` still needs, or None)."""
+        name, data = to_wire(event)
+        if name == "session":
+            self.session_id = data.get("session_id") or self.session_id
+        if name == "delta":
+            self.answer.append(str(data.get("text", "")))
+        if name == "done":
+            text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(self.answer)
+            data = {**data, "html": render_markdown(text)}
+            if "scenario" not in data:
+                return name, data, data.get("session_id") or self.session_id
+        if name == "error" and isinstance(data.get("offline"), dict):
+            offline = data["offline"]
+            data = {**data, "offline": {**offline, "html": render_markdown(str(offline.get("answer") or ""))}}
+            if "scenario" not in offline:
+                return name, data, self.session_id
+        return name, data, None
+
+    @staticmethod
+    def with_scenario(name: str, data: dict, scenario: dict | None) -> tuple[str, dict]:
+        if name == "error":
+            return name, {**data, "offline": {**data["offline"], "scenario": scenario}}
+        return name, {**data, "scenario": scenario}
+
+
 def wire_events(service: ChatServiceLike, message: str, session_id: str | None,
-                scenario: dict | None = None) -> Iterator[tuple[str, dict]]:
-    """The service's events in wire form. `done` gains `html` (the whole answer as safe HTML) and
-    `scenario` (where the conversation now stands)."""
-    answer: list[str] = []
+                scenario: dict | None = None, plan: dict | None = None,
+                profile: Any = None) -> Iterator[tuple[str, dict]]:
+    """The service's events in wire form (see `_Wire`). `profile`: a CalibrationProfile for this message."""
+    calibrated = {"profile": profile} if profile is not None else {}
     if scenario is not None and accepts_scenario(service):
-        stream = service.stream(message, session_id, scenario=scenario)
+        stream = service.stream(message, session_id, scenario=scenario, **calibrated)
     else:
         if scenario is not None:
-            session_id = seed_scenario(service, session_id, scenario)
-        stream = service.stream(message, session_id)
+            session_id = seed_scenario(service, session_id, scenario, plan)
+        stream = service.stream(message, session_id, **calibrated)
+    wire = _Wire(session_id)
     try:
         for event in stream:
-            name, data = to_wire(event)
-            if name == "session":
-                session_id = data.get("session_id") or session_id
-            if name == "delta":
-                answer.append(str(data.get("text", "")))
-            if name == "done":
-                text = data.get("answer") if isinstance(data.get("answer"), str) else "".join(answer)
-                data = {**data, "html": render_markdown(text)}
-                if "scenario" not in data:
-                    data["scenario"] = session_scenario(service, data.get("session_id") or session_id)
+            name, data, needs = wire.convert(event)
+            if needs is not None or (name == "done" and "scenario" not in data):
+                name, data = wire.with_scenario(name, data, session_scenario(service, needs))
             yield name, data
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
+
+
+async def awire_events(service: Any, message: str, session_id: str | None, scenario: dict | None = None,
+                       plan: dict | None = None, *, offload: Any, deadline_s: float | None = None,
+                       profile: Any = None) -> AsyncIterator[tuple[str, dict]]:
+    """The same for the agent's `astream`: its store reads go through `offload.io`."""
+    calibrated = {"profile": profile} if profile is not None else {}
+    stream = None
+    try:
+        if scenario is not None:
+            session_id = await offload.io(seed_scenario, service, session_id, scenario, plan)
+        stream = service.astream(message, session_id, offload=offload, deadline_s=deadline_s, **calibrated)
+        wire = _Wire(session_id)
+        async for event in stream:
+            name, data, needs = wire.convert(event)
+            if needs is not None or (name == "done" and "scenario" not in data):
+                name, data = wire.with_scenario(name, data, await offload.io(session_scenario, service, needs))
+            yield name, data
+    finally:
+        if stream is not None:
+            await stream.aclose()
 
 
 def error_payload(exc: BaseException) -> dict[str, Any]:

@@ -53,14 +53,15 @@ def cluster(req: ScenarioRequest) -> Cluster:
 def evaluate(req: EvaluateRequest):
     from ..engine.evaluate import evaluate as engine_evaluate
 
-    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy(), **req.cost_args())
+    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy(), **req.cost_args(),
+                           profile=req.profile)
 
 
 def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
     return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
-                            **(req.constraints or {}))
+                            profile=req.profile, **(req.constraints or {}))
 
 
 def export(req: ExportRequest) -> ExportResponse:
@@ -80,7 +81,7 @@ def default_filename(fmt: str) -> str:
 
 def list_models() -> list[dict]:
     """Exactly what `shardwise models --json` prints."""
-    from ..cli.catalog import model_record
+    from ..present import model_record
     from ..engine.model_catalog import list_catalog
 
     return [model_record(e.spec, e.id, e.aliases) for e in list_catalog()]

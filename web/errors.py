@@ -1,7 +1,7 @@
 """Every error leaves as JSON `{"message": "...", "errors": [{"field", "message"}]}` — never a traceback.
 
 400 malformed JSON or input the engine cannot interpret, 413 too large, 422 a field out of bounds
-or unknown, 429 too many requests, 500 a bug (logged here, generic message out there: internals
+or unknown, 429 too many requests, 503 the engine's worker pool is full (Retry-After), 500 a bug (logged here, generic message out there: internals
 and keys stay on the server).
 """
 
@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from .workpool import PoolBusy
 
 log = logging.getLogger("shardwise.web")
 
@@ -78,6 +79,11 @@ async def _http(request: Request, exc: HTTPException) -> JSONResponse:
     return JSONResponse({"message": message, "errors": []}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
 
+async def _busy(request: Request, exc: PoolBusy) -> JSONResponse:
+    return JSONResponse({"message": f"the server is busy ({exc}); retry in {exc.retry_after_s} s", "errors": []},
+                        status_code=503, headers={"retry-after": str(exc.retry_after_s)})
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse({"message": "internal error while handling this request; it has been logged", "errors": []},
@@ -90,5 +96,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(ValidationError, _pydantic)
     app.add_exception_handler(ShardwiseInputError, _input)
+    app.add_exception_handler(PoolBusy, _busy)
     app.add_exception_handler(StarletteHTTPException, _http)
     app.add_exception_handler(Exception, _unexpected)

@@ -7,13 +7,13 @@ when an answer carries a scenario, so both drive one scenario.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
@@ -32,7 +32,8 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": ""}
+                "framework": "megatron", "config_json": "", "params": "", "response_len": "",
+                "profile_json": "", "mean_doc_len": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -64,19 +65,38 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             raise ShardwiseInputError("give a parameter count such as 70B, or pick a model from the catalog")
     else:
         body["model"] = choice
+    if f.get("profile_json"):
+        body["profile"] = profile_json(f["profile_json"])
     if f.get("gpus_per_node"):
         body["gpus_per_node"] = _whole(f["gpus_per_node"], "GPUs per node")
     body["gpus"] = gpu_count(f, body.get("gpus_per_node"))
     if f.get("network"):
         body["network"] = f["network"]
-    if f.get("seq_len"):
+    generates = body["mode"].split("-")[0] in ("grpo", "ppo")
+    if generates and f.get("response_len"):  # the sequence is then prompt (default) + response
+        body["response_len"] = seq_len_value(f["response_len"])
+    elif f.get("seq_len"):
         body["seq_len"] = seq_len_value(f["seq_len"])
     if f.get("batch"):
         if f.get("batch_unit") == "tokens":
             body["global_batch_tokens"] = f["batch"]
         else:
             body["global_batch"] = _whole(f["batch"], "global batch")
+    if f.get("mean_doc_len"):
+        body["mean_doc_len"] = _whole(f["mean_doc_len"], "mean document length")
     return RecommendRequest(**body)
+
+
+def profile_json(text: str) -> dict:
+    """The pasted calibration profile (validated by the request model like the REST body's)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ShardwiseInputError(f"the calibration profile is not JSON ({exc}); paste the file "
+                                  "`shardwise calibrate ... --save` wrote") from None
+    if not isinstance(value, dict):
+        raise ShardwiseInputError("the calibration profile must be a JSON object, as `shardwise calibrate --save` writes")
+    return value
 
 
 def gpu_count(f: dict[str, str], per_node: int | None) -> int:
@@ -145,16 +165,18 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request):
+async def index(request: Request):
     form = dict(request.query_params)
-    results = compute_results({**DEFAULT_FORM, **form}) if form.get("gpu") else None
+    results = None
+    if form.get("gpu"):
+        results = await request.app.state.work_pool.run(compute_results, {**DEFAULT_FORM, **form})
     return templates.TemplateResponse(request, "index.html", page_context(request, form, results))
 
 
 @router.post("/", response_class=HTMLResponse)
 async def index_post(request: Request):
     form = await _form(request)
-    results = await run_in_threadpool(compute_results, form)
+    results = await request.app.state.work_pool.run(compute_results, form)
     return templates.TemplateResponse(request, "index.html", page_context(request, form, results),
                                       status_code=200 if results["error"] is None else 400)
 
@@ -163,7 +185,7 @@ async def index_post(request: Request):
 async def results_fragment(request: Request):
     """The results panel alone, for the page's script (same fields as the form)."""
     form = await _form(request)
-    results = await run_in_threadpool(compute_results, form)
+    results = await request.app.state.work_pool.run(compute_results, form)
     return templates.TemplateResponse(request, "_results.html", {"results": results},
                                       status_code=200 if results["error"] is None else 400)
 

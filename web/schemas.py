@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
-from ..engine.training import Framework, Mode, Precision, TrainingSetup
+from ..engine.post_training.modes import TRAINING_MODES, training_setup
+from ..engine.training import Framework, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -25,7 +27,9 @@ ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatro
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a JSON value of the wrong type is refused, not coerced (`false` is not a price, "8" not a count);
+    # JSON numbers still fill float fields, and the string forms ("70B", "4M") are declared where allowed.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ScenarioRequest(_Body):
@@ -39,24 +43,40 @@ class ScenarioRequest(_Body):
     gpus: int = Field(ge=1, le=1_048_576, description="total GPUs", examples=[64])
     gpus_per_node: int | None = Field(default=None, ge=1, le=4096, description="GPUs sharing the fast intra-node link")
     network: str | None = Field(default=None, max_length=100, description="scale-out network id, e.g. ib-ndr")
-    seq_len: int = Field(default=4096, ge=1, le=16_777_216, description="tokens per sequence")
+    seq_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                description="tokens per sequence (default 4096; grpo/ppo: prompt + response)")
     global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description="sequences per optimizer step (default 1024)")
     global_batch_tokens: int | str | None = Field(
         default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
-    mode: Mode = "full"
+    mode: Literal[TRAINING_MODES] = "full"
+    prompt_len: int | None = Field(default=None, ge=1, le=16_777_216, description="grpo/ppo: prompt tokens (default 512)")
+    response_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                     description="grpo/ppo: generated tokens (default 512)")
+    group_size: int | None = Field(default=None, ge=1, le=4096, description="grpo/ppo: samples per prompt")
+    inference_tp: int | None = Field(default=None, ge=1, le=1024, description="grpo/ppo: GPUs per rollout engine")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
+    moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
+                                                              "(Megatron-Core --overlap-moe-expert-parallel-comm)")
+    mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
+                                     description="packed sequences: mean document length in tokens, attended per "
+                                                 "document (varlen flash attention); null = one per sequence")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="a calibration profile (the JSON `shardwise calibrate --save` writes): predictions "
+                                  "for its GPU/precision/framework and network use your cluster's measured scales")
 
     def setup(self) -> TrainingSetup:
         if self.global_batch is not None and self.global_batch_tokens is not None:
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
-        if self.global_batch_tokens is not None:
-            global_batch = max(1, round(batch_tokens(self.global_batch_tokens) / self.seq_len))
-        else:
-            global_batch = self.global_batch or 1024
-        return TrainingSetup(seq_len=self.seq_len, global_batch=global_batch, mode=self.mode,
-                             lora_rank=self.lora_rank, precision=self.precision, framework=self.framework)
+        tokens = batch_tokens(self.global_batch_tokens) if self.global_batch_tokens is not None else None
+        return training_setup(self.mode, seq_len=self.seq_len, global_batch=self.global_batch,
+                              global_batch_tokens=tokens, prompt_len=self.prompt_len, response_len=self.response_len,
+                              group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
+                              precision=self.precision, framework=self.framework,
+                              moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
+                              mean_doc_len=self.mean_doc_len)
 
 
 def batch_tokens(value: int | str) -> float:
@@ -85,6 +105,13 @@ class PlanFields(_Body):
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
+
+    @field_validator("zero", mode="before")
+    @classmethod
+    def _no_bool_stage(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # False == 0 in Python, so the literal alone would take it
+            raise ValueError("Input should be 0, 1, 2 or 3")
+        return value
 
     def strategy(self) -> Strategy:
         return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
@@ -146,6 +173,11 @@ class ChatRequest(_Body):
                                    description="from the `session` event of an earlier answer")
     scenario: dict[str, Any] | None = Field(
         default=None, description="optional: the page's form (the scenario fields above); the conversation continues from it")
+    plan: dict[str, Any] | None = Field(
+        default=None, description="optional: the plan the page shows for that scenario (tp, pp, zero, …); with a new "
+                                  "scenario it becomes the plan under discussion (\"why not TP=8?\" compares with it)")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="optional: a calibration profile (`shardwise calibrate --save`) for this message's tools")
 
 
 class ErrorResponse(_Body):

@@ -1,10 +1,11 @@
-"""Server-sent events for /api/chat: the agent's blocking event iterator, streamed without blocking others.
+"""Server-sent events for /api/chat, streamed without blocking other requests.
 
-The iterator runs in its own thread and hands events to the response through a queue. The
-response watches the connection: when the client goes away (or the deadline passes) it sets a
-stop flag, the thread finishes the step it is in, does not ask the agent for another event, and
-closes the agent's generator so its `finally` blocks release what they hold (LLM streams,
-SQLite handles). `ActiveStreams` counts running threads so tests can check nothing is left behind.
+The agent's `astream` is consumed on the event loop itself: an answer waiting on the LLM costs a
+coroutine, not a thread (its engine work goes to the worker pool). A synchronous chat service
+runs in its own thread and hands events over through a queue. Either way the response watches the
+connection: when the client goes away (or the deadline passes) it stops asking for events and
+closes the agent's generator so its `finally` blocks release what they hold (LLM streams, SQLite
+handles). `ActiveStreams` counts open answers so tests can check nothing is left behind.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from starlette.responses import Response
 
@@ -63,69 +64,117 @@ class ActiveStreams:
 
 
 class EventStreamResponse(Response):
-    """An ASGI response streaming `events()` as SSE. `events` is called in the worker thread; the
-    caller has already taken a slot in `active`, which is released when the thread ends."""
+    """An ASGI response streaming `events()` as SSE; the caller has already taken a slot in `active`.
+
+    `events()` returns an async iterator (the agent's `astream`: consumed on the event loop, the slot
+    freed once it is closed) or a plain one (a synchronous chat service: run in its own thread, the
+    slot freed when that thread ends)."""
 
     media_type = "text/event-stream"
     charset = "utf-8"
 
-    def __init__(self, events: Callable[[], Iterator[Event]], active: ActiveStreams, deadline_s: float,
-                 on_error: Callable[[BaseException], dict[str, Any]]):
+    def __init__(self, events: Callable[[], Iterator[Event] | AsyncIterator[Event]], active: ActiveStreams,
+                 deadline_s: float, on_error: Callable[[BaseException], dict[str, Any]],
+                 on_close: Callable[[], None] | None = None):
         self.events, self.active, self.deadline_s, self.on_error = events, active, deadline_s, on_error
+        self.on_close = on_close  # runs once the response is over, however it ended
         self.status_code, self.background = 200, None
         self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
 
     async def __call__(self, scope, receive, send) -> None:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
-        thread = threading.Thread(target=self._produce, args=(loop, queue, stop), name="shardwise-chat", daemon=True)
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        thread.start()
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        except BaseException:
+            self.active.release()  # nothing was started for this slot
+            if self.on_close is not None:
+                self.on_close()
+            raise
+        self._stop = threading.Event()
+        source, owns_slot = self._source()
         watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
         deadline = time.monotonic() + self.deadline_s
+        step: asyncio.Future | None = None
         try:
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                step = asyncio.ensure_future(source.__anext__())
+                while True:  # one event: keep-alives while the agent works, until the client leaves or time is up
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    done, _ = await asyncio.wait({step, watcher}, timeout=min(HEARTBEAT_S, remaining),
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if watcher in done or step in done:
+                        break
+                    await send(_body(b": keep-alive\n\n"))
+                if watcher.done():
+                    return  # client gone: nothing more to send
+                if not step.done():
                     await send(_body(format_event("error", {
                         "message": f"the answer took longer than {self.deadline_s:g} s and was stopped",
                         "kind": "deadline"})))
                     break
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, watcher}, timeout=min(HEARTBEAT_S, remaining),
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if watcher in done:
-                    getter.cancel()
-                    return  # client gone: nothing more to send
-                if getter not in done:
-                    getter.cancel()
-                    await send(_body(b": keep-alive\n\n"))
-                    continue
-                kind, payload = getter.result()
-                if kind == "end":
+                try:
+                    name, data = step.result()
+                except StopAsyncIteration:
                     break
-                if kind == "crash":
-                    await send(_body(format_event("error", self.on_error(payload))))
+                except Exception as exc:  # noqa: BLE001 - reported to the client as an error event
+                    log.exception("chat stream failed")
+                    await send(_body(format_event("error", self.on_error(exc))))
                     break
-                await send(_body(format_event(*payload)))
+                finally:
+                    step = None
+                await send(_body(format_event(name, data)))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:  # the connection broke while we wrote to it
             pass
         finally:
-            stop.set()
             watcher.cancel()
+            self._stop.set()  # a producer thread stops even if its reader never started
+            await _close(step, source)
+            if owns_slot:
+                self.active.release()
+            if self.on_close is not None:
+                self.on_close()
 
-    def _produce(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue, stop: threading.Event) -> None:
+    def _source(self) -> tuple[AsyncIterator[Event], bool]:
+        """(the events as an async iterator, whether this response frees the slot at the end)."""
+        try:
+            events = self.events()
+        except BaseException:
+            self.active.release()
+            raise
+        if hasattr(events, "__anext__"):
+            return events, True
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        threading.Thread(target=self._produce, args=(events, loop, queue, self._stop), name="shardwise-chat",
+                         daemon=True).start()
+        return self._from_thread(queue), False
+
+    async def _from_thread(self, queue: asyncio.Queue) -> AsyncIterator[Event]:
+        """The producer thread's events (a blocking iterator advanced there, handed over through `queue`).
+        The stop flag, set when the response ends, makes the thread finish its step, ask for nothing
+        more and close the iterator."""
+        try:
+            while True:
+                kind, payload = await queue.get()
+                if kind == "end":
+                    return
+                if kind == "crash":
+                    raise payload if isinstance(payload, Exception) else RuntimeError(repr(payload))
+                yield payload
+        finally:
+            self._stop.set()
+
+    def _produce(self, iterator: Iterator[Event], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue,
+                 stop: threading.Event) -> None:
         def put(item) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, item)
             except RuntimeError:  # the event loop has closed (server shutting down)
                 pass
 
-        iterator = None
         try:
-            iterator = self.events()
             while not stop.is_set():
                 try:
                     event = next(iterator)
@@ -133,8 +182,6 @@ class EventStreamResponse(Response):
                     break
                 put(("event", event))
         except BaseException as exc:  # noqa: BLE001 - reported to the client as an error event
-            if not stop.is_set():
-                log.exception("chat stream failed")
             put(("crash", exc))
         finally:
             close = getattr(iterator, "close", None)
@@ -145,6 +192,20 @@ class EventStreamResponse(Response):
                     log.exception("closing the chat stream failed")
             self.active.release()
             put(("end", None))
+
+
+async def _close(step: asyncio.Future | None, source: AsyncIterator) -> None:
+    """Stop a pending step and close the source, so the agent's `finally` blocks run now."""
+    if step is not None and not step.done():
+        step.cancel()
+        try:
+            await step
+        except BaseException:  # noqa: BLE001 - cancelled, or whatever it raised on the way out
+            pass
+    try:
+        await source.aclose()
+    except Exception:  # noqa: BLE001
+        log.exception("closing the chat stream failed")
 
 
 def _body(chunk: bytes) -> dict:

@@ -11,6 +11,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..engine.plan_label import plan_label
+from ..present import TERM_LABELS, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
 
@@ -20,26 +22,6 @@ PLANS_IN_CHARTS = 5
 FORMAT_TITLES = {"deepspeed": "DeepSpeed", "torchtitan": "torchtitan", "fsdp": "FSDP2", "accelerate": "Accelerate",
                  "megatron": "Megatron-LM", "megatron-bridge": "Megatron-Bridge", "nanotron": "Nanotron",
                  "launch": "Launch"}
-
-
-def plan_label(s: Any) -> str:
-    """'TP 8 · PP 2 · DP 4 · ZeRO-1 · mb 1 · selective recompute' from a StrategySummary."""
-    parts = [f"TP {s.tp}"]
-    for name in ("pp", "vpp", "cp", "ep", "etp"):
-        value = getattr(s, name, 1)
-        if value > 1:
-            parts.append(f"{name.upper()} {value}")
-    recompute = "no recompute" if s.recompute == "none" else f"{s.recompute} recompute"
-    parts += [f"DP {s.dp}", f"ZeRO-{s.zero_stage}", f"mb {s.micro_batch}", recompute]
-    if getattr(s, "sequence_parallel", False) and s.tp > 1:
-        parts.insert(1, "SP")
-    return " · ".join(parts)
-
-
-def short_label(s: Any) -> str:
-    """'TP2 PP4 VPP4 CP4 DP2 ZeRO-2 mb1 rc-none': the plan in a chart's row, where space is short."""
-    parts = [f"TP{s.tp}"] + [f"{n.upper()}{getattr(s, n)}" for n in ("pp", "vpp", "cp", "ep", "etp") if getattr(s, n, 1) > 1]
-    return " ".join(parts + [f"DP{s.dp}", f"ZeRO-{s.zero_stage}", f"mb{s.micro_batch}", f"rc-{s.recompute}"])
 
 
 def speed_words(speedup: float) -> str:
@@ -118,10 +100,18 @@ class ResultView:
     why: WhyView | None = None
     near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
+    post_training: str | None = None
 
     @property
     def best(self) -> Any:
         return self.rows[0].evaluation if self.rows else None
+
+    @property
+    def plan_json(self) -> str:
+        """The winner in the chat tools' plan names: the page hands it to the chat as the plan on the table."""
+        from ..tools.scenario import Plan
+
+        return Plan.from_strategy(self.best.strategy).model_dump_json(exclude_none=True) if self.rows else ""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -138,7 +128,7 @@ def _evaluation(plan: Any) -> Any:
 def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool = True) -> ResultView:
     plans = [_evaluation(p) for p in (_get(rec, "plans") or [])]
     plans = [p for p in plans if p is not None]
-    rows = [PlanRow(rank=i + 1, label=plan_label(e.strategy), evaluation=e, memory_gib=e.memory.total_gib,
+    rows = [PlanRow(rank=i + 1, label=plan_label(e.strategy, 'page'), evaluation=e, memory_gib=e.memory.total_gib,
                     step_ms=e.time.step_s * 1e3 if e.time else None,
                     tokens_per_s_per_gpu=e.throughput.tokens_per_s_per_gpu if e.throughput else None,
                     mfu=e.throughput.mfu if e.throughput else None) for i, e in enumerate(plans)]
@@ -147,9 +137,9 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster
         charted = rows[:PLANS_IN_CHARTS]
-        view.memory_svg = Markup(memory_chart([(f"#{r.rank} {short_label(r.evaluation.strategy)}", r.evaluation.memory)
+        view.memory_svg = Markup(memory_chart([(f"#{r.rank} {plan_label(r.evaluation.strategy, 'chart')}", r.evaluation.memory)
                                                for r in charted]))
-        timed = [(f"#{r.rank} {short_label(r.evaluation.strategy)}", r.evaluation.time) for r in charted if r.evaluation.time]
+        timed = [(f"#{r.rank} {plan_label(r.evaluation.strategy, 'chart')}", r.evaluation.time) for r in charted if r.evaluation.time]
         if timed:
             view.time_svg = Markup(time_chart(timed))
         s = best.strategy
@@ -161,11 +151,32 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                 log.info("no pipeline diagram: %s", exc)
         view.why = why_it_wins(plans)
         view.near_ties = near_ties_note(_get(rec, "near_best") or 0, _get(rec, "ranking_resolution") or 0.0)
+        view.post_training = post_training_note(best)
         if exports and request is not None:
             view.configs = export_tabs(request, s)
     elif _get(rec, "nothing_fits") is not None:
         view.nothing_fits = nothing_fits_view(rec.nothing_fits)
     return view
+
+
+PEAK_PHASES = {"policy_training": "the policy's training step", "rollout": "rollout generation",
+               "reference_forward": "the reference forward"}
+
+
+def post_training_note(best: Any) -> str | None:
+    """One sentence on a DPO/GRPO/PPO step: what was modelled, where the memory peaks, the defaults used."""
+    p = _get(best, "post_training")
+    if p is None:
+        return None
+    phase = PEAK_PHASES.get(best.memory.peak_phase or "", best.memory.peak_phase)
+    if p.algorithm == "dpo":
+        return f"DPO, {p.pairs_per_step:,} pairs per step; reference: {p.reference}. Memory peaks during {phase}."
+    note = (f"{p.algorithm.upper()} co-located: prompt {p.prompt_len:,} + response {p.response_len:,} tokens, "
+            f"{p.group_size} sample(s) per prompt, rollout on engines of {p.inference_tp} GPU(s); reference: "
+            f"{p.reference}. Memory peaks during {phase}.")
+    if p.defaults_used:
+        note += f" Not given, verl's defaults used: {', '.join(d.replace('_', ' ') for d in p.defaults_used)}."
+    return note
 
 
 def near_ties_note(near_best: int, resolution: float) -> str | None:
@@ -178,7 +189,6 @@ def near_ties_note(near_best: int, resolution: float) -> str | None:
 
 def why_it_wins(plans: list[Any]) -> WhyView | None:
     """Against the first alternative predicted slower, as `shardwise recommend` explains it."""
-    from ..cli.render import TERM_LABELS, seconds, signed
     from ..engine.explain import compare
 
     if len(plans) < 2:
@@ -189,11 +199,11 @@ def why_it_wins(plans: list[Any]) -> WhyView | None:
         if cmp.decided_by != "tie":
             break
     else:
-        return WhyView(2, plan_label(plans[1].strategy), 1.0, "", [], [],
+        return WhyView(2, plan_label(plans[1].strategy, 'page'), 1.0, "", [], [],
                        tie_note=f"the next {len(plans) - 1} plan(s) predict the same step time; the winner is first "
                                 "by memory, then by the simpler layout")
     line = lambda t: TermLine(TERM_LABELS.get(t.term, t.term), seconds(t.a), seconds(t.b), signed(t.a - t.b, "s"))  # noqa: E731
-    return WhyView(rank, plan_label(other.strategy), cmp.speedup or 1.0, speed_words(cmp.speedup or 1.0),
+    return WhyView(rank, plan_label(other.strategy, 'page'), cmp.speedup or 1.0, speed_words(cmp.speedup or 1.0),
                    [line(t) for t in cmp.decisive[:3]], [line(t) for t in cmp.offsetting[:2]])
 
 
@@ -212,7 +222,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
     if n.reason == "no_valid_plan":
         return NothingFitsView("Every combination of TP, PP, CP, EP and DP breaks a rule on this cluster.", [],
                                [f"{v.message}" for v in n.blocking])
-    lean = f" ({plan_label(n.lowest_memory_plan)})" if n.lowest_memory_plan is not None else ""
+    lean = f" ({plan_label(n.lowest_memory_plan, 'page')})" if n.lowest_memory_plan is not None else ""
     headline = (f"The leanest valid plan{lean} needs {n.lowest_memory_gib:.1f} GiB per GPU; "
                 f"{n.usable_gib:.1f} GiB are usable ({n.capacity_gib:g} GiB less headroom).")
     fixes = []
@@ -222,7 +232,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
             fixes.append(FixLine(change, "not applicable", o.note))
             continue
         need = f"needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f"with {plan_label(o.plan)}" if (o.fits and o.plan is not None) else ""
+        plan = f"with {plan_label(o.plan, 'page')}" if (o.fits and o.plan is not None) else ""
         fixes.append(FixLine(change, "fits" if o.fits else "does not fit",
                              " · ".join(x for x in (need, plan, o.note) if x)))
     return NothingFitsView(headline, fixes, [])

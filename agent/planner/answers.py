@@ -10,6 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
+from .measured import measured_throughput
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -91,6 +92,15 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
     if family == "memory" and intent.detail == "total_vs_active":
         return _total_vs_active(turn, e, state, scenario)
+
+    measured = measured_throughput(message)
+    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
+        base = state.plan if state.scenario is not None and scenario == state.scenario else None
+        knobs = e.plans[0] if e.plans else {}
+        plan = plan_with(None if len(knobs) >= 2 else base, knobs)
+        out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
+                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
+        return result_or_error(out, "offline/calibrate.md.j2")
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ...engine import hardware_catalog
 from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
+from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
 from .quantities import DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_mode, find_seq_len
@@ -36,6 +37,9 @@ class Entities:
     global_batch_tokens: str | None = None
     mode: str | None = None
     lora_rank: int | None = None
+    prompt_len: int | None = None  # post-training rollouts: "512-token prompts"
+    response_len: int | None = None  # "1k-token responses"
+    group_size: int | None = None  # "8 samples per prompt"
     precision: str | None = None
     framework: str | None = None
     plans: list[dict] = field(default_factory=list)  # knob settings, in the order written (A, then B)
@@ -72,7 +76,8 @@ class Entities:
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
                         network=self.network, seq_len=self.seq_len, global_batch=batch,
                         global_batch_tokens=batch_tokens, mode=self.mode, lora_rank=self.lora_rank,
-                        precision=self.precision, framework=self.framework)
+                        precision=self.precision, framework=self.framework, prompt_len=self.prompt_len,
+                        response_len=self.response_len, group_size=self.group_size)
 
     def has_scenario(self) -> bool:
         return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
@@ -167,12 +172,15 @@ def extract(message: str) -> Entities:
             e.batch_factor = 0.5
     e.network = find_network(rest)
     _, e.network_unmatched = find_link_speed(rest)
+    post, rest = find_post_training(rest)  # rollout lengths first: "1k-token responses" is not the sequence
+    e.prompt_len, e.response_len, e.group_size = post.prompt_len, post.response_len, post.group_size
     e.seq_len = find_seq_len(rest)
     e.global_batch, e.global_batch_tokens = find_batch(rest)
     if e.model is None:
         tokens_free = re.sub(r"\d+(?:\.\d+)?\s*[kmb]?\s*-?\s*tok\w*", " ", rest)
         e.model, e.params = find_params(tokens_free)
     e.mode, e.lora_rank = find_mode(text)
+    e.mode = combined_mode(e.mode, find_post_training(text)[0].algorithm)
     if re.search(r"\bfp8\b", text):
         e.precision = "fp8"
     elif re.search(r"\bbf16\b|bfloat16", text):

@@ -58,7 +58,7 @@ FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|descr
                          r"\b(?:smallest|minimum|minimal|fewest)\s+(?:\w+\s+){0,2}(?:setup|cluster|config|gpus|nodes|hardware)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
-                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config")
+                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b")
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
                             r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
                             r"\bdefine\b|\bdefinition\b|\btell\s+me\s+(?:more\s+)?about\b|\bin\s+simple\s+terms\b|\beli5\b|"

@@ -27,10 +27,10 @@ EXPORT_WORDS = {
     "megatron-bridge": r"megatron[\s\-_]*bridge|\bnemo\b|\bbridge\b",
     "deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config",
     "torchtitan": r"torch[\s\-]?titan|\btitan\b",
-    "accelerate": r"\baccelerate\b",
+    "accelerate": r"\baccelerate\b|\btrl\b",  # TRL's DPO settings ride on the Accelerate export's note
     "nanotron": r"\bnanotron\b",
     "megatron": r"\bmegatron(?:[\s\-]?lm)?\b",
-    "fsdp": r"\bfsdp2?\b|fully[\s_]shard",
+    "fsdp": r"\bfsdp2?\b|fully[\s_]shard|\bverl\b",  # verl's GRPO/PPO settings ride on the FSDP export's note
     "launch": r"\blaunch\b|\btorchrun\b|\bsrun\b|\bslurm\b|\bsbatch\b",
 }
 FRAMEWORK_WORDS = {"deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config", "fsdp": r"\bfsdp2?\b|torch[\s\-]?titan",
@@ -49,6 +49,7 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
 CONCEPTS = [  # (pattern, concept), most specific first
     (r"\bq[\s\-]?lora\b", "qlora"),
     (r"\blora\b", "lora"),
+    (r"\bdpo\b|\bgrpo\b|\bppo\b|\brlhf\b|post[\s\-]?train|reference\s+model|\brollouts?\b", "post_training"),
     # interleaving before the bubble: "what does interleaved 1F1B buy me, how much bubble goes away" is about VPP
     (r"interleav|virtual\s*(?:pipeline|stage)|\bvpp\b(?!\s*[=:]?\s*\d)", "virtual_pipeline"),
     (r"bubble", "pipeline_bubble"),

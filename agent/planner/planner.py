@@ -35,11 +35,12 @@ OURS = re.compile(r"\bwe(?:'re|\s+are)?\s+(?:currently\s+)?(?:run|running|use|us
 
 
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
-                     record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+                     record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
+    """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
-    turn = Turn(reserve, record)
+    turn = Turn(reserve, record, profile)
     if intent.family == "export" and state.plan is not None:
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
     patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),

@@ -17,13 +17,13 @@ from ..state import ConversationState
 class Turn:
     """Collects one turn's tool calls as the same messages an LLM turn would store."""
 
-    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord):
-        self.reserve, self.record = reserve, record
+    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord, profile=None):
+        self.reserve, self.record, self.profile = reserve, record, profile  # profile: the session's calibration
         self.events: list[ToolEvent] = []
 
     def call(self, name: str, arguments: dict) -> ToolOutcome:
         rid = self.reserve(1)[0]
-        outcome = dispatch(name, arguments, result_id=rid)
+        outcome = dispatch(name, arguments, result_id=rid, profile=self.profile)
         self.record.outcomes.append(outcome)
         call_id = f"call_{rid}"
         self.record.messages.append({"role": "assistant", "content": None, "tool_calls": [

@@ -71,7 +71,7 @@ BACKWARD_KERNEL_RATIO = 2.0
 # a micro-batch takes at least layers × this. Eager PyTorch spends 10-50 µs per operator in
 # Python, autograd and the dispatcher; fused kernels (Transformer Engine) and torch.compile
 # cut the operator count. It binds when sharded GEMMs are small (large TP, micro-batch 1).
-# "nanotron" is the Ultra-Scale Playbook's framework, used by the calibration only.
+# "nanotron" is the Ultra-Scale Playbook's framework (calibrated on its sweep; `--framework nanotron`).
 HOST_TIME_PER_LAYER_S: dict[str, float] = calibrated.HOST_TIME_PER_LAYER_S
 # Extra host time per layer and micro-batch, per TP rank, when pipeline sends leave the node
 # (calibrated, nanotron only). In the Ultra-Scale Playbook sweep, nanotron runs whose pipeline
@@ -166,3 +166,10 @@ PIPELINE_BALANCES_OUTPUT_LAYER = True
 # the router (1.0); real dropless training with an auxiliary loss sits around 1.1-1.3
 # (DeepSeek-V3 report, figure 9). We keep 1.0 so predictions match the balanced benchmarks.
 MOE_LOAD_IMBALANCE = 1.0
+
+# Megatron-Core fine-grained recompute (recompute_modules.py): elementwise passes repeated in
+# backward. A recomputed norm reads its input and writes its output (2 passes of the hidden
+# width); a recomputed SwiGLU (moe_act) reads gate and up and writes their product (3 passes of
+# the expert width).
+NORM_RECOMPUTE_PASSES = 2
+GATED_ACTIVATION_RECOMPUTE_PASSES = 3

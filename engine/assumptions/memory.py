@@ -111,3 +111,30 @@ NCCL_BYTES_PER_COMMUNICATOR = 128 * MIB
 # (PyTorch "CUDA semantics: memory management"; torchtitan and Megatron logs report both). We take
 # 10 % of the tensor peak, recorded as `other`.
 ALLOCATOR_FRAGMENTATION_FRACTION = 0.10
+
+# --- nanotron (huggingface/nanotron main, as the Ultra-Scale Playbook sweep ran it) -----------------
+# The sweep's configs set accumulate_grad_in_fp32=True (nanotron scripts/scaling_benchmarks.py), so
+# nanotron's FP32GradientAccumulator (src/nanotron/optim/gradient_accumulator.py) keeps one fp32
+# gradient buffer for *every* parameter of the rank, also under ZeRO-1 ("we need to accumulate
+# gradients for all parameters without having to reduce in every accumulation step"), and an fp32
+# copy of the parameters it updates (sharded over DP under ZeRO-1, like AdamW's moments).
+NANOTRON_FP32_GRAD_BUFFER_BYTES = FP32_BYTES
+# The model is wrapped in torch DistributedDataParallel (its comm hook does the fp32 accumulation),
+# whose gradient buckets are a second bf16 copy of the gradients (gradient_as_bucket_view=False).
+NANOTRON_DDP_BUCKET_BYTES = BF16_BYTES
+# Each micro-batch's backward writes bf16 `.grad` tensors, which the accumulator adds into the fp32
+# buffer and frees only after the whole backward (FP32GradientAccumulator.backward): at the end of a
+# backward the rank holds a bf16 gradient of every parameter.
+NANOTRON_HALF_GRAD_BYTES = BF16_BYTES
+# Loss: nanotron's `sharded_cross_entropy(sharded_logits, ..., dtype=torch.float)`
+# (src/nanotron/parallel/tensor_parallel/functional.py): the bf16 vocabulary-sharded logits, their
+# fp32 copy, the shifted fp32 logits exp'ed in place and saved as the softmax: 2 + 4 + 4 bytes per logit.
+NANOTRON_CROSS_ENTROPY_BYTES_PER_LOGIT = BF16_BYTES + 2 * FP32_BYTES
+# Saved activations per micro-batch in flight, relative to the tensor-by-tensor count of
+# activations.py (FITTED, not derived): the Ultra-Scale Playbook sweep's measured peaks
+# (torch.cuda.max_memory_allocated, 466 runs) exceed the count by a share that grows with the
+# micro-batches in flight (deep pipelines: -40 % at PP 16 without it), whatever the TP or model width.
+# One factor fitted by least |relative error| over the sweep (benchmarks/fit_nanotron_memory.py).
+# The mechanism is not identified (candidates: the pipeline engine's received/sent activation
+# buffers, nanotron's unfused rotary and q/k/v reshapes keeping copies).
+NANOTRON_SAVED_ACTIVATION_FACTOR = 1.68  # fitted: Playbook MAPE 24 % -> 12 % (held-out groups 8 %)

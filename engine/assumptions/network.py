@@ -53,8 +53,25 @@ ACHIEVABLE_BANDWIDTH_FRACTION: dict[str, float] = {
 # (Megatron --overlap-grad-reduce, PyTorch DDP/FSDP buckets): everything but the last bucket
 # can overlap, at the rate the overlap window allows (calibrated).
 # By framework: Megatron (--overlap-grad-reduce / --overlap-param-gather), PyTorch FSDP/DDP
-# buckets, DeepSpeed (overlap_comm); "nanotron" is the Playbook's framework (calibration only).
+# buckets, DeepSpeed (overlap_comm); "nanotron" is the Playbook's framework: ZeRO-0 assumed 1 from its source
+# (its DDP hook's async all_reduce_coalesced; benchmarks/fit_calibration.py DP_OVERLAP_NANOTRON_ZERO0).
 DP_OVERLAP_FRACTION: dict[str, float] = calibrated.DP_OVERLAP_FRACTION
+# The same share for ZeRO-1/2, where a framework's sharded path overlaps differently (calibrated;
+# frameworks not listed use DP_OVERLAP_FRACTION). nanotron: under ZeRO-0 its DDP comm hook starts an
+# asynchronous all_reduce_coalesced per bucket during backward; under ZeRO-1 the hook runs nanotron's
+# reduce_scatter_coalesced, which first flattens every bucket once per DP rank on the host
+# (src/nanotron/distributed.py, optim/gradient_accumulator.py), so the two overlap differently.
+DP_OVERLAP_FRACTION_ZERO1: dict[str, float] = getattr(calibrated, "DP_OVERLAP_FRACTION_ZERO1", {})
+# Host time per (DP rank × parameter tensor) after a ZeRO-1 optimizer step (calibrated, nanotron
+# only). nanotron's ZeroDistributedOptimizer all-gathers the updated shards with
+# all_gather_coalesced, which then copies each of the DP gathered buffers back into every parameter
+# tensor from Python (`update_output`: DP × tensors `copy_` calls, src/nanotron/distributed.py): the
+# step waits for DP × tensors small kernel launches. In the Ultra-Scale Playbook sweep ZeRO-1 measured
+# 0.71-0.89× ZeRO-0's throughput on 256 GPUs (DP 32-256), which bandwidth alone does not explain.
+ZERO1_GATHER_HOST_S_PER_RANK_TENSOR: dict[str, float] = getattr(calibrated, "ZERO1_GATHER_HOST_S_PER_RANK_TENSOR", {})
+# Parameter tensors per transformer layer the gather copies into (nanotron's Llama: qkv_proj, o_proj,
+# gate_up_proj, down_proj and two RMSNorm weights, src/nanotron/models/llama.py).
+ZERO1_GATHER_TENSORS_PER_LAYER = 6
 # Gradient bucket, in parameters: Megatron's DDP default is max(40M, 1M·dp) elements; the last
 # bucket is always exposed.
 DP_BUCKET_PARAMS = 40_000_000

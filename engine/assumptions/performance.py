@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ..hardware import GPUSpec, NetworkSpec
 from . import compute as c
+from . import moe as m
 from . import network as n
 
 
@@ -29,6 +30,9 @@ class PerformanceAssumptions:
     hbm_efficiency: float = c.HBM_EFFICIENCY
     bandwidth_fraction: dict[str, float] = field(default_factory=lambda: dict(n.ACHIEVABLE_BANDWIDTH_FRACTION))
     dp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.DP_OVERLAP_FRACTION))
+    dp_overlap_zero1: dict[str, float] = field(default_factory=lambda: dict(n.DP_OVERLAP_FRACTION_ZERO1))
+    zero1_gather_host_per_rank_tensor: dict[str, float] = field(
+        default_factory=lambda: dict(n.ZERO1_GATHER_HOST_S_PER_RANK_TENSOR))
     fsdp_overlap: float = n.FSDP_OVERLAP_FRACTION
     zero_grads_all_reduced: dict[str, bool] = field(default_factory=lambda: dict(n.ZERO_GRADIENTS_ALL_REDUCED))
     tp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.TP_OVERLAP_FRACTION))
@@ -36,6 +40,12 @@ class PerformanceAssumptions:
     ep_overlap: float = n.EP_OVERLAP_FRACTION
     pp_overlap_interleaved: float = n.PP_P2P_OVERLAP_FRACTION_INTERLEAVED
     pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
+    moe_host_time_per_expert_fwd: float = m.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
+
+    def without_moe_host_time(self) -> "PerformanceAssumptions":
+        """For software that replays the step as one CUDA graph with capacity-padded experts
+        (no host sync in the MoE layer, nothing launched from the host)."""
+        return replace(self, moe_host_time_per_expert_fwd=0.0)
 
     def gemm_eff(self, gpu: GPUSpec, precision: str, framework: str = "megatron") -> float:
         gen = c.gpu_generation(gpu)
@@ -55,6 +65,13 @@ class PerformanceAssumptions:
     def dp_overlap_for(self, framework: str) -> float:
         return self.dp_overlap.get(framework, 0.0)
 
+    def dp_overlap_zero1_for(self, framework: str) -> float:
+        """DP overlap under ZeRO-1/2: the framework's own if it differs, else its ZeRO-0 value."""
+        return self.dp_overlap_zero1.get(framework, self.dp_overlap_for(framework))
+
+    def zero1_gather_host_for(self, framework: str) -> float:
+        return self.zero1_gather_host_per_rank_tensor.get(framework, 0.0)
+
     def link_fraction(self, network: NetworkSpec) -> float:
         return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])
 
@@ -70,7 +87,8 @@ class PerformanceAssumptions:
     def running_as(self, framework: str, software: str) -> "PerformanceAssumptions":
         """These assumptions with `framework`'s software profile (host dispatch, pipeline host cost,
         DP and TP overlap, kernel stack, ZeRO gradient reduction) replaced by `software`'s: how a
-        plan made for `framework` runs under a framework a user cannot plan for (e.g. nanotron)."""
+        plan made for `framework` runs under another framework's software (e.g. a Megatron plan exported
+        to nanotron: engine/export/nanotron.py)."""
         if software == framework:
             return self
         return replace(
@@ -79,6 +97,9 @@ class PerformanceAssumptions:
             pipeline_host_time_per_tp={**self.pipeline_host_time_per_tp,
                                        framework: self.pipeline_host_time_for(software)},
             dp_overlap={**self.dp_overlap, framework: self.dp_overlap_for(software)},
+            dp_overlap_zero1={**self.dp_overlap_zero1, framework: self.dp_overlap_zero1_for(software)},
+            zero1_gather_host_per_rank_tensor={**self.zero1_gather_host_per_rank_tensor,
+                                               framework: self.zero1_gather_host_for(software)},
             tp_overlap={**self.tp_overlap, framework: self.tp_overlap_for(software)},
             kernel_stack={**self.kernel_stack, framework: self.kernel_stack.get(software, "pytorch")},
             zero_grads_all_reduced={**self.zero_grads_all_reduced,

@@ -51,6 +51,8 @@ def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> Perf
     if run.fp8_rowwise:
         changes["fp8_gemm_efficiency"] = {g: e * assume.fp8_rowwise_factor for g, e in assume.fp8_gemm_efficiency.items()}
     assume = replace(assume, **changes) if changes else assume
+    if run.cuda_graphs == "full_iteration":
+        assume = assume.without_moe_host_time()
     # The run's software may not be one a user can pick (nanotron): use its own profile.
     return assume.running_as(fw, run.host_framework)
 
@@ -60,7 +62,7 @@ def predict(runs: list[CalibrationRun], assumptions: PerformanceAssumptions | No
     batches: dict[tuple, list[int]] = defaultdict(list)
     for i, r in enumerate(runs):
         batches[(id(r.model), r.cluster.model_dump_json(), r.setup.model_dump_json(), r.tp_comm_overlap,
-                 r.host_framework, r.fp8_rowwise)].append(i)
+                 r.host_framework, r.fp8_rowwise, r.cuda_graphs)].append(i)
     out: list[Prediction | None] = [None] * len(runs)
     for idx in batches.values():
         group = [runs[i] for i in idx]

@@ -14,7 +14,7 @@ from ..plans import PlanGrid
 from .coverage import GAP_EDGES
 from .metrics import kendall_tau_b, mape, ordered_pairs_by_gap, spearman
 from .predict import predict
-from .runs import CalibrationRun, load_runs
+from .runs import ALLOCATED_MEMORY_SOURCES, CalibrationRun, load_runs
 
 GIB = 2**30
 MIN_GROUP_FOR_RANKING = 4  # plans needed in a group before its ranking is scored
@@ -48,6 +48,12 @@ class GroupRanking(_R):
     plans: int
     spearman: float
     kendall: float
+    top1_regret: float | None = Field(
+        default=None, description="1 − measured throughput of the plan the model ranks first (highest predicted "
+                                  "throughput among the plans it predicts to fit, as `recommend` picks) / the best "
+                                  "measured throughput in the group; None when it predicts none to fit")
+    top1_plan: str | None = None
+    best_plan: str | None = None
 
 
 class GapAgreement(_R):
@@ -83,6 +89,7 @@ class ValidationReport(_R):
     mean_kendall: float | None
     weighted_spearman: float | None = Field(default=None, description="mean weighted by plans per group")
     weighted_kendall: float | None = None
+    weighted_top1_regret: float | None = Field(default=None, description="top-1 regret, mean weighted by plans per group")
     memory_mape: float | None
     excluded: dict[str, int]
     order_by_gap: list[GapAgreement] = Field(default_factory=list,
@@ -97,7 +104,29 @@ def _memory_gib(run: CalibrationRun) -> float | None:
         return None
     grid = PlanGrid.from_strategy(run.strategy, run.cluster.num_gpus, run.setup.global_batch)
     mem = memory_per_gpu(run.model, run.cluster, run.setup, grid)
+    if run.source in ALLOCATED_MEMORY_SOURCES:  # the source measured allocated tensors only
+        return float(mem.total[0] - mem.other[0]) / GIB
     return float(mem.total[0]) / GIB
+
+
+def _predicted_to_fit(run: CalibrationRun) -> bool:
+    """Whether `recommend` would consider the run's plan: predicted peak within the GPU's memory less
+    the search's default headroom."""
+    from ..memory import memory_per_gpu
+    from ..search import DEFAULT_HEADROOM
+    grid = PlanGrid.from_strategy(run.strategy, run.cluster.num_gpus, run.setup.global_batch)
+    total = float(memory_per_gpu(run.model, run.cluster, run.setup, grid).total[0])
+    return total <= run.cluster.gpu.memory_gib * GIB * (1.0 - DEFAULT_HEADROOM)
+
+
+def top1_regret(predicted, measured, fits) -> tuple[float | None, int | None]:
+    """(1 − measured[first] / max(measured), first): `first` is the plan with the highest predicted
+    throughput among those predicted to fit; (None, None) if none is."""
+    candidates = [i for i, ok in enumerate(fits) if ok]
+    if not candidates:
+        return None, None
+    first = max(candidates, key=lambda i: predicted[i])
+    return 1.0 - measured[first] / max(measured), first
 
 
 def _summary(source: str, rows: list[RowResult]) -> SourceSummary:
@@ -126,6 +155,7 @@ def build_report(source: str | None = None, assumptions: PerformanceAssumptions 
             measured_memory_gib=r.measured_memory_gib, predicted_memory_gib=mem_pred, memory_error=mem_err,
             group=r.group, holdout=r.holdout))
 
+    fits_by_key = {p.run.key: _predicted_to_fit(p.run) for p in preds}
     by_source: dict[str, list[RowResult]] = defaultdict(list)
     by_group: dict[str, list[RowResult]] = defaultdict(list)
     for row in rows:
@@ -139,8 +169,12 @@ def build_report(source: str | None = None, assumptions: PerformanceAssumptions 
         pred = [m.predicted_tokens_per_gpu for m in members]
         if len(set(meas)) < 2 or len(set(np.round(pred, 6))) < 2:
             continue  # nothing to rank, or the plans differ only in what the model does not see
+        fits = [fits_by_key[m.key] for m in members]
+        regret, first = top1_regret(pred, meas, fits)
         groups.append(GroupRanking(group=g, plans=len(members), spearman=spearman(pred, meas),
-                                   kendall=kendall_tau_b(pred, meas)))
+                                   kendall=kendall_tau_b(pred, meas), top1_regret=regret,
+                                   top1_plan=None if first is None else members[first].plan,
+                                   best_plan=members[int(np.argmax(meas))].plan))
     pairs = np.zeros(len(GAP_EDGES) - 1)
     agree = np.zeros(len(GAP_EDGES) - 1)
     for members in by_group.values():
@@ -171,6 +205,8 @@ def build_report(source: str | None = None, assumptions: PerformanceAssumptions 
         mean_kendall=float(np.mean([g.kendall for g in groups])) if groups else None,
         weighted_spearman=_weighted([g.spearman for g in groups], [g.plans for g in groups]),
         weighted_kendall=_weighted([g.kendall for g in groups], [g.plans for g in groups]),
+        weighted_top1_regret=_weighted([g.top1_regret for g in groups if g.top1_regret is not None],
+                                       [g.plans for g in groups if g.top1_regret is not None]),
         memory_mape=float(np.mean(mem)) if mem else None,
         excluded=dict(sorted(excluded.items(), key=lambda kv: -kv[1])),
         order_by_gap=order_by_gap,

@@ -27,6 +27,9 @@ from ..training import TrainingSetup
 
 DATA = Path(__file__).parent / "data"
 RUN_FILES = ("measured_runs.csv", "ultrascale_playbook_sweep_1b_8b.csv")
+# What NVIDIA's perf recipes ran for some Megatron-Bridge MoE rows (CUDA graphs, dispatcher,
+# EP-A2A overlap), each with the recipe's path at the data's commit (SOURCES.md).
+RECIPE_FILE = "bridge_moe_recipes.csv"
 
 # The HF cluster of the Ultra-Scale Playbook: AWS p5 instances (8×H100, EFA v2, 3,200 Gb/s per
 # node = 400 Gb/s = 50 GB/s per GPU; AWS p5 documentation). EFA's one-way latency is higher
@@ -65,6 +68,7 @@ class CalibrationRun:
     tp_comm_overlap: bool  # False where the framework/paper did not overlap TP communication
     fp8_rowwise: bool  # torchao's rowwise-scaled FP8 recipe (slower GEMMs than tensorwise)
     host_framework: str  # whose host-dispatch overhead applies ("nanotron" for the Playbook)
+    cuda_graphs: str  # "full_iteration" when the recipe replayed the step as one CUDA graph, else "none"
     measured_tokens_per_gpu: float | None
     throughput_basis: str  # "reported" or how it was derived
     measured_memory_gib: float | None
@@ -197,6 +201,8 @@ def precision_for_row(row: dict) -> tuple[str | None, str]:
 
 def framework_for_row(row: dict) -> str:
     f = row["framework"].lower()
+    if "nanotron" in f:
+        return "nanotron"  # the Ultra-Scale Playbook's framework, a plannable one since issue 13
     if "fsdp" in f or "composer" in f or "torchtitan" in f:
         return "fsdp"
     return "megatron"
@@ -229,6 +235,25 @@ def recompute_for_row(row: dict) -> str:
 # Megatron-Bridge's LoRA recipe (megatron/bridge/peft/lora.py, class LoRA): rank ``dim`` 32 on
 # every linear layer (linear_qkv, linear_proj, linear_fc1, linear_fc2), base model frozen.
 BRIDGE_LORA_RANK = 32
+
+
+# Megatron-Bridge's fine-tuning performance rows ("SFT Performance", "LoRA Performance") train on
+# SQuAD packed into sequences (scripts/performance/configs/llama/llama3_llm_finetune.py:
+# `packed_sequence=True`), each sample "Context: {context} Question: {question} Answer:" + the answer
+# (megatron/bridge/data/hf_processors/squad.py), attended per sample (THD / cu_seqlens). Mean sample
+# length, ~180 tokens: SQuAD v1.1 question + context averages 0.46 × 384 = 177 BERT WordPiece tokens
+# ("padding accounts for 54 % of the total input tokens when the max sequence length is 384",
+# openreview.net/forum?id=3nzKUh9a4M); the template and answer add ~8 tokens and Llama 3's 128K-token
+# BPE needs somewhat fewer tokens than WordPiece for English: 170-190, we take 180 (an estimate, not
+# a measurement of the recipe's data).
+BRIDGE_SQUAD_MEAN_DOC_LEN = 180
+
+
+def packed_doc_len_for_row(row: dict) -> int | None:
+    notes = row["notes"].lower()
+    if "bridge" in row["source"].lower() and ("task=lora" in notes or "task=sft" in notes):
+        return BRIDGE_SQUAD_MEAN_DOC_LEN
+    return None
 
 
 def mode_for_row(row: dict) -> str:
@@ -282,6 +307,11 @@ def measured_throughput(row: dict, model: ModelSpec, seq_len: int) -> tuple[floa
     return None, "no throughput"
 
 
+# Sources whose peak memory is torch.cuda.max_memory_allocated (tensors only): they are compared
+# with the memory model's tensor peak, total − other (no CUDA context, NCCL buffers, fragmentation).
+ALLOCATED_MEMORY_SOURCES = frozenset({"playbook-sweep"})
+
+
 def _memory_gib(row: dict) -> float | None:
     v = _num(row["measured_peak_mem_gb"])
     if v is None:
@@ -290,14 +320,41 @@ def _memory_gib(row: dict) -> float | None:
     return v
 
 
+# --- Perf recipes behind Megatron-Bridge MoE rows --------------------------------------------
+def _release_of(framework: str) -> str:
+    m = re.search(r"\((\d+\.\d+(?:\.\d+)?) NeMo", framework)
+    return m.group(1) if m else ""
+
+
+@lru_cache(maxsize=1)
+def _recipes() -> tuple[dict, ...]:
+    with open(DATA / RECIPE_FILE, newline="") as f:
+        return tuple(csv.DictReader(f))
+
+
+def recipe_for_row(row: dict) -> dict:
+    """The recipe entry (bridge_moe_recipes.csv) for a Megatron-Bridge row: same model, system,
+    precision and container release; {} when none is recorded (the engine's defaults apply)."""
+    if "bridge" not in row["source"].lower():
+        return {}
+    release, gpu = _release_of(row["framework"]), row["gpu"].split(" ")[0]
+    for r in _recipes():
+        if (row["model"] == r["model"] and gpu == r["gpu"] and row["precision"] == r["precision"]
+                and release in r["releases"].split(";")):
+            return r
+    return {}
+
+
 # --- Rows -> runs ------------------------------------------------------------------------------
 def _run(file: str, line: int, row: dict) -> CalibrationRun:
     key = f"{file}:{line}"
     label = row["model"]
     source = short_source(row["source"])
     host = "nanotron" if "nanotron" in row["framework"].lower() else framework_for_row(row)
+    recipe = recipe_for_row(row)
     common = dict(key=key, source=source, model_label=label, tp_comm_overlap=True, release=row["framework"],
-                  host_framework=host, fp8_rowwise="rowwise" in row["precision"].lower())
+                  host_framework=host, fp8_rowwise="rowwise" in row["precision"].lower(),
+                  cuda_graphs=recipe.get("cuda_graphs") or "none")
 
     def excluded(reason: str, model=None) -> CalibrationRun:
         return CalibrationRun(model=model, cluster=None, setup=None, strategy=None, measured_tokens_per_gpu=None,
@@ -347,8 +404,11 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(fast_domain, num_gpus),
                       network=network_for_row(row, gpu))
     mode = mode_for_row(row)
+    dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
+                "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true"} if recipe else {}
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
-                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}))
+                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}), **dispatch,
+                          mean_doc_len=packed_doc_len_for_row(row))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
                         recompute=recompute_for_row(row), sequence_parallel=True)
     src = row["source"].lower()

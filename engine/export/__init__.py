@@ -19,6 +19,7 @@ from ..strategy import Strategy
 from ..training import TrainingSetup
 from . import accelerate, deepspeed, fsdp, launch, megatron, megatron_bridge, nanotron, torchtitan
 from .plan import ExportPlan, checked_plan
+from .post_training import post_training_notes, refuse_unsupported
 from .result import ExportRefused, ExportResult
 
 EXPORTERS: dict[str, ModuleType] = {
@@ -42,7 +43,8 @@ def export_plan(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSet
     module = EXPORTERS[fmt]
     family = module.family_for(strategy) if hasattr(module, "family_for") else module.FAMILY
     plan, notes = checked_plan(fmt, family, model, cluster, setup, strategy)
-    return module.export(plan, notes)
+    refuse_unsupported(fmt, plan)
+    return module.export(plan, notes + post_training_notes(plan))
 
 
 def planning_framework(fmt: str, default: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 
 from . import defaults, launch
+from ..recompute_modules import MEGATRON_DENSE_SELECTIVE_MODULES, selective_modules
 from .common import result
 from .plan import ExportPlan
 from .result import ExportRefused, ExportResult
@@ -89,8 +90,25 @@ def recompute_args(plan: ExportPlan) -> list[str]:
     if plan.strategy.recompute == "full":
         return ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     if plan.strategy.recompute == "selective":
-        return ["--recompute-granularity", "selective"]
+        modules = selective_modules(plan.model, plan.setup)
+        if modules == MEGATRON_DENSE_SELECTIVE_MODULES:
+            return ["--recompute-granularity", "selective"]
+        return ["--recompute-granularity", "selective", "--recompute-modules", *modules]
     return []
+
+
+def moe_dispatch_args(plan: ExportPlan) -> list[str]:
+    """--moe-token-dispatcher-type as planned (DeepEP is the flex dispatcher's deepep backend) and
+    Megatron-Core's EP all-to-all overlap when the plan allows it (performance/ep.py)."""
+    if plan.model.moe is None:
+        return []
+    d = plan.setup.moe_dispatcher
+    args = ["--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "deepep"] if d == "deepep" \
+        else ["--moe-token-dispatcher-type", d]
+    s = plan.strategy
+    if plan.setup.moe_a2a_overlap and d != "allgather" and s.ep > 1 and s.recompute != "full" and (s.pp == 1 or s.vpp > 1):
+        args.append("--overlap-moe-expert-parallel-comm")
+    return args
 
 
 def model_args(plan: ExportPlan) -> tuple[list[str], list[str]]:
@@ -130,7 +148,7 @@ def model_args(plan: ExportPlan) -> tuple[list[str], list[str]]:
         e = m.moe
         args += ["--num-experts", str(e.num_experts), "--moe-router-topk", str(e.top_k),
                  "--moe-ffn-hidden-size", str(e.expert_ffn_hidden_size), "--moe-grouped-gemm",
-                 "--moe-token-dispatcher-type", "alltoall"]
+                 *moe_dispatch_args(plan)]
         if e.num_shared_experts:
             args += ["--moe-shared-expert-intermediate-size", str(e.num_shared_experts * e.shared_ffn)]
         if e.first_k_dense_layers or e.layer_frequency > 1:

@@ -17,6 +17,7 @@ Keys are checked against megatron-core 0.16's TransformerConfig / DistributedDat
 from __future__ import annotations
 
 from . import launch, megatron
+from ..recompute_modules import selective_modules
 from .common import result
 from .plan import ExportPlan
 from .result import ExportRefused, ExportResult
@@ -91,7 +92,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
                   ("model.recompute_num_layers", "1")]
     elif s.recompute == "selective":
         pairs += [("model.recompute_granularity", "selective"), ("model.recompute_method", "null"),
-                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[core_attn]")]
+                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ", ".join(selective_modules(plan.model, plan.setup)) + "]")]
     else:
         pairs += [("model.recompute_granularity", "null"), ("model.recompute_method", "null"),
                   ("model.recompute_num_layers", "null")]
@@ -125,5 +126,13 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     body = "\n".join(line for line in lines if line) + "\n"
     own += host_notes
     own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
+    if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or plan.setup.moe_a2a_overlap):
+        # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not
+        # list these model fields, so the recipe's own values apply unless the user sets them.
+        own.append(f"the plan was priced with the {plan.setup.moe_dispatcher} dispatcher"
+                   + (" and EP all-to-all overlap" if plan.setup.moe_a2a_overlap else "")
+                   + ": set model.moe_token_dispatcher_type / model.moe_flex_dispatcher_backend"
+                   + (" and comm_overlap.overlap_moe_expert_parallel_comm" if plan.setup.moe_a2a_overlap else "")
+                   + " in the recipe to match (these overrides do not set them)")
     return result(FORMAT, "megatron_bridge.sh", plan, "Megatron-Bridge run_recipe.py overrides", body, notes + own,
                   preamble="#!/usr/bin/env bash\n")

@@ -28,7 +28,7 @@ from .plan import ExportPlan
 from .result import ExportRefused, ExportResult
 
 FORMAT = "nanotron"
-FAMILY = "megatron"  # Megatron-style TP (+SP as tp_mode REDUCE_SCATTER) and 1F1B pipelines
+FAMILY = "nanotron"  # its own capabilities (engine/validity/frameworks.py) and calibrated profile
 # Below this predicted slowdown under nanotron's measured profile the export says nothing.
 SLOWER_UNDER_NANOTRON_NOTE_FROM = 0.10
 
@@ -96,7 +96,8 @@ def nanotron_slowdown(plan: ExportPlan) -> tuple[float, bool]:
     planned for, and whether nanotron's host dispatch then sets the pace. Nanotron's software
     profile is the one calibrated on the Ultra-Scale Playbook sweep (eager kernels, ~4.7 ms of
     host work per layer per micro-batch, +2.7 ms × TP when pipeline sends leave the node, no
-    DP/TP overlap; engine/assumptions/calibrated.py)."""
+    TP overlap; engine/assumptions/calibrated.py). A plan evaluated with `--framework nanotron`
+    already has this profile: the slowdown is then 0 and no note is written."""
     grid = PlanGrid.from_strategy(plan.strategy, plan.cluster.num_gpus, plan.setup.global_batch)
     planned = step_time(plan.model, plan.cluster, plan.setup, grid).step[0]
     nanotron = DEFAULT_ASSUMPTIONS.running_as(plan.setup.framework, "nanotron")

@@ -31,6 +31,7 @@ from .stage_activations import activation_terms, stage_activations
 from .stages import candidate_stages
 from .terms import Heaviest, Terms
 from .phase_buffers import phase_buffers
+from .post_training import post_training_at_rest, post_training_moments
 from .weights import weights_at_rest
 
 __all__ = ["memory_per_gpu", "ActivationOptions"]
@@ -45,6 +46,12 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
     n = len(grid)
     layers = layer_activations(model, setup, grid, ActivationOptions(attention=attention, dropout=dropout))
     heaviest = Heaviest(n)
+    post = setup.post_training
+    generation = None
+    if post is not None and post.generates:
+        from ..post_training.rollout import rollout  # the rollout does not depend on the training plan
+
+        generation = rollout(model, cluster, post, setup.global_batch)
     for stage in candidate_stages(model, grid):
         rank = build_rank(model, setup, grid, stage)
         at_rest = Terms()
@@ -52,6 +59,8 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
             at_rest.add("weights", name, value)
         for name, value in optimizer_states(rank).items():
             at_rest.add("optimizer", name, value)
+        for key, value in post_training_at_rest(rank).values.items():
+            at_rest.add(*key.split(".", 1), value)
         stored_gradients = gradients_at_rest(rank)
         acts, one_layer = stage_activations(rank, layers)
         for phase in PHASES:
@@ -66,14 +75,17 @@ def memory_per_gpu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, gri
                 moment.add("optimizer", "step_temporaries", optimizer_step_temporaries(rank))
             for name, value in activation_terms(acts, one_layer, phase).items():
                 moment.add("activations", name, value)
-            heaviest.offer(moment)
+            heaviest.offer(moment, "policy_training")
+        for phase, moment in post_training_moments(rank, at_rest, stored_gradients, generation):
+            heaviest.offer(moment, phase)
     peak = heaviest.terms
     tensors = heaviest.total
-    other = other_terms(model, grid, tensors)
+    other = other_terms(model, grid, tensors, setup.moe_dispatcher)
     details = dict(peak.values)
     details.update({f"other.{k}": v for k, v in other.items()})
     return MemoryArrays(
         weights=peak.category("weights", n), gradients=peak.category("gradients", n),
         optimizer=peak.category("optimizer", n), activations=peak.category("activations", n),
         other=sum(other.values()), details=details,
+        peak_phase=heaviest.phase if post is not None else None,
     )

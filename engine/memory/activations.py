@@ -43,6 +43,8 @@ from ..assumptions.memory import (BF16_BYTES, DROPOUT_MASK_BYTES, FLASH_LSE_BYTE
 from ..model_spec import ModelSpec
 from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
 from ..training import TrainingSetup
+from ..assumptions.moe import MOE_ROUTING_IMBALANCE_HEADROOM
+from ..recompute_modules import uses_moe_recipe
 
 ACT = BF16_BYTES  # activations are kept in bf16 (also under FP8 training, except where noted)
 
@@ -111,22 +113,48 @@ def attention_widths(model: ModelSpec) -> AttentionWidths:
                            out=heads * mla.v_head_dim, heads=heads, latent=q_latent + kv_latent)
 
 
+def recipe_latent_width(model: ModelSpec) -> int:
+    """MLA latents kept under `layernorm` + `mla_up_proj` recompute: the down-projection outputs
+    (q latent, kv latent + shared rope key); their norm outputs are rebuilt."""
+    if model.mla is None:
+        return 0
+    mla = model.mla
+    return (mla.q_lora_rank or 0) + mla.kv_lora_rank + mla.qk_rope_head_dim
+
+
 def _norms_used(model: ModelSpec) -> int:
     """Norms whose input (and, before a linear, output) a layer keeps: 2, 1 for parallel blocks, 4 for Gemma."""
     return 1 if model.parallel_block else max(model.norms_per_layer, 1)
 
 
+def _te_fp8(setup: TrainingSetup) -> bool:
+    return setup.precision == "fp8" and setup.framework == "megatron"
+
+
+def recomputed_norm_output_bytes(setup: TrainingSetup) -> int:
+    """Bytes per element a linear still keeps of a norm output that `layernorm` recompute drops:
+    under FP8, Transformer Engine's own FP8 cast of its input stays saved; in BF16 the linear saves
+    the norm's output itself, which the recompute frees (Megatron CheckpointWithoutOutput)."""
+    return FP8_BYTES if _te_fp8(setup) else 0
+
+
 def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, seq_kv: np.ndarray,
-                              options: ActivationOptions, selective: bool) -> np.ndarray:
-    """Attention sub-block, with Korthikanti's selective recompute or without."""
+                              options: ActivationOptions, selective: np.ndarray) -> np.ndarray:
+    """Attention sub-block, with Korthikanti's selective recompute or without. For MoE/MLA models
+    under Megatron (recompute_modules.py) selective also recomputes the norms (their outputs are not
+    kept) and the MLA up-projections (q, k, v are rebuilt from the kept latents)."""
     tp, sp = grid.tp.astype(float), sp_divisor(grid)
     w = attention_widths(model)
     qkv_input = model.hidden_size  # the norm output, shared by the q/k/v projections
     input_bytes = ACT
-    if setup.precision == "fp8" and setup.framework == "megatron":
+    if _te_fp8(setup):
         input_bytes = FP8_BYTES  # TE keeps the FP8 cast of linear inputs
-    rep = input_bytes * qkv_input / linear_input_divisor(setup, grid) + ACT * w.latent / sp
-    sharded = ACT * (w.q + w.k + w.v + w.out)
+    recipe = np.asarray(selective) & uses_moe_recipe(model, setup)
+    input_bytes = np.where(recipe, recomputed_norm_output_bytes(setup), input_bytes)
+    latent = np.where(recipe, recipe_latent_width(model), w.latent)
+    rep = input_bytes * qkv_input / linear_input_divisor(setup, grid) + ACT * latent / sp
+    up_projected = w.q + w.k + w.v if model.mla is not None else 0
+    sharded = ACT * (w.q + w.k + w.v + w.out) - np.where(recipe, ACT * up_projected, 0)
     if model.qk_norm:
         sharded += ACT * (w.q + w.k)  # pre-norm q and k
     if options.attention == "flash":
@@ -138,11 +166,12 @@ def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: Plan
 
 
 def norms_and_residuals_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
-                                        options: ActivationOptions) -> np.ndarray:
-    """Norm inputs (the residual stream), the MLP's input and dropout masks: all TP-replicated."""
+                                        options: ActivationOptions, recipe: np.ndarray | bool = False) -> np.ndarray:
+    """Norm inputs (the residual stream), the MLP's input and dropout masks: all TP-replicated.
+    `recipe`: the norm outputs are recomputed (Megatron `layernorm` module)."""
     h, norms = model.hidden_size, _norms_used(model)
     mlp_input = 0 if model.parallel_block else h  # parallel blocks reuse the attention's norm output
-    mlp_input_bytes = FP8_BYTES if (setup.precision == "fp8" and setup.framework == "megatron") else ACT
+    mlp_input_bytes = np.where(recipe, recomputed_norm_output_bytes(setup), FP8_BYTES if _te_fp8(setup) else ACT)
     masks = 2 * DROPOUT_MASK_BYTES * h if options.dropout else 0  # after attention and after the MLP
     residual = (ACT * norms * h + norms * _norm_stats(model) + masks) / sp_divisor(grid)
     return residual + mlp_input_bytes * mlp_input / linear_input_divisor(setup, grid)
@@ -155,21 +184,41 @@ def mlp_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, 
     return saved / grid.tp
 
 
-def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid) -> np.ndarray:
+def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
+                        recipe: np.ndarray | bool = False) -> np.ndarray:
     """Router, top-k dispatched tokens and expert intermediates, per token of the rank's shard.
 
     With balanced routing each rank receives as many (token, expert) pairs as it sends: tokens·top_k
-    (all-to-all over EP). Expert TP shares its tokens across the ETP group, each rank computing
-    ffn/ETP of every pair. Per pair: the dispatched input (fc1 input) and the expert output (kept by the
-    weighting with the routing probability), 2·h, plus the ffn-wide tensors of the expert MLP.
+    (all-to-all over EP), times MOE_ROUTING_IMBALANCE_HEADROOM on the busiest rank. Expert TP shares
+    its tokens across the ETP group, each rank computing ffn/ETP of every pair. Per pair: the
+    dispatched input (fc1 input; Transformer Engine keeps its FP8 cast when training in FP8) and the
+    expert output (kept by the weighting with the routing probability), plus the ffn-wide tensors of
+    the expert MLP. Under Megatron's MoE recipe (`recipe`, recompute_modules.py) the probabilities are
+    applied inside the activation (Megatron-Core >= 0.13), so the expert output is not kept, and
+    `moe_act` recompute drops the activation's output (fc2 input): only fc1's output stays.
     """
     moe = model.moe
     assert moe is not None
     h, k, sp = model.hidden_size, moe.top_k, sp_divisor(grid)
     router = ACT * moe.num_experts + k * MOE_ROUTING_BYTES_PER_PAIR
-    experts = k * (ACT * 2 * h * grid.etp + ACT * mlp_saved_widths(model, setup) * moe.expert_ffn_hidden_size)
+    input_bytes = FP8_BYTES if _te_fp8(setup) else ACT
+    fc1_out = 2 if model.gated_mlp else 1
+    per_pair = np.where(recipe, input_bytes * h * grid.etp + ACT * fc1_out * moe.expert_ffn_hidden_size,
+                        (input_bytes + ACT) * h * grid.etp + ACT * mlp_saved_widths(model, setup) * moe.expert_ffn_hidden_size)
+    experts = k * MOE_ROUTING_IMBALANCE_HEADROOM * per_pair
     shared = mlp_bytes_per_token(model, setup, grid, moe.num_shared_experts * moe.shared_ffn) if moe.num_shared_experts else 0.0
     return (router + experts) / sp + shared
+
+
+def recipe_rebuilt_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> tuple[np.ndarray, np.ndarray]:
+    """(attention, MoE) tensors Megatron's MoE recipe rebuilds inside one layer's backward: the MLA
+    up-projected q, k, v (mla_up_proj; 0 without MLA) and the experts' activation output, top_k·ffn
+    per token (moe_act; 0 without MoE)."""
+    w = attention_widths(model)
+    attention = np.full(len(grid), 0.0) if model.mla is None else ACT * (w.q + w.k + w.v) / grid.tp
+    moe = 0.0 if model.moe is None else (ACT * model.moe.top_k * MOE_ROUTING_IMBALANCE_HEADROOM
+                                         * model.moe.expert_ffn_hidden_size / sp_divisor(grid))
+    return attention, np.broadcast_to(moe, (len(grid),)).astype(float)
 
 
 def torchtitan_sac_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
@@ -209,20 +258,29 @@ class LayerActivations:
 
 def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
                       options: ActivationOptions) -> LayerActivations:
-    seq_kv = np.full(len(grid), float(setup.seq_len))  # keys a query sees (whole sequence, also under CP)
+    # keys a query sees: the whole sequence (also under CP), or its document when packed documents are
+    # attended per document (varlen kernels compute each document's block only)
+    seq_kv = np.full(len(grid), float(setup.attention_length))
     no = np.zeros(len(grid), dtype=bool)
     selective = grid.recompute == RECOMPUTE_SELECTIVE
     full = grid.recompute == RECOMPUTE_FULL
+    recipe = selective & uses_moe_recipe(model, setup)
     base = norms_and_residuals_bytes_per_token(model, setup, grid, options)
+    base_kept = norms_and_residuals_bytes_per_token(model, setup, grid, options, recipe)
     attn_all = attention_bytes_per_token(model, setup, grid, seq_kv, options, no)
     attn_kept = attention_bytes_per_token(model, setup, grid, seq_kv, options, selective)
     dense_mlp = mlp_bytes_per_token(model, setup, grid, model.ffn_hidden_size)
     moe = moe_bytes_per_token(model, setup, grid) if model.moe else np.zeros(len(grid))
+    moe_kept_mlp = moe_bytes_per_token(model, setup, grid, recipe) if model.moe else np.zeros(len(grid))
 
-    dense_all = base + attn_all + dense_mlp
-    moe_all = base + attn_all + moe
-    dense_kept = base + attn_kept + dense_mlp
-    moe_kept = base + attn_kept + moe
+    dense_kept = base_kept + attn_kept + dense_mlp
+    moe_kept = base_kept + attn_kept + moe_kept_mlp
+    # Megatron's fine-grained recompute rebuilds its pieces one at a time, each freed after use: in
+    # the attention backward q, k, v (mla_up_proj), in the MoE backward the experts' activation
+    # (moe_act). The layer's "all" under the recipe is what it keeps plus the larger of the two.
+    rebuilt = recipe_rebuilt_bytes_per_token(model, grid)
+    dense_all = np.where(recipe, dense_kept + rebuilt[0], base + attn_all + dense_mlp)
+    moe_all = np.where(recipe, moe_kept + np.maximum(rebuilt[0], rebuilt[1]), base + attn_all + moe)
     if _uses_torchtitan_sac(model, setup):
         dense_kept = np.where(selective, torchtitan_sac_bytes_per_token(model, grid), dense_kept)
     layer_input = layer_input_bytes_per_token(model, grid)

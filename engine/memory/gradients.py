@@ -46,7 +46,7 @@ def stored_gradients_present(rank: Rank, phase: str) -> np.ndarray:
     if phase not in EARLY_PHASES:
         return np.ones(rank.n, dtype=bool)
     framework = rank.setup.framework
-    if framework == "megatron":
+    if framework in ("megatron", "nanotron"):  # main-grad buffer / fp32 accumulation buffer
         persistent = np.ones(rank.n, dtype=bool)
     elif framework == "deepspeed":
         persistent = grid.zero_stage >= 2

@@ -8,6 +8,7 @@ Full training with AdamW (bytes per parameter, before sharding):
 | megatron  | 2 (bf16)           | 4 (fp32 main_grad)     | 12                         |
 | deepspeed | 2 (bf16)           | 2 (bf16)               | 12                         |
 | fsdp      | 4 (fp32, sharded)  | 4 (fp32, sharded)      | 8 (m, v; params are fp32)  |
+| nanotron  | 2 (bf16)           | 4 (fp32) + 2 (DDP bucket), never sharded | 12             |
 
 Sharding by ZeRO stage: 1 shards the optimizer (Megatron's distributed optimizer: 6 + 12/DP,
 `theoretical_memory_usage.py`), 2 also the gradients, 3 also the weights (DeepSpeed ZeRO-3,
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..assumptions.memory import (ADAM_MOMENTS, BF16_BYTES, FP32_BYTES, FP32_MASTER_WEIGHTS,
-                                  MEGATRON_MAIN_GRAD_BYTES)
+                                  MEGATRON_MAIN_GRAD_BYTES, NANOTRON_DDP_BUCKET_BYTES,
+                                  NANOTRON_FP32_GRAD_BUFFER_BYTES)
 from ..plans import PlanGrid
 from ..training import TrainingSetup
 
@@ -57,8 +59,15 @@ def full_training_layout(setup: TrainingSetup, grid: PlanGrid) -> StateLayout:
         return StateLayout(weights=np.full(n, float(FP32_BYTES)), gradients=grads.astype(float),
                            optimizer=np.full(n, float(adam)), weights_sharded=sharded,
                            gradients_sharded=sharded, optimizer_sharded=sharded)
-    grad_bytes = MEGATRON_MAIN_GRAD_BYTES if setup.framework == "megatron" else BF16_BYTES
     master_and_moments = FP32_MASTER_WEIGHTS * FP32_BYTES + adam
+    if setup.framework == "nanotron":
+        # fp32 accumulation buffer of every parameter (kept whole under ZeRO-1) + DDP's bf16 buckets;
+        # nanotron has ZeRO-1 only (assumptions/memory.py).
+        grads = NANOTRON_FP32_GRAD_BUFFER_BYTES + NANOTRON_DDP_BUCKET_BYTES
+        return StateLayout(weights=np.full(n, float(BF16_BYTES)), gradients=np.full(n, float(grads)),
+                           optimizer=np.full(n, float(master_and_moments)), weights_sharded=np.zeros(n, bool),
+                           gradients_sharded=np.zeros(n, bool), optimizer_sharded=zero >= 1)
+    grad_bytes = MEGATRON_MAIN_GRAD_BYTES if setup.framework == "megatron" else BF16_BYTES
     return StateLayout(weights=np.full(n, float(BF16_BYTES)), gradients=np.full(n, float(grad_bytes)),
                        optimizer=np.full(n, float(master_and_moments)), weights_sharded=zero >= 3,
                        gradients_sharded=zero >= 2, optimizer_sharded=zero >= 1)

@@ -7,6 +7,8 @@ torchtitan's loss_parallel does the same). What the loss keeps depends on its im
   12 bytes per logit at the start of backward (fp32 log-softmax output, its incoming gradient and the
   gradient it produces); torchtitan with TP runs it under `loss_parallel`, whose backward holds four
   fp32 logit-sized tensors: 16 bytes;
+- nanotron `sharded_cross_entropy(..., dtype=float)`: 10 bytes per logit (bf16 logits, fp32 copy,
+  fp32 softmax);
 - Megatron `vocab_parallel_cross_entropy`: 6 bytes per logit (bf16 logits + fp32 softmax computed
   in place; the backward reuses the softmax buffer for the gradient).
 For a 128K–256K vocabulary this can exceed all other activations of the stage.
@@ -21,7 +23,8 @@ import numpy as np
 
 from ..assumptions.memory import (BF16_BYTES, EAGER_CROSS_ENTROPY_BYTES_PER_LOGIT,
                                   LAYERNORM_STATS_BYTES, LOSS_PARALLEL_CROSS_ENTROPY_BYTES_PER_LOGIT,
-                                  MEGATRON_CROSS_ENTROPY_BYTES_PER_LOGIT, RMSNORM_STATS_BYTES)
+                                  MEGATRON_CROSS_ENTROPY_BYTES_PER_LOGIT, NANOTRON_CROSS_ENTROPY_BYTES_PER_LOGIT,
+                                  RMSNORM_STATS_BYTES)
 from ..model_spec import ModelSpec
 from ..plans import PlanGrid
 from ..training import TrainingSetup
@@ -32,6 +35,8 @@ def cross_entropy_bytes_per_logit(setup: TrainingSetup, grid: PlanGrid) -> np.nd
     n = len(grid)
     if setup.framework == "megatron":
         return np.full(n, float(MEGATRON_CROSS_ENTROPY_BYTES_PER_LOGIT))
+    if setup.framework == "nanotron":
+        return np.full(n, float(NANOTRON_CROSS_ENTROPY_BYTES_PER_LOGIT))
     if setup.framework == "fsdp":
         return np.where(grid.tp > 1, LOSS_PARALLEL_CROSS_ENTROPY_BYTES_PER_LOGIT,
                         EAGER_CROSS_ENTROPY_BYTES_PER_LOGIT).astype(float)

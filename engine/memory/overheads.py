@@ -10,6 +10,7 @@ from ..assumptions.memory import (ALLOCATOR_FRAGMENTATION_FRACTION, CUDA_CONTEXT
                                   NCCL_BYTES_PER_COMMUNICATOR)
 from ..model_spec import ModelSpec
 from ..plans import PlanGrid
+from .ep_buffers import deepep_buffer_bytes
 
 
 def communicators_in_use(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
@@ -20,10 +21,14 @@ def communicators_in_use(model: ModelSpec, grid: PlanGrid) -> np.ndarray:
     return sum((g > 1).astype(int) for g in groups)
 
 
-def other_terms(model: ModelSpec, grid: PlanGrid, tensor_peak: np.ndarray) -> dict[str, np.ndarray]:
+def other_terms(model: ModelSpec, grid: PlanGrid, tensor_peak: np.ndarray,
+                moe_dispatcher: str = "alltoall") -> dict[str, np.ndarray]:
     n = len(grid)
-    return {
+    terms = {
         "cuda_context": np.full(n, float(CUDA_CONTEXT_BYTES)),
         "nccl_buffers": NCCL_BYTES_PER_COMMUNICATOR * communicators_in_use(model, grid).astype(float),
         "allocator_fragmentation": ALLOCATOR_FRAGMENTATION_FRACTION * tensor_peak,
     }
+    if model.moe is not None and moe_dispatcher == "deepep":
+        terms["deepep_buffers"] = deepep_buffer_bytes(model.hidden_size, grid.ep)
+    return terms

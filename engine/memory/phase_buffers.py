@@ -25,6 +25,8 @@ prefetched; at the loss also the last layer, kept because it is reused at once (
 is below stage3_max_reuse_distance). Eager accumulation makes each new weight gradient a temporary
 of the weight's size before it is added into .grad — the embedding's (a dense table) counts; a
 layer's weights' are freed before the MLP's activation gradients peak, so they do not.
+nanotron: nothing gathered; the bf16 `.grad` of every parameter back-propagated so far in this
+micro-batch (freed after the backward, once added into the fp32 accumulator).
 QLoRA dequantises the NF4 matrix being multiplied into a bf16 temporary.
 """
 
@@ -36,7 +38,8 @@ import numpy as np
 
 from ..assumptions.memory import (BF16_BYTES, DEEPSPEED_PREFETCH_BUCKET_ELEMENTS, FP32_BYTES,
                                   FSDP_REDUCE_SCATTER_INPUTS_IN_FLIGHT, MEGATRON_FSDP_UNITS_GATHERED,
-                                  MEGATRON_MAIN_GRAD_BYTES)
+                                  MEGATRON_MAIN_GRAD_BYTES, NANOTRON_HALF_GRAD_BYTES)
+from .layouts import dense_shard_group, expert_shard_group
 from .lora import frozen_base_bytes
 from .rank import Rank
 
@@ -100,7 +103,19 @@ def _megatron(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
         grads = np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * emb, BF16_BYTES * emb)
         return gathered, grads
     gathered = np.where(zero >= 3, MEGATRON_FSDP_UNITS_GATHERED * block, 0.0)
-    return gathered, np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * block, 0.0)
+    return gathered, np.where(zero >= 2, MEGATRON_MAIN_GRAD_BYTES * _reduced_layer(rank), 0.0)
+
+
+def _reduced_layer(rank: Rank) -> np.ndarray:
+    """Elements of the heaviest layer whose fp32 main gradients pass through the reduce-scatter
+    bucket: only parameters whose shard group has more than one rank are reduce-scattered. Routed
+    experts shard over expert-DP, which is often 1 for MoE layouts (EP·ETP = TP·CP·DP): their
+    gradients then stay whole in the stored gradients, with no bucket beside them."""
+    p = rank.params
+    dense_sharded = dense_shard_group(rank.grid) > 1
+    expert_sharded = expert_shard_group(rank.grid) > 1
+    moe = np.where(dense_sharded, p.moe_layer_shared, 0.0) + np.where(expert_sharded, p.moe_layer_experts, 0.0)
+    return np.maximum(np.where(dense_sharded, p.dense_layer, 0.0), moe)
 
 
 def _deepspeed(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
@@ -114,12 +129,26 @@ def _deepspeed(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
     return gathered, np.zeros(rank.n)
 
 
+def _nanotron(rank: Rank, phase: str) -> tuple[np.ndarray, np.ndarray]:
+    """nanotron (ZeRO-0/1, nothing gathered): the bf16 `.grad` tensors its backward writes, freed only
+    once the whole backward is done (FP32GradientAccumulator.backward). The rank's last layer is
+    back-propagated first (with the output layer), the embedding last."""
+    p = rank.params
+    done = {"loss": 0.0, "last_layer_backward": p.output + p.largest_layer - p.largest_gemm,
+            "last_layer_backward_end": p.output + p.largest_layer,
+            "first_layer_backward": p.total - p.embedding - p.largest_gemm,
+            "first_layer_backward_end": p.total - p.embedding,
+            "embedding_backward": p.total}[phase]
+    return np.zeros(rank.n), NANOTRON_HALF_GRAD_BYTES * np.maximum(done, 0.0)
+
+
 def phase_buffers(rank: Rank, phase: str) -> PhaseBuffers:
     none = np.zeros(rank.n)
     if phase == "optimizer_step":
         return PhaseBuffers(none, none)
     framework = rank.setup.framework
-    gathered, grads = {"fsdp": _fsdp, "megatron": _megatron, "deepspeed": _deepspeed}[framework](rank, phase)
+    gathered, grads = {"fsdp": _fsdp, "megatron": _megatron, "deepspeed": _deepspeed,
+                       "nanotron": _nanotron}[framework](rank, phase)
     gathered_bytes = gathered * _gathered_bytes_per_param(rank)
     if rank.setup.mode == "qlora" and phase != "embedding_backward":
         gathered_bytes = gathered_bytes + BF16_BYTES * rank.params.largest_gemm  # dequantised NF4 matrix

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..assumptions.memory import NANOTRON_SAVED_ACTIVATION_FACTOR
 from .activations import LayerActivations
 from .logits import final_norm_bytes, loss_buffer_bytes
 from .pipeline_inflight import inflight_microbatches
@@ -27,6 +28,8 @@ class StageActivations:
 def stage_activations(rank: Rank, layers: LayerActivations) -> tuple[StageActivations, np.ndarray]:
     stage, tokens = rank.stage, layers.tokens
     one_microbatch = tokens * (stage.dense_layers * layers.dense_saved + stage.moe_layers * layers.moe_saved)
+    if rank.setup.framework == "nanotron":  # fitted, mechanism not identified (assumptions/memory.py)
+        one_microbatch = one_microbatch * NANOTRON_SAVED_ACTIVATION_FACTOR
     rebuilt = np.maximum(np.where(stage.dense_layers > 0, layers.dense_all - layers.dense_saved, 0.0),
                          np.where(stage.moe_layers > 0, layers.moe_all - layers.moe_saved, 0.0))
     base = StageActivations(

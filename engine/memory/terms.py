@@ -40,12 +40,14 @@ class Heaviest:
         self.n = n
         self.total = np.full(n, -np.inf)
         self.terms = Terms()
+        self.phase = np.full(n, "", dtype=object)  # label of the heaviest moment's phase
 
-    def offer(self, moment: Terms) -> None:
+    def offer(self, moment: Terms, phase: str = "") -> None:
         total = moment.total(self.n)
         heavier = total > self.total
         if not heavier.any():
             return
+        self.phase = np.where(heavier, phase, self.phase)
         for key in set(self.terms.values) | set(moment.values):
             self.terms.values[key] = np.where(heavier, moment.values.get(key, 0.0), self.terms.values.get(key, 0.0))
         self.total = np.where(heavier, total, self.total)

@@ -21,6 +21,7 @@ from ..cluster import Cluster
 from ..flops import attention_core_flops_per_token, attention_dims, lora_target_dims
 from ..model_spec import ModelSpec
 from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
+from ..recompute_modules import selective_modules
 from ..training import TrainingSetup
 from .gemm_efficiency import Roofline
 
@@ -109,7 +110,8 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     # Attention core: causal FLOPs per token, heads split by TP, queries by CP; averaged over the
     # layers, so sliding-window layers (Mistral, Gemma 2/3, gpt-oss) cost their window, not the
     # sequence (FlashAttention/cuDNN skip the blocks outside the window).
-    attn_flops = M * attention_core_flops_per_token(model, setup.seq_len) / model.num_layers / tp
+    # packed documents: each query attends within its document only (varlen kernels skip the rest)
+    attn_flops = M * attention_core_flops_per_token(model, setup.attention_length) / model.num_layers / tp
     attn_fwd = attn_flops / (gpu.bf16_tflops * 1e12 * assume.attention_eff(gpu, setup.framework)) + assume.kernel_fixed_s
 
     # Elementwise work common to every layer: norms, residuals (by SP shard) and rotary (by TP).
@@ -118,7 +120,18 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
                                          + c.ROTARY_PASSES_FWD * rotary_elems)
     kernels = c.NON_GEMM_KERNELS_PER_LAYER_FWD * assume.kernel_fixed_s
 
-    def layer(mlp_shapes, mlp_elementwise_bytes, extra_fwd=0.0) -> LayerTimes:
+    # Megatron-Core's fine-grained selective recompute (MoE/MLA models; recompute_modules.py) also
+    # repeats the norms (read input, write output), the MLA up-projections and the experts' activation.
+    modules = selective_modules(model, setup)
+    recipe_recompute = 0.0
+    if "layernorm" in modules:
+        recipe_recompute = (c.ACTIVATION_BYTES * c.NORM_RECOMPUTE_PASSES * max(model.norms_per_layer, 1)
+                            * M * h / hidden_shard / hbm + max(model.norms_per_layer, 1) * assume.kernel_fixed_s)
+    if "mla_up_proj" in modules:
+        up_shapes = [attn_shapes[1]] + ([attn_shapes[4]] if model.mla.q_lora_rank else [])  # KV up, Q up
+        recipe_recompute = recipe_recompute + gemms(up_shapes)[0]
+
+    def layer(mlp_shapes, mlp_elementwise_bytes, extra_fwd=0.0, act_recompute=0.0) -> LayerTimes:
         gemm_fwd, weights = gemms(attn_shapes + mlp_shapes)
         adapters = _lora_time(model, setup, M, tp, linear, mlp_shapes is dense_shapes)
         dequant = (weights * c.QLORA_DEQUANT_BYTES_PER_WEIGHT / hbm) if setup.mode == "qlora" else 0.0
@@ -127,7 +140,7 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
         bwd = (bwd_gemm * gemm_fwd + c.ATTENTION_BACKWARD_TIME_RATIO * attn_fwd
                + c.ELEMENTWISE_BACKWARD_RATIO * elementwise + 2 * adapters + dequant)
         recompute = np.select([grid.recompute == RECOMPUTE_FULL, grid.recompute == RECOMPUTE_SELECTIVE],
-                              [fwd, attn_fwd], 0.0)
+                              [fwd, attn_fwd + recipe_recompute + act_recompute], 0.0)
         return LayerTimes(forward=fwd, backward=bwd, recompute=recompute, attention_forward=attn_fwd)
 
     ffn = model.ffn_hidden_size
@@ -148,7 +161,12 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
             s_ffn = moe.num_shared_experts * moe.shared_ffn
             moe_shapes += [(M, up * s_ffn / tp, h, 1), (M, h, s_ffn / tp, 1)]
             moe_bytes = moe_bytes + c.ACTIVATION_BYTES * ffn_passes * M * s_ffn / tp
-        moe_times = layer(moe_shapes, moe_bytes)
+        act = (c.ACTIVATION_BYTES * c.GATED_ACTIVATION_RECOMPUTE_PASSES * copies * e_ffn / hbm + assume.kernel_fixed_s
+               if "moe_act" in modules else 0.0)
+        # Exposed host time of the dropless MoE layer (assumptions/moe.py), per local expert,
+        # forward; the backward's share follows ELEMENTWISE_BACKWARD_RATIO.
+        host = assume.moe_host_time_per_expert_fwd * local_experts
+        moe_times = layer(moe_shapes, moe_bytes, extra_fwd=host, act_recompute=act)
 
     # Logit layer and loss (last stage); embedding gather/scatter (first stage).
     logit_fwd, _ = gemms([(M, model.vocab_size / tp, h, 1)])

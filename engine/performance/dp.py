@@ -55,8 +55,8 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
                     mb_forward: np.ndarray, mb_backward: np.ndarray, assume: PerformanceAssumptions,
                     framework: str = "megatron") -> np.ndarray:
     """Exposed seconds per step. mb_forward/mb_backward: one micro-batch's compute on this rank."""
-    overlap = assume.dp_overlap_for(framework)
     zero = grid.zero_stage
+    overlap = np.where(zero >= 1, assume.dp_overlap_zero1_for(framework), assume.dp_overlap_for(framework))
     replicas = np.maximum(grid.hsdp_replicas, 1)
     dense_links = dp_group(cluster, grid, assume)
     shard_links = group_links(cluster, np.maximum(grid.dp * grid.cp // replicas, 1), grid.tp, assume)
@@ -72,7 +72,11 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     bucket = np.minimum(1.0, n.DP_BUCKET_PARAMS / np.maximum(params.dense + params.expert, 1.0))
     exposed_reduce = np.maximum(reduce - overlap * mb_backward, bucket * reduce)
     exposed_gather = np.maximum(gather - overlap * mb_forward, bucket * gather)
-    once = exposed_reduce + exposed_gather
+    # nanotron's ZeRO-1 copies the gathered shards back tensor by tensor, per DP rank (assumption).
+    tensors = n.ZERO1_GATHER_TENSORS_PER_LAYER * layers_per_stage
+    gather_copies = np.where((zero >= 1) & (zero <= 2),
+                             assume.zero1_gather_host_for(framework) * grid.dp * grid.cp * tensors, 0.0)
+    once = exposed_reduce + exposed_gather + gather_copies
 
     # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
     # layer's gather of each pass cannot be prefetched.

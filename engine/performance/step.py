@@ -26,6 +26,7 @@ from .cp import cp_time_per_layer
 from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
+from .post_training import add_post_training
 from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
 from .topology import pp_group
 from .tp import tp_time_per_layer
@@ -53,7 +54,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     layer_compute = mb.layer_mix(model, "total")
     tp_layer, tp_ends = tp_time_per_layer(model, cluster, setup, grid, mb.tokens, assume)
     cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
-    ep_layer = ep_time_per_moe_layer(model, cluster, grid, mb.tokens, assume) * (model.num_moe_layers / L)
+    moe_window = mb.moe_layer.total if mb.moe_layer is not None else None
+    ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (model.num_moe_layers / L)
 
     # Average stage and busiest stage (the last one also runs the logit layer and the loss).
     avg_layers = L / grid.pp
@@ -90,13 +92,13 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
 
     # FLOPs per step, whole cluster.
     tokens = grid.dp * grid.micro_batch * m * setup.seq_len
-    model_flops = model_flops_per_token(model, setup.seq_len, setup) * tokens
+    model_flops = model_flops_per_token(model, setup.attention_length, setup) * tokens
     hw_per_token = np.select(
         [grid.recompute == RECOMPUTE_FULL, grid.recompute == RECOMPUTE_SELECTIVE],
-        [hardware_flops_per_token(model, setup.seq_len, "full", setup),
-         hardware_flops_per_token(model, setup.seq_len, "selective", setup)],
-        hardware_flops_per_token(model, setup.seq_len, "none", setup))
-    return TimeArrays(
+        [hardware_flops_per_token(model, setup.attention_length, "full", setup),
+         hardware_flops_per_token(model, setup.attention_length, "selective", setup)],
+        hardware_flops_per_token(model, setup.attention_length, "none", setup))
+    policy = TimeArrays(
         compute=m * compute_avg,
         tp_comm=m * tp_avg,
         cp_comm=m * avg_layers * cp_layer,
@@ -114,3 +116,4 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
             "host_wait_s": m * host_wait,
         },
     )
+    return add_post_training(policy, model, cluster, setup, grid, assume)

@@ -22,6 +22,7 @@ from .rule import STAGES, Plan, Rule, Scenario, Stage
 # Order matters only for the search's `excluded` counts: a plan is counted under the first
 # rule it breaks, most fundamental first.
 RULES: tuple[Rule, ...] = (
+    frameworks.FRAMEWORK_SUPPORTS_SETUP,  # the setup itself (precision, mode, attention), before any plan knob
     # layout
     experts.EXPERT_PARALLEL_REQUIRES_MOE,
     mesh.TP_CP_PP_DIVIDES_GPUS,
@@ -37,12 +38,14 @@ RULES: tuple[Rule, ...] = (
     experts.ETP_DIVIDES_EXPERT_FFN,
     experts.EXPERT_MESH_DIVIDES_GPUS,
     frameworks.FRAMEWORK_SUPPORTS_ETP,
+    frameworks.FRAMEWORK_SUPPORTS_EP,
     mesh.UNEVEN_PIPELINE_SPLIT,
     mesh.TP_CROSSES_NODE,
     mesh.GPUS_NOT_MULTIPLE_OF_NODE,
     shapes.KV_HEADS_REPLICATED,
     # batch
     batch.DP_MICROBATCH_DIVIDES_GLOBAL_BATCH,
+    batch.DPO_MICROBATCH_HOLDS_PAIRS,
     batch.VPP_MICROBATCH_GROUPS,
     batch.FEWER_MICROBATCHES_THAN_STAGES,
     # options

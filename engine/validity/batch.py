@@ -67,3 +67,19 @@ def _few_microbatches_message(s: Scenario, p: Plan) -> str:
 
 FEWER_MICROBATCHES_THAN_STAGES = Rule("fewer_microbatches_than_stages", "warning", "batch",
                                       _few_microbatches_broken, _few_microbatches_message)
+
+
+def _dpo_pairs_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    post = s.setup.post_training
+    if post is None or post.algorithm != "dpo":
+        return np.zeros(len(g), dtype=bool)
+    return g.micro_batch % 2 == 1
+
+
+def _dpo_pairs_message(s: Scenario, p: Plan) -> str:
+    return (f"DPO runs a chosen/rejected pair in one forward (TRL's concatenated_forward), so a micro-batch holds "
+            f"whole pairs: micro-batch {p.micro_batch} sequences is odd; use {p.micro_batch + 1} "
+            f"({(p.micro_batch + 1) // 2} pair(s) per micro-batch)")
+
+
+DPO_MICROBATCH_HOLDS_PAIRS = Rule("dpo_microbatch_holds_pairs", "error", "batch", _dpo_pairs_broken, _dpo_pairs_message)

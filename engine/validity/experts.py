@@ -88,27 +88,40 @@ MOE_TP_EP_WITHOUT_SP = Rule(
 )
 
 
-# Cross-node expert all-to-all: how the engine prices it (engine/performance/ep.py) is Megatron-core's
-# default alltoall dispatcher — every routed copy of a token sent in BF16, nothing overlapped. Megatron's
-# MoE best practice runs DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep: one copy per
-# destination node, FP8 dispatch) and batch-level EP-A2A overlap (--overlap-moe-expert-parallel-comm,
-# Megatron-Core >= 0.14), which cut this traffic or hide it. On the calibration data the four H100 runs
-# with EP across nodes measured 11-23 % more throughput than predicted. Said on every multi-node MoE plan, because
-# the pricing also decides whether the search puts EP across nodes at all.
+# Cross-node expert all-to-all: how the engine prices it (engine/performance/ep.py) follows the
+# dispatcher the user runs (--moe-dispatcher): Megatron-core's default alltoall sends every routed copy
+# of a token in BF16; DeepEP (flex dispatcher) sends one copy per destination node, FP8 when training in
+# FP8, under node-limited routing; EP-A2A overlap (--moe-a2a-overlap) hides it where Megatron-Core allows.
+# Of the four H100 calibration runs with EP across nodes, the two priced as alltoall without overlap
+# measured 20-28 % more throughput than predicted; the one that ran HybridEP (priced as DeepEP) 7 % less,
+# the one with EP-A2A overlap 22 % less (data/bridge_moe_recipes.csv). DeepEP pricing is first-principles.
+# Said on every multi-node MoE plan, because the pricing also decides whether the search puts EP across
+# nodes at all.
 def _moe_multi_node(s: Scenario, g: PlanGrid) -> np.ndarray:
     multi_node = s.model.moe is not None and s.cluster.num_gpus > s.cluster.gpus_per_node
     return np.full(len(g), multi_node, dtype=bool)
 
 
 def _a2a_message(s: Scenario, p: Plan) -> str:
-    pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent, not overlapped); "
-               "DeepEP (--moe-enable-deepep) and EP all-to-all overlap (--overlap-moe-expert-parallel-comm) "
-               "cut or hide much of it")
+    d = s.setup.moe_dispatcher
+    if d == "deepep":
+        pricing = ("priced as DeepEP (one copy per destination node, then NVLink; node-limited routing; FP8 dispatch "
+                   "when training in FP8) — first-principles; the Megatron-Bridge rows that ran HybridEP are "
+                   "scored this way (docs/performance.md)")
+    elif d == "allgather":
+        pricing = "priced as Megatron's allgather dispatcher (every rank gathers the whole EP group's tokens, BF16)"
+    else:
+        pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent); if you run "
+                   "DeepEP, pass --moe-dispatcher deepep, which sends far less across nodes")
+    overlap = ("; overlapped with the other micro-batch where Megatron-Core allows it (VPP > 1 with PP)"
+               if s.setup.moe_a2a_overlap else "; not overlapped (pass --moe-a2a-overlap if you run "
+                                               "--overlap-moe-expert-parallel-comm)")
     if p.ep * p.etp > s.cluster.gpus_per_node:
-        return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}, so the EP time here is an upper bound "
-                f"(the four H100 calibration runs with cross-node EP measured 11-23 % more throughput than predicted)")
-    return (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing} — if you run those, "
-            f"also evaluate plans with EP across nodes, which the search may rank too low")
+        return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
+                f"with cross-node EP measured 20-28 % more throughput than the alltoall pricing predicts, 7 % less "
+                f"than the DeepEP pricing, 22 % less than the alltoall pricing with overlap)")
+    return (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "
+            f"compare plans with EP across nodes under the dispatcher you run")
 
 
 EXPERT_ALL_TO_ALL_PRICING = Rule("expert_all_to_all_pricing", "warning", "layout", _moe_multi_node, _a2a_message)

@@ -13,6 +13,10 @@ Sources (read in the installed packages):
   (engine/memory/layouts.py models it so); "Currently we only support
   ETP=TP or ETP=1" (torchtitan/distributed/parallel_dims.py); interleaved schedules from
   torch.distributed.pipelining.
+- nanotron (huggingface/nanotron main): ZeroDistributedOptimizer is ZeRO-1 and any zero_stage > 0
+  builds it (helpers.py `if optimizer_args.zero_stage > 0`), so 2/3 are not offered; pipeline
+  engines "1f1b" and "afab" (no interleaving); attention asserts num_key_value_heads % TP == 0
+  (models/llama.py), so no KV replication; no expert tensor parallelism of its own (export refuses EP).
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ class FrameworkCapabilities:
     replicates_kv_heads: bool  # TP may exceed the KV heads
     zero_names: dict[int, str]
     zero_aliases: dict[int, int] = field(default_factory=dict)  # accepted stage -> the stage it runs as
+    fp8: bool = True  # an FP8 training recipe exists
+    adapters: bool = True  # LoRA/QLoRA fine-tuning exists
+    expert_parallel: bool = True  # EP > 1 possible
+    mla: bool = True  # multi-head latent attention models exist
 
     @property
     def distinct_zero_stages(self) -> tuple[int, ...]:
@@ -64,6 +72,15 @@ CAPABILITIES: dict[str, FrameworkCapabilities] = {
         zero_names={0: "replicate (DDP)", 1: "runs as 2", 2: "fully_shard, reshard_after_forward=False",
                     3: "fully_shard (FULL_SHARD)"},
         zero_aliases={1: 2},
+    ),
+    "nanotron": FrameworkCapabilities(
+        zero_stages=(0, 1), zero_stages_with_pp=(0, 1), interleaved_pp=False,
+        interleaved_needs_pp_microbatch_groups=False, expert_tp_is_1_or_tp=True, cp_is_ulysses=False,
+        replicates_kv_heads=False,
+        zero_names={0: "DDP", 1: "ZeroDistributedOptimizer (ZeRO-1)"},
+        # Its config has no FP8 recipe, no adapters and no MLA model; ParallelContext asserts
+        # TP·CP·DP·PP = world size, so EP must be 1 (engine/export/nanotron.py refuses the same).
+        fp8=False, adapters=False, expert_parallel=False, mla=False,
     ),
 }
 
@@ -109,6 +126,30 @@ ZERO_STAGE_ALIAS = Rule(
 )
 
 
+def _setup_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    caps = _caps(s)
+    unsupported = ((s.setup.precision == "fp8" and not caps.fp8)
+                   or (s.setup.mode != "full" and not caps.adapters)
+                   or (s.model.mla is not None and not caps.mla))
+    return np.full(len(g), unsupported)
+
+
+def _setup_message(s: Scenario, p: Plan) -> str:
+    caps, fw = _caps(s), s.setup.framework
+    if s.setup.precision == "fp8" and not caps.fp8:
+        return f"{fw} has no FP8 training recipe; valid precision with {fw}: bf16 (or another framework for fp8)"
+    if s.model.mla is not None and not caps.mla:
+        return (f"{fw} has no multi-head latent attention (MLA) model, which {s.model.name} uses; valid "
+                f"frameworks for it: megatron, fsdp, deepspeed")
+    mode = {"lora": "LoRA", "qlora": "QLoRA"}.get(s.setup.mode, s.setup.mode)
+    return (f"{fw} trains no {mode} adapters; valid mode with {fw}: full "
+            f"(or another framework for {s.setup.mode})")
+
+
+# Reads no plan knob: checked first, so a setup the framework cannot run is reported as such for every plan.
+FRAMEWORK_SUPPORTS_SETUP = Rule("framework_supports_setup", "error", "layout", _setup_broken, _setup_message)
+
+
 def _pp_zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
     allowed = _caps(s).zero_stages_with_pp
     return (g.pp > 1) & ~np.isin(g.zero_stage, allowed) & np.isin(g.zero_stage, _caps(s).zero_stages)
@@ -145,6 +186,17 @@ FRAMEWORK_SUPPORTS_ETP = Rule(
     "framework_supports_etp", "error", "layout", _etp_broken,
     lambda s, p: (f"{s.setup.framework} shards experts either not at all or over the TP group, so ETP={p.etp} "
                   f"with TP={p.tp} is unavailable; valid ETP: 1, {p.tp}"),
+)
+
+
+def _ep_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    return _none(g) if _caps(s).expert_parallel else g.ep > 1
+
+
+FRAMEWORK_SUPPORTS_EP = Rule(
+    "framework_supports_ep", "error", "layout", _ep_broken,
+    lambda s, p: (f"{s.setup.framework} cannot run expert parallelism (EP={p.ep}): its ParallelContext requires "
+                  f"TP·CP·DP·PP = world size; valid EP: 1"),
 )
 
 

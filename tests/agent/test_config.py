@@ -50,3 +50,13 @@ def test_bad_files_are_one_line_errors(tmp_path, text, words):
 def test_missing_explicit_file_is_an_error(tmp_path):
     with pytest.raises(ShardwiseInputError, match="does not exist"):
         load_config(env={"SHARDWISE_CONFIG": str(tmp_path / "nope.toml")})
+
+
+def test_llm_concurrency_and_a_session_database_url_from_the_environment(tmp_path):
+    home = {"XDG_CONFIG_HOME": str(tmp_path)}  # no config file
+    url = "postgresql+psycopg://shardwise@127.0.0.1/sessions"
+    config = load_config(env={**home, "SHARDWISE_LLM_MAX_CONCURRENCY": "4", "SHARDWISE_SESSION_DB": url})
+    assert config.llm_max_concurrency == 4 and config.session_db == url
+    assert load_config(env=home).llm_max_concurrency == 16
+    with pytest.raises(ShardwiseInputError, match="llm_max_concurrency"):
+        load_config(env={**home, "SHARDWISE_LLM_MAX_CONCURRENCY": "0"})

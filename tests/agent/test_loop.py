@@ -53,11 +53,11 @@ def test_tool_call_then_cited_answer(make_service, fake_model):
     assert done.plan["strategy"] == best.strategy.model_dump(mode="json")
     assert f"{round(best.memory.total_gib, 3)} GiB per GPU [R1]" in done.answer
     assert "".join(e.text for e in events if isinstance(e, DeltaEvent)) == done.answer
-    # the model saw the system prompt, the tool schemas (strict) and the tool result keyed by its call id
+    # the model saw the system prompt, the tool schemas and the tool result keyed by its call id
     first, second = model.requests
     assert first["messages"][0]["role"] == "system" and "every number" in first["messages"][0]["content"].lower()
     assert {t["function"]["name"] for t in first["tools"]} >= {"recommend_plans", "what_if", "export_config"}
-    assert all(t["function"]["strict"] for t in first["tools"])
+    assert all(t["function"]["parameters"]["type"] == "object" for t in first["tools"])
     assert tool_messages(second)[0]["tool_call_id"] == "call_1_0"
     assert "recommendation" not in json.loads(tool_messages(second)[0]["content"])  # bulky engine object hidden
 
@@ -144,30 +144,47 @@ def test_turn_limit_forces_an_answer_without_tools(make_service, fake_model):
 
 def test_deadline_stops_the_turn(make_service, fake_model):
     def slow(messages):
-        time.sleep(0.3)
+        time.sleep(1.2)
         return {"calls": [("lookup_model", {"name": "llama-3.1-8b"})]}
 
     model = fake_model([slow, {"text": "never"}])
-    events, done = run(make_service(model, deadline_s=0.2, fallback="none"), "llama 8b?")
+    # 1 s, not less: on a loaded 2-core machine opening the session can take a few hundred ms
+    service = make_service(model, deadline_s=1.0, fallback="none")
+    service.system_prompt()  # the tools' first import takes ~0.5 s cold: not part of the 1 s being tested
+    events, done = run(service, "llama 8b?")
     error = next(e for e in events if isinstance(e, ErrorEvent))
     assert error.kind == "deadline" and done is None
-    assert model.requests[0]["deadline"] - time.monotonic() < 0.2
+    assert model.requests[0]["deadline"] - time.monotonic() < 1.0
 
 
-def test_unreachable_model_falls_back_to_the_offline_planner(make_service, fake_model):
-    model = fake_model([ModelError("cannot reach the LLM endpoint (http://llm:8000/v1)", kind="unavailable")])
-    events, done = run(make_service(model), "Llama-3.1-8B on 8 H100s, 4k context, 256 sequences per step")
-    assert done.mode == "offline"
-    assert done.answer.startswith("_The language model is unavailable (cannot reach the LLM endpoint")
-    assert done.plan["strategy"] == engine_best().strategy.model_dump(mode="json")
-    assert [c["name"] for c in done.tool_calls] == ["recommend_plans"]
+def test_unreachable_model_ends_with_an_error_that_carries_the_offline_answer(make_service, fake_model):
+    down = ModelError("cannot reach the LLM endpoint (http://llm:8000/v1)", kind="unavailable")
+    model = fake_model([down, down])
+    service = make_service(model)
+    question = "Llama-3.1-8B on 8 H100s, 4k context, 256 sequences per step"
+    events, done = run(service, question)
+    error = events[-1]
+    assert done is None and isinstance(error, ErrorEvent) and error.kind == "unavailable"
+    assert error.message.startswith("cannot reach the LLM endpoint") and "offline planner" in error.message
+    offline = error.offline
+    assert offline["mode"] == "offline" and offline["answer"]
+    assert offline["plan"]["strategy"] == engine_best().strategy.model_dump(mode="json")
+    assert [c["name"] for c in offline["tool_calls"]] == ["recommend_plans"] and offline["configs"]
+    # the session keeps the question (and the offline answer), so a follow-up builds on it
+    session = service.store.load(events[0].session_id)
+    assert session.turns()[0][0] == {"role": "user", "content": question}
+    assert session.state["scenario"]["gpus"] == 8
+    answer = service.ask(question)
+    assert answer.error and answer.mode == "offline" and answer.plan == offline["plan"] is not None
 
 
 def test_unreachable_model_without_fallback_is_a_clear_error(make_service, fake_model):
     model = fake_model([ModelError("the LLM endpoint (x) did not answer within 60 s", kind="timeout")])
-    events, done = run(make_service(model, fallback="none"), "llama 8b on 8 h100")
+    service = make_service(model, fallback="none")
+    events, done = run(service, "llama 8b on 8 h100")
     error = next(e for e in events if isinstance(e, ErrorEvent))
-    assert (error.kind, done) == ("timeout", None) and "did not answer" in error.message
+    assert (error.kind, done, error.offline) == ("timeout", None, None) and "did not answer" in error.message
+    assert service.store.load(events[0].session_id).turns() == [[{"role": "user", "content": "llama 8b on 8 h100"}]]
 
 
 def test_system_prompt_and_key_never_reach_the_user(make_service, fake_model):

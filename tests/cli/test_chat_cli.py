@@ -79,10 +79,11 @@ def test_unreachable_llm_falls_back_or_fails_clearly(capsys, monkeypatch):
     monkeypatch.setenv("SHARDWISE_MODEL", "some-model")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # discard port: connection refused
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop")
-    code, data, _ = ask_json(capsys, QUESTION)
-    assert code == 0 and data["mode"] == "offline"
-    assert data["answer"].startswith("_The language model is unavailable (cannot reach the LLM endpoint")
-    assert data["plan"] is not None
+    code, data, err = ask_json(capsys, QUESTION)
+    assert code == 0 and data["mode"] == "offline"  # the offline planner's answer, and what went wrong
+    assert data["error"].startswith("cannot reach the LLM endpoint (http://127.0.0.1:9/v1)")
+    assert "warning: cannot reach the LLM endpoint" in err
+    assert data["plan"] is not None and data["answer"]
     monkeypatch.setenv("SHARDWISE_LLM_FALLBACK", "none")
     code, data, err = ask_json(capsys, QUESTION)
     assert code == 1 and "cannot reach the LLM endpoint (http://127.0.0.1:9/v1)" in err

@@ -87,3 +87,31 @@ def test_qlora_with_fp8_is_one_clear_line(capsys):
                          "--mode", "qlora", "--precision", "fp8")
     assert code == 2 and err.count("\n") == 1
     assert "QLoRA" in err and "bf16" in err and "Value error" not in err
+
+
+def test_mean_doc_len_longer_than_the_sequence_is_one_clear_line(capsys):
+    argv = ["evaluate", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--seq-len", "4096",
+            "--mean-doc-len", "9000"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1
+    assert "mean document length 9,000 is longer than the sequence (4,096 tokens)" in err
+    assert "Traceback" not in err
+
+
+def test_mean_doc_len_is_in_the_setup(capsys):
+    argv = ["--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--seq-len", "4096", "--mean-doc-len", "256"]
+    code, out, err = run(capsys, "recommend", *argv, "--json")
+    assert code == 0 and json.loads(out)["setup"]["mean_doc_len"] == 256
+    code, out, err = run(capsys, "evaluate", *argv)
+    assert code == 0 and "packed documents of ~256 tokens" in out
+
+
+def test_nanotron_is_a_framework_one_can_plan_for(capsys):
+    """nanotron offers ZeRO-0/1 only (ZeroDistributedOptimizer) and no interleaved schedule."""
+    base = ["evaluate", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "16", "--framework", "nanotron"]
+    code, out, err = run(capsys, *base, "--zero", "1")
+    assert code == 0 and "bf16, nanotron" in out
+    code, out, err = run(capsys, *base, "--zero", "2")  # evaluate reports an invalid plan, exit 0
+    assert code == 0 and "INVALID plan" in out and "ZeRO stage 2 is not available with nanotron" in out
+    code, out, err = run(capsys, *base, "--pp", "2", "--vpp", "2", "--global-batch", "64")
+    assert code == 0 and "nanotron has no interleaved pipeline schedule" in out

@@ -4,10 +4,10 @@ labels show it (an HSDP plan read like plain ZeRO-2/3)."""
 import json
 
 from shardwise.cli.main import main
-from shardwise.cli.render import plan_label, plan_text
+from shardwise.engine.plan_label import plan_label
 from shardwise.engine.plan_text import parse_plan
 from shardwise.engine.results import StrategySummary
-from shardwise.tools.scenario import plan_label as tool_label
+from shardwise.present import plan_text
 
 SCENARIO = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16"]
 
@@ -35,5 +35,5 @@ def test_recommend_pins_hsdp(capsys):
 def test_labels_and_plan_text_carry_hsdp():
     s = StrategySummary(tp=2, pp=1, vpp=1, cp=1, ep=1, etp=1, dp=8, zero_stage=3, micro_batch=1, grad_accum=8,
                         recompute="full", sequence_parallel=True, hsdp_replicas=2)
-    assert "HSDP=2" in plan_label(s) and "HSDP=2" in tool_label(s)
+    assert "HSDP=2" in plan_label(s, "cli") and "HSDP=2" in plan_label(s, "tools")
     assert parse_plan(plan_text(s)).hsdp_replicas == 2  # explain's --a round trip

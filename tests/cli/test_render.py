@@ -2,7 +2,7 @@
 
 import pytest
 
-from shardwise.cli.render import plans_table
+from shardwise.present import plans_table
 from shardwise.engine.evaluate import evaluate
 from shardwise.engine.inputs import build_cluster
 from shardwise.engine.model_catalog import get_model

@@ -30,3 +30,16 @@ def test_validate_per_row_table_and_memory(capsys):
 def test_unknown_source_is_a_clear_error(capsys):
     assert main(["validate", "--source", "nope"]) == 2
     assert "unknown source 'nope'" in capsys.readouterr().err
+
+
+def test_validate_reports_spearman_and_top1_regret_per_group(capsys):
+    assert main(["validate", "--source", "playbook-sweep", "--summary", "--no-memory"]) == 0
+    out = capsys.readouterr().out
+    assert "top-1 regret weighted by plans" in out
+    lines = [line for line in out.splitlines()
+             if line.startswith("    ") and "Ultra-Scale Playbook 8B (Llama-like) | h100-sxm x256" in line]
+    assert len(lines) == 1 and "%" in lines[0] and "->" in lines[0]
+    assert main(["validate", "--source", "playbook-sweep", "--json", "--no-memory"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all({"spearman", "top1_regret", "top1_plan", "best_plan"} <= set(g) for g in data["groups"])
+    assert 0 <= data["weighted_top1_regret"] < 1

@@ -42,3 +42,22 @@ def test_token_budget_below_one_sequence_is_refused(capsys, tokens):
     # Used to run silently with a global batch of one sequence.
     code, out, err = run(capsys, "evaluate", *SCENARIO, "--global-batch-tokens", tokens)
     assert code == 2 and out == "" and err.count("\n") == 1 and "less than one sequence" in err
+
+
+DEEPSEEK = ["--model", "deepseek-v3", "--gpu", "h800", "--gpus", "2048", "--seq-len", "4096", "--global-batch",
+            "15360", "--precision", "fp8"]
+
+
+def test_what_if_changes_the_moe_dispatcher(capsys):
+    """The dispatcher is a setup input like the framework: named in the change, bad values refused
+    with what is allowed, carried in the JSON setup."""
+    import json
+
+    code, out, err = run(capsys, "what-if", *DEEPSEEK, "--change", "moe_dispatcher=deepep")
+    assert code == 0, err
+    assert "moe_dispatcher: alltoall → deepep" in out
+    code, out, err = run(capsys, "what-if", *DEEPSEEK, "--change", "moe_dispatcher=nccl")
+    assert code == 2 and "'alltoall', 'allgather' or 'deepep'" in err
+    code, out, err = run(capsys, "recommend", *DEEPSEEK, "--moe-dispatcher", "deepep", "--json", "--top", "1")
+    assert code == 0, err
+    assert json.loads(out)["setup"]["moe_dispatcher"] == "deepep"

@@ -126,3 +126,28 @@ def test_real_models_terms_add_up_and_tp_shards_weights():
     assert tp_up.outcome != "invalid"  # TP 8 → 16 on 64 GPUs or 4 → 8: both divide heads and GPUs
     up = explain(model, cluster, setup, Strategy(tp=tp_up.plan.tp, pp=tp_up.plan.pp, zero_stage=1)).winner
     assert up.memory.weights_gib < base.memory.weights_gib
+
+
+def test_explain_says_why_ep_stays_in_a_node_or_crosses():
+    """DeepSeek-V3 on 2,048 H800 with DeepEP: the plan's EP against EP on the other side of the node
+    boundary (8 GPUs per node: EP·ETP > 8 crosses), with the EP communication each pays."""
+    from shardwise.engine.explain import explain
+    from shardwise.engine.inputs import build_cluster, resolve_model
+    from shardwise.engine.strategy import Strategy
+    from shardwise.engine.training import TrainingSetup
+
+    model, cluster = resolve_model("deepseek-v3"), build_cluster("h800", 2048)
+    setup = TrainingSetup(seq_len=4096, global_batch=15360, precision="fp8", moe_dispatcher="deepep")
+    x = explain(model, cluster, setup, Strategy(tp=1, pp=16, ep=64, zero_stage=1))
+    e = x.expert_parallel
+    assert (e.ep, e.crosses_nodes, e.dispatcher) == (64, True, "deepep")
+    assert [a.ep for a in e.alternatives] == [8] and not e.alternatives[0].crosses_nodes
+    inside = x.expert_parallel.alternatives[0]
+    # In a node the dispatch runs on NVLink (cheaper), but each GPU holds 256/8 = 32 experts instead of 4.
+    assert inside.ep_comm_delta_s < 0 and inside.memory_delta_gib > 10
+    assert inside.outcome == "does_not_fit"
+    y = explain(model, cluster, setup, Strategy(tp=2, pp=32, ep=8, zero_stage=1, recompute="none"))
+    assert not y.expert_parallel.crosses_nodes and y.expert_parallel.alternatives[0].ep == 16
+    assert y.expert_parallel.alternatives[0].crosses_nodes
+    assert explain(resolve_model("llama-3-8b"), build_cluster("h100", 8), TrainingSetup(),
+                   Strategy(tp=1)).expert_parallel is None

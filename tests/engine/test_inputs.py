@@ -38,3 +38,24 @@ def test_qlora_with_fp8_is_refused_with_what_works():
     with pytest.raises(pydantic.ValidationError, match="bf16"):
         TrainingSetup(mode="qlora", precision="fp8")
     assert TrainingSetup(mode="lora", precision="fp8").precision == "fp8"
+
+
+def test_more_gpus_per_node_than_gpus_is_an_error_not_clamped():
+    from shardwise.engine.inputs import build_cluster
+
+    with pytest.raises(ShardwiseInputError, match=r"--gpus-per-node 8 is larger than the cluster \(--gpus 4\)"):
+        build_cluster("h100", 4, gpus_per_node=8)
+    # Without --gpus-per-node a cluster smaller than the GPU's usual node is one partial node.
+    assert build_cluster("h100", 4).gpus_per_node == 4
+    assert build_cluster("h100", 16, gpus_per_node=16).gpus_per_node == 16
+
+
+def test_moe_groups_must_be_consistent():
+    import pydantic
+
+    from shardwise.engine.model_spec import MoESpec
+
+    with pytest.raises(pydantic.ValidationError, match="topk_group"):
+        MoESpec(num_experts=256, top_k=8, expert_ffn_hidden_size=2048, n_group=4, topk_group=8)
+    with pytest.raises(pydantic.ValidationError, match="n_group"):
+        MoESpec(num_experts=100, top_k=8, expert_ffn_hidden_size=2048, n_group=8, topk_group=4)

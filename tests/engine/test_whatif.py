@@ -69,3 +69,15 @@ def test_bad_changes_are_clear_errors(llama8b, change, needle):
 
 def test_parse_changes_aliases():
     assert parse_changes("gpus=16, seq=8k,batch=64") == {"num_gpus": "16", "seq_len": "8k", "global_batch": "64"}
+
+
+def test_packing_short_documents_is_a_what_if(llama8b):
+    """Attention within 256-token documents instead of the whole 8192-token sequence is strictly less
+    work (the attention core's FLOPs fall 32×), so the best plan cannot get slower."""
+    setup = TrainingSetup(seq_len=8192, global_batch=64)
+    w = what_if(llama8b, build_cluster("h100-sxm", 8), setup, "mean_doc_len=256")
+    assert [(c.input, c.before, c.after) for c in w.changes] == [("mean_doc_len", None, 256)]
+    assert w.throughput_ratio > 1.0
+    back = what_if(llama8b, build_cluster("h100-sxm", 8), setup.model_copy(update={"mean_doc_len": 256}),
+                   "mean_doc_len=none")
+    assert [(c.input, c.before, c.after) for c in back.changes] == [("mean_doc_len", 256, None)]

@@ -31,7 +31,8 @@ def test_bundled_scripts_pass_every_grader():
 
 
 @pytest.mark.parametrize("text, grader, needle", [
-    ("Use `{{ last.best.label }}` [{{ last.id }}]: it needs 61.7 GiB per GPU.", "numbers", "61.7 GiB"),
+    # 97.3 GiB: above every memory value (and 80 % band) in the result; 61.7 is now a band endpoint
+    ("Use `{{ last.best.label }}` [{{ last.id }}]: it needs 97.3 GiB per GPU.", "numbers", "97.3 GiB"),
     ("Use `TP=4 PP=4 DP=4 ZeRO-1 micro-batch=1 recompute=selective` [{{ last.id }}].", "plan", "engine recommends"),
     ('Use `{{ last.best.label }}`. Config: {"zero_optimization": {"stage": 1}}', "tools", "config text"),
 ])

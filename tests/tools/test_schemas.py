@@ -1,4 +1,4 @@
-"""Tool schemas: generated from the Args models in OpenAI strict mode, kept as golden files.
+"""Tool schemas: generated from the Args models in compact form (tools/schema.py), kept as golden files.
 
 A change to a tool's arguments changes what every LLM sees; the golden files make that a
 reviewed diff. Regenerate with SHARDWISE_UPDATE_GOLDEN=1 pytest tests/tools/test_schemas.py.
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from shardwise.tools import registry, tool_schemas
-from shardwise.tools.schema import check_strict
+from shardwise.tools.scenario import Plan, Scenario
+from shardwise.tools.schema import compact_parameters, schema_problems, shared_definitions
 
 GOLDEN = Path(__file__).parent / "golden"
 REQUIRED_TOOLS = {"recommend_plans", "evaluate_plan", "compare_plans", "what_if", "estimate_memory", "lookup_model",
@@ -35,41 +36,52 @@ def test_schema_matches_its_golden_file(schema):
 
 
 @pytest.mark.parametrize("schema", tool_schemas(), ids=lambda s: s["function"]["name"])
-def test_schema_follows_strict_mode(schema):
+def test_schema_is_compact_and_names_every_argument(schema):
     fn = schema["function"]
-    assert schema["type"] == "function" and fn["strict"] is True
+    assert schema["type"] == "function" and "strict" not in fn
     assert len(fn["name"]) <= 64 and fn["name"].replace("_", "").isalnum()
-    assert fn["parameters"]["type"] == "object"
-    assert check_strict(fn["parameters"]) == []
+    params = fn["parameters"]
+    assert params["type"] == "object" and schema_problems(params) == []
+    args = registry()[fn["name"]].args
+    assert set(params["properties"]) == set(args.model_fields)
+    assert set(params.get("required", [])) == {n for n, f in args.model_fields.items() if f.is_required()}
 
 
-def test_strict_checker_catches_what_strict_mode_rejects():
-    bad = {"type": "object", "properties": {"a": {"type": "integer", "minimum": 1, "default": 3},
+def test_the_problem_finder_catches_what_compact_schemas_leave_out():
+    bad = {"type": "object", "properties": {"a": {"type": ["integer", "null"], "minimum": 1, "default": 3},
                                             "b": {"$ref": "#/$defs/B"}},
-           "required": ["a"]}
-    problems = check_strict(bad)
-    assert "$: additionalProperties is not false" in problems
-    assert "$: required is not every property" in problems
+           "required": ["a", "c"]}
+    problems = schema_problems(bad)
     assert "$.a: has default" in problems and "$.a: has minimum" in problems and "$.b: has $ref" in problems
+    assert "$.a: is nullable (leave optional arguments out instead)" in problems
+    assert "$: requires c, which is not a property" in problems
 
 
-def test_optional_fields_are_nullable_and_enums_include_null():
-    params = registry()["recommend_plans"]
-    from shardwise.tools.schema import strict_parameters
+def test_scenario_and_plan_are_named_in_schemas_and_defined_once_in_the_definitions():
+    p = compact_parameters(registry()["compare_plans"].args)
+    assert p["properties"]["scenario"] == {"type": "object", "description": "Scenario"}
+    assert p["properties"]["plan_a"]["description"] == "Plan"
+    text = shared_definitions()
+    for field in (*Scenario.model_fields, *Plan.model_fields):
+        assert f"; {field}" in text or f": {field}" in text, field
+    assert "mode (full|lora|qlora|dpo|dpo-lora|dpo-qlora|grpo|grpo-lora|grpo-qlora|ppo|ppo-lora|ppo-qlora)" in text
+    assert "gpus (integer)" in text and "sequence_parallel (true/false)" in text
 
-    p = strict_parameters(params.args)
-    mode = p["properties"]["scenario"]["properties"]["mode"]
-    assert mode["type"] == ["string", "null"] and mode["enum"] == ["full", "lora", "qlora", None]
-    assert p["properties"]["top_k"]["type"] == ["integer", "null"]
-    constraints = p["properties"]["constraints"]
-    assert {"type": "null"} in constraints["anyOf"]
+
+def test_optional_arguments_are_left_out_not_nullable():
+    p = compact_parameters(registry()["recommend_plans"].args)
+    assert p["required"] == ["scenario"]
+    assert p["properties"]["top_k"]["type"] == "integer"
+    assert p["properties"]["constraints"]["properties"]["recompute"]["enum"] == ["none", "selective", "full"]
 
 
-def test_a_strict_call_validates_against_the_args_model():
-    """What a strict-mode model sends (every key, null for unused) is accepted as is."""
+def test_a_call_with_only_what_the_user_said_validates_against_the_args_model():
+    """What a model sends from the compact schema (optional fields left out) is accepted as is; so is a
+    call that sends null for every field (what a strict-mode habit produces)."""
     args = registry()["what_if"].args
-    sent = {"scenario": {k: None for k in args.model_fields["scenario"].annotation.model_fields},
-            "change": {k: None for k in args.model_fields["change"].annotation.model_fields}}
-    sent["scenario"].update(model="llama-3.1-8b", gpu="h100", gpus=8)
-    sent["change"]["gpu"] = "h200"
-    assert args.model_validate(sent).change.gpu == "h200"
+    short = {"scenario": {"model": "llama-3.1-8b", "gpu": "h100", "gpus": 8}, "change": {"gpu": "h200"}}
+    assert args.model_validate(short).change.gpu == "h200"
+    full = {"scenario": {k: None for k in Scenario.model_fields}, "change": {k: None for k in Scenario.model_fields}}
+    full["scenario"].update(model="llama-3.1-8b", gpu="h100", gpus=8)
+    full["change"]["gpu"] = "h200"
+    assert args.model_validate(full).change.gpu == "h200"

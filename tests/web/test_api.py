@@ -164,3 +164,27 @@ def test_cors_allows_only_the_configured_origins(scripted_chat):
     assert "access-control-allow-origin" not in bad.headers
     r = c.post("/api/chat", json={"message": "hi"}, headers={"origin": "https://evil.example"})
     assert "access-control-allow-origin" not in r.headers  # the browser will not let that page read the answer
+
+
+def test_nanotron_and_packed_documents_answer_what_the_cli_prints(client, capsys):
+    body = {**SCENARIO, "framework": "nanotron", "mean_doc_len": 512, "tp": 2, "zero": 1}
+    r = client.post("/api/evaluate", json=body)
+    assert r.status_code == 200, r.text
+    expected = cli_json(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "16",
+                        "--seq-len", "4096", "--global-batch", "256", "--tp", "2", "--zero", "1",
+                        "--framework", "nanotron", "--mean-doc-len", "512", "--json")
+    assert r.json() == expected
+    r = client.post("/api/evaluate", json={**SCENARIO, "mean_doc_len": 8192})  # longer than seq_len 4096
+    assert r.status_code in (400, 422) and "mean document length" in r.text
+
+
+def test_moe_dispatcher_in_the_body_is_the_cli_flag(client, capsys):
+    body = {"model": "mixtral-8x7b", "gpu": "h100-sxm", "gpus": 16, "seq_len": 4096, "global_batch": 256,
+            "tp": 2, "ep": 8, "moe_dispatcher": "deepep", "moe_a2a_overlap": True}
+    r = client.post("/api/evaluate", json=body)
+    assert r.status_code == 200, r.text
+    expected = cli_json(capsys, "evaluate", "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--gpus", "16",
+                        "--seq-len", "4096", "--global-batch", "256", "--tp", "2", "--ep", "8",
+                        "--moe-dispatcher", "deepep", "--moe-a2a-overlap", "--json")
+    assert r.json() == expected
+    assert client.post("/api/evaluate", json={**body, "moe_dispatcher": "nccl"}).status_code == 422

@@ -22,6 +22,17 @@ def test_settings_from_the_environment():
     assert Settings.from_env({}) == Settings(session_db=Settings().session_db)
 
 
+def test_load_settings_and_a_database_url_from_the_environment():
+    url = "postgresql+psycopg://shardwise:pw@db.internal:5432/sessions"
+    s = Settings.from_env({"SHARDWISE_WORK_THREADS": "3", "SHARDWISE_WORK_QUEUE": "10",
+                           "SHARDWISE_WORK_MAX_WAIT_S": "2.5", "SHARDWISE_MAX_CHAT_STREAMS": "40",
+                           "SHARDWISE_SESSION_DB": url})
+    assert (s.work_threads, s.work_queue, s.work_max_wait_s, s.max_chat_streams) == (3, 10, 2.5, 40)
+    assert s.session_db == url  # a URL is kept as written (a Path would fold its "//")
+    app = create_app(s, chat_service=object())
+    assert (app.state.work_pool.workers, app.state.work_pool.max_queue, app.state.active_chats.limit) == (3, 10, 40)
+
+
 @pytest.mark.parametrize("env,words", [({"SHARDWISE_RATE_LIMIT_PER_MINUTE": "lots"}, "must be a int"),
                                        ({"SHARDWISE_MAX_BODY_BYTES": "-1"}, "must be positive")])
 def test_bad_settings_are_named(env, words):
@@ -129,3 +140,14 @@ def test_nothing_fits_says_what_would(scripted_chat):
     assert r.status_code == 200
     assert "Nothing fits" in r.text and "What would fit" in r.text
     assert 'class="fix-fits"><th scope="row">' in r.text and " GPUs</th><td>fits</td>" in r.text
+
+
+def test_form_carries_nanotron_and_packed_documents():
+    from shardwise.web.pages import form_to_request
+
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "framework": "nanotron", "mean_doc_len": "512"}
+    req = form_to_request(form)
+    assert req.framework == "nanotron" and req.mean_doc_len == 512
+    assert form_to_request({**form, "mean_doc_len": ""}).mean_doc_len is None
+    with pytest.raises(ShardwiseInputError, match="mean document length must be a whole number"):
+        form_to_request({**form, "mean_doc_len": "short"})

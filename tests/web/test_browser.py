@@ -91,18 +91,22 @@ def api_plan(site: str, **scenario) -> dict:
 
 def label_of(s: dict) -> str:
     from shardwise.engine.results import StrategySummary
-    from shardwise.web.view import plan_label
+    from shardwise.engine.plan_label import plan_label
 
-    return plan_label(StrategySummary(**s))
+    return plan_label(StrategySummary(**s), "page")
 
 
-def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
+def set_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
     page.select_option("#f-model", model)
     page.select_option("#f-gpu", gpu)
     page.fill("#f-gpus", str(gpus))
     page.fill("#f-seq", seq_len)
     page.fill("#f-batch", batch)
     page.select_option("#f-batch-unit", unit)
+
+
+def submit_form(page, model: str, gpu: str, gpus: int, seq_len: str, batch: str, unit: str) -> None:
+    set_form(page, model, gpu, gpus, seq_len, batch, unit)
     page.click("button:has-text('Find the best plan')")
 
 
@@ -226,6 +230,57 @@ def test_chat_streams_an_answer_with_tools_and_configs_and_drives_the_form(brows
     assert label_of(after) != before, "the follow-up should lead to a different plan"
     page.wait_for_function("t => document.querySelector('#results .plan-label').innerText === t", arg=label_of(after))
     shot(page, "chat-what-if-laptop")
+    assert errors == []
+    page.close()
+
+
+def test_the_chat_starts_from_the_form_so_why_not_tp8_compares_for_the_forms_scenario(browser, site):
+    """Set the form (not submitted), ask "why not TP=8?" without retyping the setup: the page shows the form's
+    recommendation and the chat compares TP=8 with it, for the form's scenario; the answer's scenario can be
+    loaded back into the form."""
+    import json
+
+    errors: list[str] = []
+    page = new_page(browser, LAPTOP, errors)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    ask(page, "why not TP=8?", 0)
+    answer = page.locator("#chat .sw-assistant").last
+    calls = answer.locator(".sw-tools li")
+    names = [calls.nth(i).locator("code").text_content() for i in range(calls.count())]
+    assert "compare_plans" in names, names
+    compared = json.loads(calls.nth(names.index("compare_plans")).get_attribute("title"))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8, "seq_len": 4096, "global_batch": 256}
+    assert {k: compared["scenario"].get(k) for k in form} == form  # the form's scenario, not retyped
+    plans = [compared["plan_a"], compared["plan_b"]]
+    assert any(p["tp"] == 8 for p in plans)
+    shown = json.loads(page.get_attribute("#results [data-plan]", "data-plan"))  # the form's recommendation
+    assert any(all(p.get(k) == v for k, v in shown.items()) for p in plans)  # compared with the plan on show
+    assert "TP=8" in answer.locator(".sw-body").inner_text()
+    assert answer.locator("button.sw-apply").count() == 1  # the answer's scenario can be loaded into the form
+    shot(page, "chat-knows-the-form-laptop")
+    assert errors == []
+    page.close()
+
+
+def test_the_forms_calibration_profile_goes_with_the_chats_question(browser, site):
+    """A profile pasted into the form (not submitted) reaches /api/chat with the question, after the page
+    refreshes its results for the form, and the tools predict with it."""
+    import json
+
+    profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
+    errors: list[str] = []
+    page = new_page(browser, LAPTOP, errors)
+    sent: list[dict] = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/api/chat") else None)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.fill("#f-profile", json.dumps(profile))
+    ask(page, "what plan?", 0)
+    assert sent and sent[-1].get("profile") == profile
+    assert "Calibrated:" in page.inner_text("#results")  # the results the form refreshed used it too
+    assert "Calibrated: compute ×0.800" in page.locator("#chat .sw-assistant").last.locator(".sw-body").inner_text()
     assert errors == []
     page.close()
 

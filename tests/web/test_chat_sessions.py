@@ -64,3 +64,25 @@ def test_a_bad_scenario_from_the_page_is_an_error_event(db):
     client = worker(db)
     r = events(client.post("/api/chat", json={"message": "what plan?", "scenario": {"gpus": "many"}}).text)
     assert r["error"][0]["kind"] == "input" and "gpus" in r["error"][0]["message"]
+
+
+def test_the_plan_the_page_shows_is_the_plan_a_why_not_question_compares_with(db):
+    """The form's scenario and the plan its results show: "why not TP=8?" compares TP=8 with that plan."""
+    client = worker(db)
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8, "seq_len": 4096, "global_batch": 256}
+    shown = {"tp": 1, "pp": 1, "zero": 1, "micro_batch": 1, "recompute": "selective"}
+    r = events(client.post("/api/chat", json={"message": "why not TP=8?", "scenario": form, "plan": shown}).text)
+    assert "error" not in r, r.get("error")
+    compare = [t for t in r["tool"] if t["name"] == "compare_plans"]
+    assert compare and compare[-1]["ok"]
+    args = compare[-1]["arguments"]
+    assert {k: args["scenario"][k] for k in form} == form
+    plans = [args["plan_a"], args["plan_b"]]
+    assert any(p["tp"] == 8 for p in plans) and any(p["tp"] == 1 and p["zero"] == 1 for p in plans)
+
+
+def test_a_bad_plan_from_the_page_is_an_error_event(db):
+    client = worker(db)
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8}
+    r = events(client.post("/api/chat", json={"message": "why not TP=8?", "scenario": form, "plan": {"tp": "x"}}).text)
+    assert r["error"][0]["kind"] == "input" and r["error"][0]["message"].startswith("plan: tp")

@@ -15,6 +15,12 @@ TIME_PARTS: list[tuple[str, str, str]] = [
     ("dp_comm_s", "DP comm", "#009E73"),
     ("pp_bubble_s", "pipeline bubble", "#BDBDBD"),
     ("optimizer_s", "optimizer step", "#CC79A7"),
+    # post-training passes (absent, so without a legend entry, in plain training)
+    ("rollout_s", "rollout generation", "#882255"),
+    ("old_logprob_s", "policy log-prob fwd", "#44AA99"),
+    ("reference_s", "reference forward", "#117733"),
+    ("reward_s", "reward model fwd", "#999933"),
+    ("critic_s", "critic", "#AA4499"),
 ]
 WIDTH, PAD, LABEL_H, BAR_H, ROW_GAP, VALUE_W = 480.0, 8.0, 18.0, 20.0, 12.0, 80.0
 

@@ -20,6 +20,11 @@
     var seq = f.seq_len.value.trim().toLowerCase();
     if (seq) s.seq_len = /k$/.test(seq) ? Math.round(parseFloat(seq) * 1024) : parseInt(seq, 10);
     if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
+    var response = f.response_len ? f.response_len.value.trim().toLowerCase() : "";
+    if (response && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
+      s.response_len = /k$/.test(response) ? Math.round(parseFloat(response) * 1024) : parseInt(response, 10);
+      delete s.seq_len;
+    }
     return s;
   }
 
@@ -39,12 +44,23 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok && window.ShardwiseChat && window.ShardwiseChat.instance) window.ShardwiseChat.instance.setScenario(formScenario());
+      if (res.ok) {
+        shownKey = JSON.stringify(formScenario()); touched = false;
+        var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
+        if (chat && chat.setProfile) chat.setProfile(formProfile());  /* the profile the results were computed with */
+      }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
       button.removeAttribute("aria-busy");
     }
+  }
+
+  /* The calibration profile pasted in the form (the server accepted it with the results), for the chat too. */
+  function formProfile() {
+    var text = form.elements.profile_json ? form.elements.profile_json.value.trim() : "";
+    if (!text) return null;
+    try { return JSON.parse(text); } catch (e) { return null; }
   }
 
   function showError(message) {
@@ -65,6 +81,29 @@
     select.value = match.value;
   }
 
+  /* The form -> the chat: each question carries the form's scenario and the plan the results show for it,
+   * when either changed since the chat last heard of them; "why not TP=8?" then needs no retyping. A form the
+   * user changed but did not submit is submitted first, so the plan on the table is the one on show. */
+  var shownKey = null, sentKey = null, touched = false;
+  function chatContext() {
+    if (!form) return null;
+    var s = formScenario(), key = JSON.stringify(s);
+    var whole = (s.model || s.params) && s.gpu && s.gpus;
+    var ready = touched && whole && key !== shownKey ? submitForm(null, true) : Promise.resolve();
+    return ready.then(function () {
+      var plan = key === shownKey ? chatPlanShown() : null;  /* only results of these very values */
+      var both = JSON.stringify([s, plan]);
+      if (both === sentKey) return null;
+      sentKey = both;
+      return plan ? { scenario: s, plan: plan } : { scenario: s };
+    });
+  }
+
+  function chatPlanShown() {
+    var panel = results.querySelector("[data-plan]");
+    return panel && panel.getAttribute("data-plan") ? JSON.parse(panel.getAttribute("data-plan")) : null;
+  }
+
   /* The chat's scenario (the tools' names: model, params, gpu, gpus, …) -> the form, then refresh results. */
   var lastApplied = null;
   function applyScenario(s, plan, force) {
@@ -80,11 +119,13 @@
     f.gpus_per_node.value = s.gpus_per_node || "";
     if (s.network) setSelect(f.network, s.network); else f.network.value = "";
     if (s.seq_len) f.seq_len.value = s.seq_len;
+    if (f.response_len) f.response_len.value = s.response_len || "";
     if (s.global_batch_tokens) { f.batch.value = s.global_batch_tokens; f.batch_unit.value = "tokens"; }
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
     toggleModelFields();
-    submitForm(null, true);
+    sentKey = JSON.stringify([formScenario(), null]);  /* the chat already knows this scenario and its plan */
+    submitForm(null, true).then(function () { sentKey = JSON.stringify([formScenario(), chatPlanShown()]); });
   }
 
   function sortTable(table, col, th) {
@@ -161,6 +202,8 @@
     form.elements.model.addEventListener("change", toggleModelFields);
     toggleModelFields();
     form.addEventListener("submit", submitForm);
+    form.addEventListener("input", function () { touched = true; });
+    form.addEventListener("change", function () { touched = true; });
     var file = document.getElementById("f-config-file");
     if (file) file.addEventListener("change", function () {
       var f = file.files[0];
@@ -168,8 +211,16 @@
       if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a config.json is a few KB."); file.value = ""; return; }
       f.text().then(function (t) { form.elements.config_json.value = t; });
     });
+    var profileFile = document.getElementById("f-profile-file");
+    if (profileFile) profileFile.addEventListener("change", function () {
+      var f = profileFile.files[0];
+      if (!f) return;
+      if (f.size > 256 * 1024) { alert("That file is " + Math.round(f.size / 1024) + " KB; a profile is a few KB."); profileFile.value = ""; return; }
+      f.text().then(function (t) { form.elements.profile_json.value = t; });
+    });
   }
   enhance(document);
   window.ShardwiseChat = window.ShardwiseChat || {};
   window.ShardwiseChat.onScenario = applyScenario;
+  window.ShardwiseChat.context = chatContext;
 })();

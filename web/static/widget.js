@@ -143,6 +143,7 @@
        builds on a scenario the reader can no longer see. */
     var sessionId = null;
     var pendingContext = null;
+    var profile = null;  /* a calibration profile the page's form holds: sent with every question */
     var busy = false, controller = null;
 
     var mode = el("span", { className: "sw-mode", text: opts.mode || "" });
@@ -201,7 +202,28 @@
       controller = window.AbortController ? new AbortController() : null;
       var extra = pendingContext ? { scenario: pendingContext } : null;
       pendingContext = null;
-      streamChat(text, sessionId, extra, function (name, data) {
+      /* The host page's {scenario, plan} when they changed; a promise, as the page may refresh its results first
+         (which may set the profile, so it is read after). */
+      new Promise(function (ok) { ok(opts.context ? opts.context() : null); }).then(function (context) {
+        if (context) extra = Object.assign(extra || {}, context);
+        if (profile) { extra = extra || {}; extra.profile = profile; }
+        return streamChat(text, sessionId, extra, onEvent, controller && controller.signal);
+      }).catch(function (err) {
+        if (err && err.name === "AbortError") return;
+        msg.appendChild(el("div", { className: "sw-error", role: "alert", text: (err && err.message) || "connection failed" }));
+      }).then(function () {
+        busy = false; send.disabled = false; msg.setAttribute("aria-busy", "false");
+        bodyEl.classList.remove("sw-streaming");
+        if (!answer && !bodyEl.innerHTML && !msg.querySelector(".sw-error")) bodyEl.textContent = "(no answer)";
+        if (scenario && opts.onScenario) {
+          opts.onScenario(scenario, plan);
+          msg.appendChild(el("button", { type: "button", className: "sw-apply", text: "Show this scenario in the form",
+            onclick: function () { opts.onScenario(scenario, plan, true); } }));
+        }
+        log.scrollTop = log.scrollHeight;
+      });
+
+      function onEvent(name, data) {
         if (name === "session") {
           sessionId = data.session_id || sessionId;
           if (data.mode) { mode.textContent = modeLabel(data); mode.hidden = false; }
@@ -229,28 +251,27 @@
           else bodyEl.textContent = data.answer || answer;
         } else if (name === "error") {
           msg.appendChild(el("div", { className: "sw-error", role: "alert", text: data.message || "the advisor failed" }));
+          var offline = data.offline;
+          if (offline && typeof offline.html === "string") { /* the LLM failed: the offline planner's answer */
+            bodyEl.classList.remove("sw-streaming");
+            bodyEl.innerHTML = offline.html; /* sanitised by the server */
+            answer = offline.answer || answer;
+            if (offline.scenario) scenario = offline.scenario;
+            if (offline.plan) plan = offline.plan;
+            var offTabs = configTabs(offline.configs || {}, uid + "-" + log.children.length, null, null);
+            if (offTabs) msg.appendChild(offTabs);
+          }
         }
         log.scrollTop = log.scrollHeight;
-      }, controller && controller.signal).catch(function (err) {
-        if (err && err.name === "AbortError") return;
-        msg.appendChild(el("div", { className: "sw-error", role: "alert", text: (err && err.message) || "connection failed" }));
-      }).then(function () {
-        busy = false; send.disabled = false; msg.setAttribute("aria-busy", "false");
-        bodyEl.classList.remove("sw-streaming");
-        if (!answer && !bodyEl.innerHTML && !msg.querySelector(".sw-error")) bodyEl.textContent = "(no answer)";
-        if (scenario && opts.onScenario) {
-          opts.onScenario(scenario, plan);
-          msg.appendChild(el("button", { type: "button", className: "sw-apply", text: "Show this scenario in the form",
-            onclick: function () { opts.onScenario(scenario, plan, true); } }));
-        }
-        log.scrollTop = log.scrollHeight;
-      });
+      }
     }
 
     return {
       ask: ask,
       /* The page's form changed: the next question continues from that scenario. */
       setScenario: function (s) { pendingContext = s; },
+      /* A calibration profile (shardwise calibrate --save) for every later question; null drops it. */
+      setProfile: function (p) { profile = p || null; },
       get sessionId() { return sessionId; },
     };
   }
@@ -260,7 +281,7 @@
       var target = document.querySelector(ds.target);
       if (!target) return;
       var inst = mount(target, { title: ds.title, mode: target.dataset.mode, maxChars: +target.dataset.maxChars || 0,
-        onScenario: window.ShardwiseChat.onScenario });
+        onScenario: window.ShardwiseChat.onScenario, context: window.ShardwiseChat.context });
       window.ShardwiseChat.instance = inst;
       document.dispatchEvent(new CustomEvent("shardwise:chat-ready", { detail: inst }));
       return;

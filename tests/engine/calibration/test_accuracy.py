@@ -1,10 +1,12 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 11.5 %
-on all 820 scored runs, 11.1 % on the held-out groups the fit never saw, 6.7 % on the published
-tables; Spearman 0.84 weighted by plans (0.79 unweighted: the two 256-GPU Playbook groups and a
-4-plan Bridge group sit near 0.4). Megatron-Bridge (release-to-release spread) stays near 25 %.
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 10.7 %
+on all 820 scored runs, 9.4 % on the held-out groups the fit never saw, 6.7 % on the published
+tables; Spearman 0.86 weighted by plans (0.82 unweighted: the 256-GPU 8B Playbook group, the
+single-node 8B group and a 4-plan Bridge group sit near 0.4-0.5). Megatron-Bridge (release-to-release
+spread) is at 16.6 %, its
+52 MoE rows at 19.7 % (issue 13: 33.1 % before the perf-recipe mapping and the MoE host time).
 Each bound below is the target or, where the target is not met, the current level plus a
 margin, so regressions fail."""
 
@@ -31,7 +33,7 @@ def test_every_row_is_scored_or_excluded_with_a_reason():
 
 def test_throughput_mape_target(report):
     assert report.mape_holdout <= 0.15  # the 15 % target, on groups the fit never saw
-    assert report.mape <= 0.13  # all scored runs (target 15 %)
+    assert report.mape <= 0.12  # all scored runs (target 15 %)
     assert report.median_abs_error <= 0.08
 
 
@@ -50,9 +52,26 @@ def test_sources_with_clean_published_tables_are_tight(report):
     # Broader sources: many software releases (Bridge) or one framework's quirks (Playbook sweep).
     # Bridge: gpt-oss-120b is over-predicted on every row, more since its sliding-window layers are
     # priced at their window (a physics fix that moved its rows ~5 % further from the measurements).
-    assert by["megatron-bridge"].mape <= 0.27
+    assert by["megatron-bridge"].mape <= 0.19
     assert by["playbook-sweep"].mape <= 0.14
     assert by["torchtitan"].mape <= 0.12
+
+
+def test_moe_rows(report):
+    """Issue 13: the MoE rows (Megatron-Bridge DGX B200/B300, GB200/GB300, H100, gpt-oss; Megatron-LM
+    Mixtral) improve in MAPE: 33.1 % before, 19.7 % now (held-out MoE groups 19.5 %); without gpt-oss
+    (over-predicted on every system, cause not identified) 14.0 %."""
+    moe_keys = {r.key: r.model.name for r in load_runs() if r.used and r.model.is_moe}
+    rows = [r for r in report.rows if r.key in moe_keys]
+    assert len(rows) == 52
+
+    def mape(rs):
+        return sum(abs(r.error) for r in rs) / len(rs)
+
+    assert mape(rows) <= 0.21
+    held = [r for r in rows if r.holdout]
+    assert len(held) >= 15 and mape(held) <= 0.21
+    assert mape([r for r in rows if moe_keys[r.key] != "gpt-oss-120b"]) <= 0.155
 
 
 def test_plan_ranking_agreement(report):
@@ -78,14 +97,34 @@ def test_ranking_resolution_is_what_the_measurements_say(report):
 
 
 def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
-    """The expert_all_to_all_pricing warning says: the four H100 runs with EP across nodes
-    (EP·ETP > 8 GPUs per node) measured 11-23 % more throughput than predicted."""
+    """The expert_all_to_all_pricing warning says: of the four H100 runs with EP across nodes
+    (EP·ETP > 8 GPUs per node), the two priced as alltoall without overlap measured 20-28 % more
+    throughput than predicted; the one that ran HybridEP (priced as DeepEP) 7 % less and the one
+    with EP-A2A overlap 22 % less (data/bridge_moe_recipes.csv says which ran what)."""
     from shardwise.engine.calibration.runs import used_runs
 
-    cross = {r.key for r in used_runs("megatron-bridge")
+    cross = {r.key: r for r in used_runs("megatron-bridge")
              if r.model.is_moe and r.cluster.gpu.id == "h100-sxm"
              and r.strategy.ep * r.strategy.etp > r.cluster.gpus_per_node}
-    errors = [row.error for row in report.rows if row.key in cross]
-    assert len(errors) == 4
-    measured_over_predicted = [1 / (1 + e) - 1 for e in errors]  # error = predicted / measured − 1
-    assert all(0.105 <= x <= 0.235 for x in measured_over_predicted)
+    assert len(cross) == 4
+    gap = {}  # measured / predicted − 1, by how the run is priced
+    for row in report.rows:
+        if row.key in cross:
+            setup = cross[row.key].setup
+            kind = "overlap" if setup.moe_a2a_overlap else setup.moe_dispatcher
+            gap.setdefault(kind, []).append(1 / (1 + row.error) - 1)  # error = predicted / measured − 1
+    assert sorted(gap) == ["alltoall", "deepep", "overlap"]
+    assert len(gap["alltoall"]) == 2 and all(0.195 <= x <= 0.285 for x in gap["alltoall"])
+    assert -0.075 <= gap["deepep"][0] <= -0.06
+    assert -0.225 <= gap["overlap"][0] <= -0.215
+
+
+def test_nanotron_ranks_the_playbook_groups():
+    """Issue 13: `--framework nanotron` ranks the Ultra-Scale Playbook sweep groups at Spearman
+    >= 0.8 weighted by plans (0.86 today). The top-1 regret aim (<= 5 %) is met on 7 of 12 groups,
+    not weighted (docs/performance.md: 8.9 %, mostly one run measured at half its neighbours'
+    speed that the model ranks first); held to today's level plus a margin."""
+    r = build_report("playbook-sweep", with_memory=False)
+    assert all(row.model.startswith("Ultra-Scale Playbook") for row in r.rows)
+    assert r.weighted_spearman >= 0.8
+    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.11

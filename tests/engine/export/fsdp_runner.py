@@ -51,10 +51,12 @@ def main(script: str) -> None:
     spec.loader.exec_module(exported)
     exported.SEQ_LEN = 8
     seen = {}
+    keep_alive = []
     original = exported.apply_parallelism
 
     def recording(model, mesh):
         out = original(model, mesh)
+        keep_alive.append(out)  # freed only by os._exit below, never by a destructor
         seen.update(mesh_shape=list(mesh.shape), wrapper=type(out).__name__,
                     checkpointed=any("CheckpointWrapper" in type(m).__name__ for m in model.modules()))
         return out
@@ -63,6 +65,13 @@ def main(script: str) -> None:
     exported.main(model_fn=TinyCausalLM, steps=1)
     if os.environ.get("RANK") == "0":
         print("RUNNER" + json.dumps(seen), flush=True)
+    # Leave without running destructors: on CPU, freeing a DDP model over gloo can deadlock in
+    # torch itself (the Reducer's ProcessGroupGloo destructor joins gloo's worker thread while
+    # holding the GIL, and that thread waits for the GIL to drop its last work item; seen with
+    # py-spy, about one run in ten on a loaded 2-core machine). GPU runs use NCCL, not this path.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

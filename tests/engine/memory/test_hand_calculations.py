@@ -97,6 +97,17 @@ def test_fsdp_sixteen_bytes_per_parameter_sharded():
     assert d["weights.parameters"] + d["gradients.gradients"] + d["optimizer.adam_states"] == pytest.approx(16 * psi / 8)
 
 
+def test_nanotron_layout_by_hand():
+    # nanotron with accumulate_grad_in_fp32 (the Playbook's setting): bf16 weights 2, an fp32
+    # accumulation buffer for every parameter (never sharded, FP32GradientAccumulator) 4 + DDP's bf16
+    # buckets 2, fp32 master + AdamW m, v 12 sharded by ZeRO-1. Ψ = 8,030,261,248 on 8 GPUs (DP 8):
+    # ZeRO-1: 2Ψ + 6Ψ + 12Ψ/8; ZeRO-0: 20Ψ.
+    psi = 8_030_261_248
+    for zero, states in [(1, 8 * psi + 12 * psi / 8), (0, 20 * psi)]:
+        _, d = memory(LLAMA_8B, 8, framework="nanotron", zero_stage=zero, global_batch=16)
+        assert d["weights.parameters"] + d["gradients.gradients"] + d["optimizer.adam_states"] == pytest.approx(states)
+
+
 def korthikanti_layer_bytes(s, b, h, a, t=1, selective=False):
     """Korthikanti et al. 2022, eq. 1 and sec. 4.2: bytes of one GPT layer's activations with tensor and
     sequence parallelism of degree t: s·b·h·(34/t + 5·a·s/(h·t)); selective recompute drops 5as/h."""

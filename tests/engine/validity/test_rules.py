@@ -40,8 +40,9 @@ def cluster(n: int, per_node: int = 8, gpu: GPUSpec = H100) -> Cluster:
 
 
 def check(model=DENSE, n=64, per_node=8, gpu=H100, seq=4096, gb=1024, framework="megatron", precision="bf16",
-          **plan):
-    setup = TrainingSetup(seq_len=seq, global_batch=gb, framework=framework, precision=precision)
+          dispatcher="alltoall", **plan):
+    setup = TrainingSetup(seq_len=seq, global_batch=gb, framework=framework, precision=precision,
+                          moe_dispatcher=dispatcher)
     errors, warnings = validity.violations(model, cluster(n, per_node, gpu), setup, Strategy(**plan))
     return {v.rule: v.message for v in errors}, {v.rule: v.message for v in warnings}
 
@@ -228,9 +229,12 @@ def test_moe_with_tp_and_ep_wants_sp():
 def test_multi_node_moe_plans_say_how_the_all_to_all_is_priced():
     # 64 GPUs = 8 nodes of 8: EP 8 · ETP 1 = 8 ranks stays in a node; EP 8 · ETP 2 = 16 crosses one.
     inside = check(model=MOE, n=64, ep=8)[1]["expert_all_to_all_pricing"]
-    assert inside.startswith("EP=8 stays inside a node") and "may rank too low" in inside
+    assert inside.startswith("EP=8 stays inside a node") and "--moe-dispatcher deepep" in inside
     across = check(model=MOE, n=64, tp=2, ep=8, etp=2)[1]["expert_all_to_all_pricing"]
-    assert across.startswith("EP=8 spans nodes") and "upper bound" in across
+    assert across.startswith("EP=8 spans nodes") and "alltoall dispatcher" in across
+    # With the dispatcher the user runs, the message says which pricing applies.
+    deepep = check(model=MOE, n=64, tp=2, ep=8, etp=2, dispatcher="deepep")[1]["expert_all_to_all_pricing"]
+    assert "priced as DeepEP" in deepep and "first-principles" in deepep
     # One node, or a dense model: nothing to say.
     assert "expert_all_to_all_pricing" not in check(model=MOE, n=8, ep=8)[1]
     assert "expert_all_to_all_pricing" not in check(model=DENSE, n=64, tp=8)[1]
@@ -263,3 +267,37 @@ def test_valid_mask_agrees_with_violations(model, framework):
         errors, _ = validity.violations(model, c, setup, grid.strategy(i))
         assert mask[i] == (not errors), (grid.strategy(i).label(), errors)
     assert mask.any() and not mask.all()
+
+
+def test_nanotron_capabilities():
+    """nanotron (huggingface/nanotron main): ZeRO 0/1 only (any zero_stage > 0 builds the ZeRO-1
+    ZeroDistributedOptimizer), engines 1f1b/afab (no VPP), attention asserts
+    num_key_value_heads % tp == 0 (8 KV heads: TP 16 refused, no replication), no FP8 recipe."""
+    assert not check(framework="nanotron", zero_stage=1)[0]
+    assert "framework_supports_zero" in check(framework="nanotron", zero_stage=2)[0]
+    assert "framework_supports_zero" in check(framework="nanotron", zero_stage=3)[0]
+    assert "framework_supports_vpp" in check(framework="nanotron", pp=4, vpp=2, gb=1024)[0]
+    assert "tp_divides_kv_heads" in check(framework="nanotron", n=128, tp=16)[0]
+    assert "framework_supports_setup" in check(framework="nanotron", precision="fp8")[0]
+    assert "framework_supports_setup" not in check(framework="megatron", precision="fp8")[0]
+
+
+def test_nanotron_trains_no_adapters():
+    setup = TrainingSetup(seq_len=4096, global_batch=1024, framework="nanotron", mode="lora")
+    errors, _ = validity.violations(DENSE, cluster(64), setup, Strategy())
+    assert [e.rule for e in errors] == ["framework_supports_setup"]
+    assert "nanotron trains no LoRA adapters" in errors[0].message
+
+
+def test_nanotron_runs_no_expert_parallelism_or_mla():
+    """nanotron's ParallelContext asserts TP·CP·DP·PP = world size (EP must be 1), and its models
+    have no multi-head latent attention (as engine/export/nanotron.py refuses)."""
+    errors, _ = check(model=MOE, framework="nanotron", ep=8)
+    assert "framework_supports_ep" in errors and "valid EP: 1" in errors["framework_supports_ep"]
+    assert "framework_supports_ep" not in check(model=MOE, framework="nanotron", ep=1)[0]
+    assert "framework_supports_ep" not in check(model=MOE, framework="megatron", ep=8)[0]
+    from shardwise.engine.model_catalog import get_model
+    mla_model = get_model("deepseek-v2-lite")
+    assert mla_model.mla is not None
+    errors, _ = check(model=mla_model, n=16, framework="nanotron")
+    assert "framework_supports_setup" in errors and "multi-head latent attention" in errors["framework_supports_setup"]

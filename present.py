@@ -1,36 +1,24 @@
-"""Plain-text rendering shared by recommend, explain and what-if: short, aligned, no maths
-beyond formatting the engine's numbers."""
+"""How plans and their numbers are written for people, shared by the CLI and the web page:
+term names, durations, signed differences, token counts, the plans table, a model's record.
+Plan names come from the one formatter, engine/plan_label.py (the CLI's style is "cli").
+Formatting only: every number is the engine's, rounded for reading."""
 
 from __future__ import annotations
 
-from ..engine.results import Evaluation, StrategySummary
+from .engine.model_spec import ModelSpec
+from .engine.params import active_params, total_params
+from .engine.plan_label import plan_label
+from .engine.results import Evaluation, StrategySummary
 
 TERM_LABELS = {
     "compute_s": "compute", "tp_comm_s": "TP communication", "cp_comm_s": "CP communication",
     "ep_comm_s": "EP communication", "pp_bubble_s": "pipeline bubble", "pp_comm_s": "PP communication",
     "dp_comm_s": "DP communication", "optimizer_s": "optimizer step", "step_s": "step",
+    "rollout_s": "rollout generation", "old_logprob_s": "policy log-prob fwd", "reference_s": "reference forward",
+    "reward_s": "reward model forward", "critic_s": "critic",
     "weights_gib": "weights", "gradients_gib": "gradients", "optimizer_gib": "optimizer states",
     "activations_gib": "activations", "other_gib": "other", "total_gib": "total memory",
 }
-
-
-def plan_label(s: StrategySummary) -> str:
-    parts = [f"TP={s.tp}", f"PP={s.pp}"]
-    if s.vpp > 1:
-        parts.append(f"VPP={s.vpp}")
-    if s.cp > 1:
-        parts.append(f"CP={s.cp}")
-    if s.ep > 1:
-        parts.append(f"EP={s.ep}")
-    if s.etp > 1:
-        parts.append(f"ETP={s.etp}")
-    parts += [f"DP={s.dp}", f"ZeRO-{s.zero_stage}"]
-    if s.hsdp_replicas > 1:
-        parts.append(f"HSDP={s.hsdp_replicas}")
-    parts += [f"mb={s.micro_batch}", f"recompute={s.recompute}"]
-    if s.tp > 1:
-        parts.append("SP" if s.sequence_parallel else "no-SP")
-    return " ".join(parts)
 
 
 def plan_text(s: StrategySummary) -> str:
@@ -44,16 +32,27 @@ def seconds(value: float) -> str:
     return f"{value * 1e3:,.1f} ms" if abs(value) < 1 else f"{value:,.2f} s"
 
 
+def likely(bounds: list[float] | None) -> str:
+    """[1110.2, 1280.7] -> '1,110–1,281' (an 80 % interval, as the engine reports it)."""
+    return f"{bounds[0]:,.0f}–{bounds[1]:,.0f}" if bounds else ""
+
+
 def plan_line(e: Evaluation) -> str:
     if e.throughput is None or e.time is None:
-        return f"{plan_label(e.strategy)}: memory {e.memory.total_gib:.1f} GiB"
+        return f"{plan_label(e.strategy, 'cli')}: memory {e.memory.total_gib:.1f} GiB"
     t = e.throughput
-    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
+    band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
+    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
             f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
 
 
+def calibration_lines(e: Evaluation, indent: str) -> list[str]:
+    """The profile note under a plan line, when a --profile was given."""
+    return [f"{indent}{e.calibration}"] if e.calibration else []
+
+
 def plans_table(plans: list[Evaluation]) -> list[str]:
-    labels = [plan_label(e.strategy) for e in plans]
+    labels = [plan_label(e.strategy, "cli") for e in plans]
     width = max([len("plan"), *map(len, labels)]) + 2  # MoE labels outgrow any fixed width
     number = len(str(len(plans))) + 2
     lines = [f"  {'#':<{number}}{'plan':<{width}}{'tok/s/GPU':>10}{'MFU':>7}{'step':>11}{'GiB':>7}"]
@@ -76,3 +75,8 @@ def tokens_text(n: float) -> str:
         if n >= scale:
             return f"{n / scale:,.4g}{unit}"
     return f"{n:,.0f}"
+
+
+def model_record(model: ModelSpec, model_id: str | None = None, aliases: tuple[str, ...] = ()) -> dict:
+    return {"id": model_id or model.name, "params": total_params(model), "active_params": active_params(model),
+            "aliases": list(aliases), **model.model_dump(mode="json")}

@@ -1,0 +1,77 @@
+"""Megatron-LM logs: the training_log() line and the printed arguments.
+
+Formats (NVIDIA/Megatron-LM, megatron/training/training.py `training_log`):
+    ' iteration {:8d}/{:8d} |' ... ' elapsed time per iteration (ms): {:.1f} |'
+    ' throughput per GPU (TFLOP/s/GPU): {:.1f} |' ... ' global batch size: {:5d} |'
+and megatron/training/arguments.py `_print_args`: '  {arg} {dots} {value}' with dots = '.' * (48 - len(arg))
+between '------------------------ arguments ------------------------' and '-------------------- end of arguments'.
+Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …'.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .reading import LogReading, steady
+
+ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.]+)")
+GLOBAL_BATCH = re.compile(r"global batch size:\s*(\d+)")
+# Lines may carry a launcher's prefix ("[default0]:", "[rank0]:", "0: ") before the two spaces.
+ARG_LINE = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) \.{2,} (.*?)\s*$")
+MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*([0-9.]+)")
+MIB_PER_GIB = 1024.0
+
+
+def _int(args: dict[str, str], name: str) -> int | None:
+    v = args.get(name)
+    return int(v) if v is not None and re.fullmatch(r"\d+", v) else None
+
+
+def _arguments(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    inside = False
+    for line in text.splitlines():
+        if "------------------------ arguments ------------------------" in line:
+            inside = True
+            continue
+        if "end of arguments" in line:
+            inside = False
+            continue
+        if inside:
+            m = ARG_LINE.search(line)
+            if m:
+                out[m.group(1)] = m.group(2)
+    return out
+
+
+def read_megatron(text: str) -> LogReading | None:
+    times = [float(x) / 1e3 for x in ITERATION_MS.findall(text)]
+    if not times:
+        return None
+    args = _arguments(text)
+    plan: dict[str, object] = {}
+    for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+                       ("vpp", "virtual_pipeline_model_parallel_size"), ("cp", "context_parallel_size"),
+                       ("ep", "expert_model_parallel_size"), ("etp", "expert_tensor_parallel_size"),
+                       ("micro_batch", "micro_batch_size")):
+        value = _int(args, name)
+        if value is not None:
+            plan[flag] = value
+    if "use_distributed_optimizer" in args:
+        plan["zero"] = 1 if args["use_distributed_optimizer"] == "True" else 0
+    if "recompute_granularity" in args:
+        plan["recompute"] = args["recompute_granularity"] if args["recompute_granularity"] in ("full", "selective") else "none"
+    if "sequence_parallel" in args:
+        plan["no_sp"] = args["sequence_parallel"] != "True"
+    batches = [int(x) for x in GLOBAL_BATCH.findall(text)]
+    precision = None
+    if args.get("fp8") not in (None, "None"):
+        precision = "fp8"
+    elif args.get("bf16") == "True":
+        precision = "bf16"
+    peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text)]
+    return LogReading(
+        framework="megatron-lm", entries=len(times), step_s=steady(times), peak_gib=max(peaks) if peaks else None,
+        num_gpus=_int(args, "world_size"), seq_len=_int(args, "seq_length"),
+        global_batch=batches[-1] if batches else _int(args, "global_batch_size"), precision=precision,
+        setup_framework="megatron", plan=plan)

@@ -1,0 +1,40 @@
+"""LogReading: what a training log says about a run — its throughput and, where printed, its plan."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+# A run's first logged iterations include compilation, allocator warm-up and NCCL setup. When a
+# log has at least this many throughput entries, the first is dropped and the median of the rest
+# taken (a median, not a mean, so one straggler or checkpoint save does not move it).
+MIN_ENTRIES_TO_DROP_FIRST = 3
+
+
+def steady(values: list[float]) -> float:
+    kept = values[1:] if len(values) >= MIN_ENTRIES_TO_DROP_FIRST else values
+    return float(statistics.median(kept))
+
+
+@dataclass(frozen=True)
+class LogReading:
+    framework: str  # which log format was read
+    entries: int  # throughput entries found
+    tokens_per_s_per_gpu: float | None = None
+    step_s: float | None = None
+    samples_per_s: float | None = None  # whole job
+    peak_gib: float | None = None
+    num_gpus: int | None = None
+    seq_len: int | None = None
+    global_batch: int | None = None
+    precision: str | None = None
+    setup_framework: str | None = None  # shardwise's --framework this log implies, if any
+    plan: dict[str, object] = field(default_factory=dict)  # tp, pp, vpp, cp, ep, etp, zero, micro_batch, recompute, no_sp, hsdp
+
+    def found(self) -> list[str]:
+        """What was read, for the CLI to show."""
+        names = ["tokens_per_s_per_gpu", "step_s", "samples_per_s", "peak_gib", "num_gpus", "seq_len", "global_batch",
+                 "precision"]
+        out = [f"{n}={getattr(self, n):g}" if isinstance(getattr(self, n), float) else f"{n}={getattr(self, n)}"
+               for n in names if getattr(self, n) is not None]
+        return out + [f"{k}={v}" for k, v in self.plan.items()]

@@ -1,0 +1,122 @@
+"""`shardwise calibrate` and `--profile`: a measured run in, a profile file out, used by the
+other commands; bad logs and bad profiles get one-line errors with exit status 2."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.cli_runner import run
+
+LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
+SCENARIO = ["--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64", "--seq-len", "8k", "--global-batch", "512"]
+PLAN = ["--tp", "4", "--pp", "4"]
+
+
+def test_calibrate_saves_a_profile_that_reproduces_the_measurement(capsys, tmp_path):
+    path = tmp_path / "p.json"
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
+    assert code == 0, err
+    assert "before" in out and "after" in out and "saved" in out
+    assert "without the profile" in out and "with the profile" in out  # what it changes for the recommendation
+    saved = json.loads(path.read_text())
+    assert saved["runs"][0]["predicted_after"] == pytest.approx(850, rel=1e-3)
+    code, out, err = run(capsys, "evaluate", *SCENARIO, *PLAN, "--profile", path, "--json")
+    assert code == 0, err
+    t = json.loads(out)["throughput"]
+    assert t["tokens_per_s_per_gpu"] == pytest.approx(850, rel=1e-3)
+    lo, hi = t["tokens_per_s_per_gpu_range"]
+    assert lo < 850 < hi
+
+
+def test_step_time_and_mfu_are_the_same_measurement(capsys):
+    # 850 tokens/s/GPU on 64 GPUs with 512 x 8192 tokens per step: step = 4,194,304 / (850 x 64) = 77.10 s
+    step = 512 * 8192 / (850 * 64)
+    outs = []
+    for flag, value in (("--measured-tokens-per-s-per-gpu", 850), ("--measured-step-s", step)):
+        code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, flag, value, "--json")
+        assert code == 0, err
+        outs.append(json.loads(out)["compute_scale"])
+    assert outs[0] == pytest.approx(outs[1], rel=1e-6)
+
+
+@pytest.mark.parametrize("log, extra", [("megatron_lm.log", []), ("torchtitan.log", []),
+                                        ("deepspeed.log", ["--seq-len", "4096"]),
+                                        ("hf_trainer.log", ["--seq-len", "4096"])])
+def test_calibrate_from_each_log_format(capsys, log, extra):
+    gpus = {"torchtitan.log": "8", "megatron_lm.log": "64", "deepspeed.log": "16"}.get(log, "64")  # as the logs say
+    model = "llama-3.1-8b" if log == "torchtitan.log" else "llama-3.1-70b"
+    code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus,
+                         "--from-log", LOGS / log, *extra)
+    assert code == 0, err
+    assert "read from" in out and "profile" in out
+
+
+def test_unreadable_log_is_a_one_line_error(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--from-log", LOGS / "unreadable.log")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "RunningAvgSamplesPerSec" in err and "Traceback" not in err
+
+
+def test_missing_measurement_is_refused(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO)
+    assert code == 2 and "--measured-tokens-per-s-per-gpu" in err
+
+
+@pytest.mark.parametrize("content", ["not json", '{"gpu": "h100-sxm"}',
+                                     '{"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", '
+                                     '"compute_scale": 40}'])
+@pytest.mark.parametrize("command", [["evaluate"], ["recommend"], ["explain"], ["what-if", "--change", "gpu=h200"],
+                                     ["export", "--format", "megatron"]])
+def test_bad_profile_is_a_one_line_error_everywhere(capsys, tmp_path, content, command):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, out, err = run(capsys, command[0], *SCENARIO, *command[1:], "--profile", path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "profile" in err
+
+
+def test_measured_csv_fits_several_runs(capsys, tmp_path):
+    csv = tmp_path / "runs.csv"
+    csv.write_text("model,gpu,gpus,seq_len,global_batch,tp,pp,measured_tokens_per_s_per_gpu\n"
+                   "llama-3.1-8b,h100,8,8192,64,2,1,7000\n"
+                   "llama-3.1-8b,h100,16,8192,64,2,1,6800\n")
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--measured-csv", csv)
+    assert code == 0, err
+    assert out.count("measured ") == 2
+
+
+def test_text_outputs_name_the_profile_and_what_if_warns_when_it_applies_to_one_side(capsys, tmp_path):
+    path = tmp_path / "p.json"
+    code, _, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
+    assert code == 0, err
+    code, out, err = run(capsys, "recommend", *SCENARIO, "--top", 1, "--profile", path)
+    assert code == 0 and "calibrated: compute ×" in out and "likely " in out
+    code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "gpu=h200", "--profile", path)
+    assert code == 0, err
+    assert "compute scale not applied" in out and "applies differently before and after" in out
+    code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "seq_len=4k", "--profile", path)
+    assert code == 0 and "applies differently" not in out  # same GPU: the profile holds on both sides
+
+
+def test_log_gpu_count_disagreeing_with_gpus_is_refused(capsys):
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", LOGS / "deepspeed.log", "--seq-len", "4096")
+    assert code == 2 and "16 GPUs" in err and "--gpus is 64" in err
+
+
+@pytest.mark.parametrize("rows, needle", [
+    ("model,gpu,gpus,tp,measured_tokens_per_s_per_gpu\nllama-3.1-8b,h100,x,2,7000\n", "line 2: argument --gpus"),
+    ("model,gpu,gpus,tp,bogus\nllama-3.1-8b,h100,8,2,7000\n", "line 2: unrecognized arguments: --bogus"),
+    ("model,gpu,gpus,tp\nllama-3.1-8b,h100,8,2\n", "line 2: calibrate needs exactly one"),
+    ("model,gpu,gpus\n", "has no rows"),
+])
+def test_bad_csv_rows_are_one_line_errors_naming_the_line(capsys, tmp_path, rows, needle):
+    csv = tmp_path / "runs.csv"
+    csv.write_text(rows)
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--measured-csv", csv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_an_invalid_measured_plan_is_refused_with_the_rule(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "3", "--measured-step-s", "60")
+    assert code == 2 and "tp_cp_pp_divides_gpus" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,35 @@
+"""`shardwise validate --profile`: the transfer check (calibrate on the smallest run of each family,
+predict the rest) and the interval coverage, as printed; the MAPEs are recomputed here from the
+rows as mean(|predicted / measured − 1|)."""
+
+import re
+
+from shardwise.engine.assumptions import error_bands as eb
+from shardwise.engine.calibration.transfer import transfer_all, transfer_older_releases
+from support.cli_runner import run
+
+
+def mape(pairs):
+    return sum(abs(p / m - 1) for m, p in pairs) / len(pairs)
+
+
+def test_validate_profile_prints_the_transfer_check_and_coverage(capsys):
+    code, out, err = run(capsys, "validate", "--profile", "--summary")
+    assert code == 0, err
+    rows = [r for f in transfer_all() for r in f.rows]
+    before = mape([(r.measured, r.uncalibrated) for r in rows])
+    after = mape([(r.measured, r.calibrated) for r in rows])
+    line = next(x for x in out.splitlines() if x.startswith("shipped calibration families"))
+    assert f"{len(rows)} runs" in line and f"MAPE {before:.1%} -> {after:.1%}" in line
+    older = [r for f in transfer_older_releases() for r in f.rows]
+    assert f"MAPE {mape([(r.measured, r.uncalibrated) for r in older]):.1%} -> " \
+           f"{mape([(r.measured, r.calibrated) for r in older]):.1%}" in out
+    runs = sum(n for n, _ in eb.THROUGHPUT_COVERAGE.values())
+    inside = sum(c for _, c in eb.THROUGHPUT_COVERAGE.values())
+    assert re.search(rf"throughput: {inside}/{runs} held-out runs inside", out)
+
+
+def test_each_family_is_calibrated_on_its_fewest_gpu_run():
+    for f in transfer_all():
+        assert all(r.num_gpus >= f.anchor_gpus for r in f.rows)
+        assert f.anchor not in {r.key for r in f.rows}

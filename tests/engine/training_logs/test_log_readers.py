@@ -1,0 +1,86 @@
+"""Reading the four training-log formats. The excerpts in tests/fixtures/logs/ are written out
+from each framework's own print statements (named below and in each reader's docstring); the
+expected values are read off the excerpt by hand."""
+
+from pathlib import Path
+
+import pytest
+
+from shardwise.engine.errors import ShardwiseInputError
+from shardwise.engine.training_logs import read_log
+
+LOGS = Path(__file__).parents[2] / "fixtures" / "logs"
+
+
+def text(name: str) -> str:
+    return (LOGS / name).read_text()
+
+
+def test_megatron_lm_iteration_lines_and_arguments():
+    # NVIDIA/Megatron-LM megatron/training/training.py training_log(): ' elapsed time per
+    # iteration (ms): {:.1f} |'; megatron/training/arguments.py _print_args(): '  {arg} {dots} {value}'.
+    r = read_log(text("megatron_lm.log"))
+    assert r.framework == "megatron-lm" and r.entries == 4
+    # 4 entries: drop the first (warm-up), median of 77120.0, 77100.0, 79300.0 ms = 77.12 s
+    assert r.step_s == pytest.approx(77.12)
+    assert r.plan == {"tp": 4, "pp": 4, "cp": 1, "ep": 1, "etp": 1, "micro_batch": 1, "zero": 1,
+                      "recompute": "selective", "no_sp": False}  # vpp None: not set
+    assert (r.num_gpus, r.seq_len, r.global_batch, r.precision) == (64, 8192, 512, "bf16")
+    assert r.peak_gib == pytest.approx(61440.0 / 1024)  # report_memory's 'max allocated' in MB
+
+
+def test_torchtitan_metrics_lines_with_colour_codes():
+    # pytorch/torchtitan torchtitan/components/metrics.py MetricsProcessor.log (0.2.2):
+    # 'step: {step:2}  loss: …  memory: {:5.2f}GiB({:.2f}%)  tps: {round(tps):,}  tflops: …  mfu: …%',
+    # ANSI colours around the fields; parallel_dims.py 'Building device mesh with parallelism: …'.
+    r = read_log(text("torchtitan.log"))
+    assert r.framework == "torchtitan" and r.entries == 4
+    assert r.tokens_per_s_per_gpu == pytest.approx(6188)  # median of 6,152 / 6,210 / 6,188 (step 1 dropped)
+    assert r.peak_gib == pytest.approx(47.96)
+    assert r.num_gpus == 8 and r.plan["zero"] == 3 and r.plan["tp"] == 1 and "hsdp" not in r.plan
+    assert r.setup_framework == "fsdp"
+
+
+def test_deepspeed_throughput_timer():
+    # deepspeedai/DeepSpeed deepspeed/utils/timer.py ThroughputTimer.stop: 'epoch={}/micro_step={}/
+    # global_step={}, RunningAvgSamplesPerSec={}, CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB'
+    r = read_log(text("deepspeed.log"))
+    assert r.framework == "deepspeed" and r.entries == 3
+    assert r.samples_per_s == pytest.approx(54.25)  # the last running average
+    assert r.peak_gib == pytest.approx(19.61)
+
+
+def test_hf_trainer_final_metrics():
+    # huggingface/transformers trainer_utils.speed_metrics('train', …) printed by ProgressCallback.on_log
+    r = read_log(text("hf_trainer.log"))
+    assert r.framework == "hf-trainer" and r.samples_per_s == pytest.approx(41.47)
+
+
+def test_unreadable_log_names_what_was_looked_for():
+    with pytest.raises(ShardwiseInputError) as exc:
+        read_log(text("unreadable.log"), "run.log")
+    msg = str(exc.value)
+    assert "\n" not in msg and "run.log" in msg
+    for wanted in ("elapsed time per iteration", "tps", "RunningAvgSamplesPerSec", "train_samples_per_second"):
+        assert wanted in msg
+
+
+def test_megatron_lines_behind_a_launcher_prefix_read_the_same():
+    # torchrun --tee / Slurm --label put "[default0]:" before every line.
+    plain, prefixed = read_log(text("megatron_lm.log")), read_log(text("megatron_lm_torchrun.log"))
+    assert prefixed.plan == plain.plan and prefixed.step_s == plain.step_s and prefixed.num_gpus == 64
+
+
+def test_older_torchtitan_mesh_and_wps():
+    # torchtitan before the parallel_dims rewrite: logger.info(f"Building {len(dims)}-D device mesh with
+    # {names}, {dims}") (only dimensions > 1), and the metrics line's per-device rate named "wps".
+    r = read_log(text("torchtitan_2d_mesh.log"))
+    assert r.framework == "torchtitan" and r.tokens_per_s_per_gpu == pytest.approx(4399)  # median of 4,410 and 4,388
+    assert r.plan["tp"] == 2 and r.plan["zero"] == 3 and r.num_gpus == 8
+
+
+def test_deepspeed_engine_configuration_block():
+    # DeepSpeedConfig.print: '  {arg} {dots} {value}', dots = '.' * (29 - len(arg)) (none for the
+    # 30-letter train_micro_batch_size_per_gpu).
+    r = read_log(text("deepspeed.log"))
+    assert r.plan == {"zero": 2, "micro_batch": 2} and r.global_batch == 64 and r.num_gpus == 16
