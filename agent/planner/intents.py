@@ -243,7 +243,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
-    if e.concept == "mfu" and METRIC_VALUE.search(text) and has_scenario and not e.plans and not why:
+    if e.concept in (None, "mfu") and METRIC_VALUE.search(text) and has_scenario and not new_scenario and not e.plans \
+            and not why:
         return Intent("evaluate" if state.plan is not None else "recommend")  # "what's the MFU?": the number
     if e.concept in ("mfu", "pipeline_bubble", "memory_breakdown") and why and METRIC_JUDGED.search(text) and not e.plans:
         return Intent("explain", e.concept)  # "MFU on that looks low. why, is it the MoE?": the metric explained

@@ -489,3 +489,9 @@ def test_n_times_more_nodes_scales_the_count(make_service):
     _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
                         "how much would 2x more nodes speed it up, and would the plan change?")
     assert names(calls) == ["what_if"] and calls[0][1]["change"]["gpus"] == 2 * 64
+
+
+def test_the_step_time_of_that_plan(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b, 64 h100, 8k",
+                                   "so what's the step time of that plan, and the tokens/s?")
+    assert names(calls) == ["evaluate_plan"] and is_plan(calls[0][1]["plan"], first[0][2]["best"]["strategy"])
