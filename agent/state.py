@@ -19,6 +19,10 @@ class ConversationState(BaseModel):
     plan_result: str | None = Field(None, description="the result id it came from")
     alternatives: list[Plan] = Field(default_factory=list, description="runner-up plans of the last recommendation")
     export_format: str | None = Field(None, description="the config format asked for last")
+    recommended: Plan | None = Field(None, description="the last plan recommended (or a what-if's new best): what "
+                                                        "'your original pick' means after other plans were discussed")
+    user_plan: Plan | None = Field(None, description="the plan the user said they run ('we run tp8 pp4 …'): what "
+                                                      "'our setup' / 'our current plan' means")
 
     @classmethod
     def load(cls, data: dict | None) -> "ConversationState":
@@ -54,6 +58,8 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
         alternatives = getattr(outcome.result, "alternatives", None)
         if outcome.name == "recommend_plans":
             update["alternatives"] = [Plan.from_strategy(p.strategy) for p in alternatives or []]
+        if outcome.name in ("recommend_plans", "what_if") and evaluation is not None:
+            update["recommended"] = Plan.from_strategy(evaluation.strategy)
         if outcome.name == "export_config":
             update["export_format"] = outcome.result.format
         state = state.model_copy(update=update)

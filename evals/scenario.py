@@ -21,6 +21,9 @@ from .case import Scenario
 
 DEFAULT_SEQ_LEN = 4096  # the CLI's default (cli/common.py)
 DEFAULT_GLOBAL_BATCH = 1024
+# A LoRA/QLoRA fine-tune given no batch: 128 sequences, as alpaca-lora's finetune.py and Stanford Alpaca
+# use (the advisor's documented default, docs/agent.md); written here again, not imported from tools/.
+DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
 
 
 def tokens(text: int | float | str) -> int:
@@ -52,7 +55,7 @@ def global_batch(s: Scenario) -> int:
         return s.global_batch
     if s.global_batch_tokens is not None:
         return max(1, round(tokens(s.global_batch_tokens) / seq_len(s)))
-    return DEFAULT_GLOBAL_BATCH
+    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if s.mode in ("lora", "qlora") else DEFAULT_GLOBAL_BATCH
 
 
 def build(s: Scenario) -> Specs:

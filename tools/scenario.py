@@ -24,6 +24,16 @@ from ..engine.training import TrainingSetup
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
 DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
+# A LoRA/QLoRA fine-tune given no batch: 128 sequences per step, the default of the reference LoRA
+# instruction-tuning recipes — tloen/alpaca-lora `finetune.py` (`batch_size: int = 128`) and Stanford
+# Alpaca's fine-tune (Taori et al. 2023, README: "batch size 128"). A pre-training batch (1,024 sequences,
+# 4M tokens at 4k) would make a fine-tune's step minutes long.
+DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
+
+
+def default_global_batch(mode: str | None) -> int:
+    """Sequences per step when none is given: a fine-tune's for plain LoRA/QLoRA, else the engine's default."""
+    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in ("lora", "qlora") else DEFAULT_GLOBAL_BATCH
 
 
 class Args(BaseModel):
@@ -42,7 +52,8 @@ class Scenario(Args):
     gpus_per_node: int | None = None
     network: str | None = Field(None, description="network id, e.g. ib-ndr")
     seq_len: int | None = Field(None, description=f"8k = 8192; default {DEFAULT_SEQ_LEN}")
-    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}")
+    global_batch: int | None = Field(None, description=f"sequences per step; default {DEFAULT_GLOBAL_BATCH}, "
+                                                       f"lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH}")
     global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
     mode: Literal[TRAINING_MODES] | None = None
     prompt_len: int | None = Field(None, description="grpo/ppo; default 512")
@@ -97,7 +108,10 @@ class Scenario(Args):
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
-        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=self.global_batch,
+        batch = self.global_batch
+        if batch is None and not self.global_batch_tokens and self.mode in ("lora", "qlora"):
+            batch = DEFAULT_FINE_TUNE_GLOBAL_BATCH  # a fine-tune's batch, not pre-training's
+        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=batch,
                                global_batch_tokens=self.global_batch_tokens or None, prompt_len=self.prompt_len,
                                response_len=self.response_len, group_size=self.group_size,
                                inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...engine import hardware_catalog
-from ...tools.scenario import Scenario
+from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
@@ -46,6 +46,7 @@ class Entities:
     export_format: str | None = None
     concept: str | None = None
     gpus_factor: float | None = None  # "double the GPUs": 2.0
+    batch_factor: float | None = None  # "halve the batch": 0.5
     nodes_added: int | None = None  # "3 more nodes like that one": added to the current count
     gpus_added: int | None = None  # "another 16 GPUs"
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
@@ -54,9 +55,9 @@ class Entities:
     network_unmatched: str | None = None  # a link speed the catalog has no network for: "10 Gb/s Ethernet"
 
     def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None,
-                       base_per_node: int | None = None) -> Scenario:
+                       base_per_node: int | None = None, base: Scenario | None = None) -> Scenario:
         """The scenario fields this message sets (others null); node counts use the GPU's node size
-        (the current setup's, for nodes added to it)."""
+        (the current setup's, for nodes added to it); a scaled batch scales `base`'s."""
         gpu = self.gpu or default_gpu
         node_size = hardware_catalog.get_gpu(gpu).gpus_per_node if gpu else DEFAULT_NODE_SIZE
         gpus, per_node = self.gpus, self.gpus_per_node
@@ -69,19 +70,35 @@ class Entities:
             gpus = self.nodes * per_node
         if self.nodes and gpus and not per_node and gpus % self.nodes == 0 and gpus // self.nodes <= node_size:
             per_node = gpus // self.nodes
+        batch, batch_tokens = self.global_batch, self.global_batch_tokens
+        if self.batch_factor and batch is None and not batch_tokens and base is not None:
+            batch, batch_tokens = scaled_batch(base, self.batch_factor)
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
-                        network=self.network, seq_len=self.seq_len, global_batch=self.global_batch,
-                        global_batch_tokens=self.global_batch_tokens, mode=self.mode, lora_rank=self.lora_rank,
+                        network=self.network, seq_len=self.seq_len, global_batch=batch,
+                        global_batch_tokens=batch_tokens, mode=self.mode, lora_rank=self.lora_rank,
                         precision=self.precision, framework=self.framework, prompt_len=self.prompt_len,
                         response_len=self.response_len, group_size=self.group_size)
 
     def has_scenario(self) -> bool:
-        return self.gpus_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
+        return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
+
+
+def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]:
+    """(sequences, tokens as written) of `base`'s batch times `factor`; its default when it gave none."""
+    if base.global_batch_tokens:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmbKMB]?)\s*", str(base.global_batch_tokens))
+        if m:
+            return None, f"{float(m.group(1)) * factor:g}{m.group(2).upper()}"
+    return max(1, round((base.global_batch or default_global_batch(base.mode)) * factor)), None
 
 
 def normalise(text: str) -> str:
     text = text.lower().replace("×", "x").replace("–", "-").replace("—", "-").replace("’", "'")
     text = re.sub(r"(?<=\d)x(?=[a-z])", "x ", text)  # "8xh100" -> "8x h100" ("8x7b" stays)
+    # "8k->16k", "8k → 16k": from one value to the other, as "from 8k to 16k" is read
+    text = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?\s*[km]?)\s*(?:->|→|=>)\s*(?=\d)", r"from \1 to ", text)
+    # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after
+    text = re.sub(r"\b(\d{2,3})\s*g(?:b|ib)?\s+(a100|h100|h200|a10g?|l40s?|v100|mi300x?)(s?)\b", r"\2 \1gb\3", text)
     text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
@@ -97,7 +114,8 @@ MILLIONS = [(r"\b(?:a\s+|one\s+)?half\s+(?:of\s+)?(?:a\s+)?mil(?:lion|l?)\b", "0
 
 def without_quotes(text: str) -> str:
     """Pasted text in quotes is data, not the request."""
-    return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|'[^']{12,}'", " ", text)
+    # a single quote between letters is an apostrophe ("we're … what's"), not a quotation mark
+    return re.sub(r"\"[^\"]{3,}\"|“[^”]{3,}”|(?<![a-z])'[^']{12,}'(?![a-z])", " ", text)
 
 
 MORE_HARDWARE = re.compile(
@@ -139,10 +157,19 @@ def extract(message: str) -> Entities:
     e.nodes = counts.get("nodes") or nodes
     e.gpus_per_node = counts.get("gpus_per_node") or per_node
     hardware = r"\b(?:gpus?|nodes?|cards|accelerators)\b"  # "double the nodes", "half that many gpus"
-    if e.gpus is None and re.search(rf"\b(?:double|twice)\b[^.?!]*{hardware}|\b2x\s+(?:the\s+)?gpus", text):
+    times = re.search(r"\b(\d+(?:\.\d+)?)\s*x\s+(?:more|the|as\s+many)\s+(?:gpus?|nodes?|cards|boxes)\b", text)
+    if e.gpus is None and times:  # "2x more nodes", "4x the GPUs": the current count times that
+        e.gpus_factor = float(times.group(1))
+    elif e.gpus is None and re.search(rf"\b(?:doubl(?:e|es|ed|ing)|twice)\b[^.?!]*{hardware}|\b2x\s+(?:the\s+)?gpus", text):
         e.gpus_factor = 2.0
-    elif e.gpus is None and re.search(rf"\b(?:halve[ds]?|half)\b[^.?!]*{hardware}", text):
+    elif e.gpus is None and re.search(rf"\b(?:halv(?:e|es|ed|ing)|half)\b[^.?!]*{hardware}", text):
         e.gpus_factor = 0.5
+    batch = r"\b(?:global\s+)?(?:batch(?:\s+size)?|gbs|bs)\b"  # "halve the batch", "double gbs" (no new value given)
+    if e.global_batch is None and not e.global_batch_tokens:
+        if re.search(rf"\b(?:doubl(?:e|es|ed|ing)|twice)\s+(?:the\s+|our\s+|that\s+)?{batch}", text):
+            e.batch_factor = 2.0
+        elif re.search(rf"\b(?:halv(?:e|es|ed|ing)|half)\s+(?:the\s+|our\s+|that\s+)?{batch}", text):
+            e.batch_factor = 0.5
     e.network = find_network(rest)
     _, e.network_unmatched = find_link_speed(rest)
     post, rest = find_post_training(rest)  # rollout lengths first: "1k-token responses" is not the sequence

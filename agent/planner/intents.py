@@ -54,23 +54,48 @@ PRICING = re.compile(rf"{PRICE}[^.?!]*{VENDOR}|{VENDOR}[^.?!]*{PRICE}|"
 # setup that works"): the engine's search answers it, with what would make it fit when nothing does.
 FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|describe|help|show\s+me\s+(?:what|how)))|"
                          r"\bis\s+(?:it|this|that)\s+(?:even\s+)?(?:possible|feasible|doable)\b|\bdoable\b|\bfeasible\b|"
+                         r"\b(?:does|will|would)\s+it\s+(?:even\s+)?fit\b|"
                          r"\b(?:smallest|minimum|minimal|fewest)\s+(?:\w+\s+){0,2}(?:setup|cluster|config|gpus|nodes|hardware)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b")
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
                             r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
-                            r"\bdefine\b|\bdefinition\b|\btell\s+me\s+about\b|\bin\s+simple\s+terms\b|\beli5\b|"
-                            r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b")
+                            r"\bdefine\b|\bdefinition\b|\btell\s+me\s+(?:more\s+)?about\b|\bin\s+simple\s+terms\b|\beli5\b|"
+                            r"\bhow\s+much\s+(?:\w+\s+){0,2}(?:does|do)\b|\bwhat\s+(?:does|do)\b[^.?!]{0,40}\b(?:buy|save|gain)\b|\bshow\s+me\s+the\s+(?:memory\s+)?math\b|"
+                            # "how big is the bubble", "how is MFU counted for an MoE", "is ZeRO-3 the same thing as FSDP"
+                            r"\bhow\s+(?:big|large|bad)\s+is\b|\bhow\s+is\b[^.?!]{0,30}\b(?:counted|computed|calculated|measured|defined)\b|"
+                            r"\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b|\bthe\s+point\s+of\b")
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
+# Asking which plan to use ("whats the best setup, mb/recompute etc"): the knobs named are choices, not concepts.
+RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
+                           r"strategy|sharding|way)\b|\b(?:what|which)\s+(?:plan|setup|layout|parallelism)\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
 # "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
 WHY_CONCEPT = re.compile(r"\bwhy\s+(?:does|do|is|are)\b|"
                          r"\bhow\s+come\b[^.?!]{0,60}?\b(?:lets?|makes?|allows?|enables?|gets?\s+away|saves?|cuts?)\b")
+# "what is ZeRO-3 actually doing", "explain tp=8": the idea behind a knob, not a plan to evaluate
+WHAT_IS = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:what\s+(?:(?:actually|exactly|really)\s+)?(?:is|are)\b|explain\b|eli5\b)|"
+                     r"\bexplain\b|\bsame\s+(?:thing\s+)?as\s+(?!before|yours|ours|above|now|last)|\bdifference\s+between\b|"
+                     r"\bwhat\s+(?:actually\s+|exactly\s+|really\s+)?(?:is|are)\s+(?:a\s+|the\s+)?(?:zero|tp|pp|cp|ep|vpp|etp|recompute)\b")
+# What holds the plan back: the binding constraint the recommendation reports
+LIMITS = re.compile(r"\bwhat(?:'s|\s+is)?\s+(?:limiting|holding\s+(?:it|us|this)\s+back|the\s+bottleneck)\b|\bbottleneck\b|"
+                    r"\bwhat\s+limits\b|\bbinding\s+constraint\b|\b(?:memory|compute|communication|comms|bandwidth|network)[\s-]bound\b")
+# The best plan asked for with a degree pinned: "recommend something with ep 8", "best layout using tp 4"
+RECOMMEND_WITH = re.compile(r"\b(?:recommend|suggest|find)\b[^.?!]{0,30}\b(?:with|using|keeping|at)\b|"
+                            r"\bbest\s+(?:plan|layout|setup|config)\s+(?:with|using|keeping|at)\b")
+# A metric's value asked for ("what's the MFU?", "what is its throughput"), not the idea behind it
+METRIC_VALUE = re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+(?:the|its|our|your|that|this)\s+(?:\w+\s+){0,2}"
+                          r"(?:mfu|throughput|tokens?\s*/\s*s|step\s*time)\b|\band\s+(?:the\s+)?mfu\b")
+# A metric judged ("MFU looks low", "the bubble seems huge"): why it is what it is
+METRIC_JUDGED = re.compile(r"\b(?:looks?|seems?|is|so|feels?)\s+(?:so\s+|really\s+|pretty\s+|quite\s+|kinda\s+|very\s+)?"
+                           r"(?:low|high|bad|poor|big|huge|large|small|terrible)\b")
 WHAT_IF_MARKER = re.compile(
     r"\bwhat\s+if\b|\bwhat\s+about\b|\bhow\s+about\b|\bwhat\s+changes\s+if\b|\bhow\s+would\b[^?.]*?\bchange\b|"
-    r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b")
+    r"\b(?:and\s+)?if\s+we\b|\band\s+(?:with|on|for)\b|\bswitch(?:ed|ing)?\s+to\b|\bmove\s+to\b|\bupgrade\s+to\b|"
+    r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:having|using|getting|running\s+on)\b|"  # "losing vs having IB"
+    r"\bsame\s+(?:thing|setup|run|model)?\s*but\b")  # "same thing but on 64 H200s"
 # A change stated as news rather than asked as "what if": "the new cluster only has 25GbE", "getting a
 # quote for 16 H100s instead", "bump the batch to 8M tokens", "we only get half that many GPUs". The
 # change is the sentence the word is in; the sentences before it are the current setup.
@@ -79,7 +104,7 @@ CHANGE_MARKER = re.compile(
     r"\binstead\b(?!\s+of)|\bonly\s+(?:has|have|had|gets?|got|getting)\b|\bnew\s+(?:cluster|hardware|nodes?|machines?|"
     r"setup|box(?:es)?)\b|\bbump(?:ed|ing)?\b|\b(?:increas|decreas|reduc|rais|doubl|halv)(?:e|es|ed|ing)\b|\bhalf\b|"
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
-    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\bupgrad(?:e|ed|ing)\b"
+    r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\b(?:drop(?:ped|ping)?|cut(?:ting)?|shrink(?:ing)?|scal(?:e|ed|ing)\s+(?:down|up|back)|go(?:ing)?\s+(?:down|up))\s+(?:it\s+)?to\b|\bupgrad(?:e|ed|ing)\b"
     # a new requirement: "product now wants 64k ctx", "the team now needs 16 nodes"; "from 8k to 64k"
     r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|" + FROM_TO)
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
@@ -91,7 +116,7 @@ BREAKDOWN = re.compile(r"\bmemory\s*(?:break\s*down|split)\b|\bbreak\s*down\b|wh
                        r"(?:the\s+|my\s+|our\s+)?(?:memory|vram|hbm)\b|what\s+(?:takes|eats|uses)\s+(?:up\s+)?(?:all\s+)?"
                        r"(?:the\s+)?(?:memory|vram)")
 # Why a mixture of experts needs the memory of its total size, not of its active parameters.
-ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+active\b|"
+ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+(?:are\s+|is\s+)?active\b|"
                              r"\b(?:params?|parameters)\b[^.?!]{0,20}\bactive\b|\btotal\s+(?:vs\.?|versus|and|or)\s+active\b")
 MEMORY_QUESTION = re.compile(r"\b(?:memory|mem|vram|hbm|gib|gb)\b|\bfit(?:s)?\b|\boom\b")
 # Asking for a verdict on a plan they have ("review our cfg", "does it fit"), not for a config file.
@@ -168,6 +193,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
+        return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
     if HELP.search(text) and not e.plans and not (e.model or e.params):
         return Intent("help")
     if OUT_OF_SCOPE.search(text):
@@ -193,7 +220,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.plans and REVIEW.search(text) and not re.search(r"\b(?:export|generate|write)\b", text):
         return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
-            EXPORT.search(text) and re.search(r"\b(?:give|export|write|generate|show|get|need|want|pls|please)\b", text):
+            EXPORT.search(text) and re.search(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want|pls|please)\b", text):
         return Intent("export", e.export_format)
     if CONFIRM.search(text):
         return Intent("recommend", "ignore_plan")
@@ -204,8 +231,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("memory", "total_vs_active")  # "only 3B active, so why so much more memory than a 3B?"
     concept_of_knob = {"zero": "zero", "tp": "tensor_parallel", "pp": "pipeline_bubble", "cp": "context_parallel",
                        "ep": "expert_parallel", "vpp": "virtual_pipeline", "recompute": "activation_recompute"}
-    if not e.concept and WHY_CONCEPT.search(text) and len(e.plans) == 1 and len(e.plans[0]) == 1:
-        knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…" asks about ZeRO itself
+    if not e.concept and (WHY_CONCEPT.search(text) or WHAT_IS.search(text)) and len(e.plans) == 1 and len(e.plans[0]) == 1:
+        knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…", "what is ZeRO-3 doing": ZeRO itself
         if knob in concept_of_knob:
             e.concept = concept_of_knob[knob]
     if BREAKDOWN.search(text) and (has_scenario or new_scenario) and not e.plans:
@@ -216,9 +243,15 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
-    if e.concept and (not why or WHY_CONCEPT.search(text)) and (
+    if e.concept in (None, "mfu") and METRIC_VALUE.search(text) and has_scenario and not new_scenario and not e.plans \
+            and not why:
+        return Intent("evaluate" if state.plan is not None else "recommend")  # "what's the MFU?": the number
+    if e.concept in ("mfu", "pipeline_bubble", "memory_breakdown") and why and METRIC_JUDGED.search(text) and not e.plans:
+        return Intent("explain", e.concept)  # "MFU on that looks low. why, is it the MoE?": the metric explained
+    if e.concept and (not why or WHY_CONCEPT.search(text) or re.search(r"\bexplain\b", text)) and (
             EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text)
-            or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))):
+            or EXPLAIN.search(text) and not (e.plans and (SPEED.search(text) or MEMORY.search(text)))
+            and not RECOMMEND_CUE.search(text)):
         return Intent("explain", e.concept)
     if len(e.plans) == 2:
         return Intent("compare")
@@ -229,6 +262,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("what_if")
     if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8:
         return Intent("what_if")
+    if len(e.plans) == 1 and e.plans[0] and RECOMMEND_WITH.search(text) and (has_scenario or new_scenario):
+        return Intent("recommend")  # "recommend something with ep 8": the best plan with that degree pinned
     if e.plans:
         if MEMORY.search(text) and not SPEED.search(text):
             return Intent("memory")

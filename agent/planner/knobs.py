@@ -17,7 +17,7 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "ep": r"\bep\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "etp": r"\betp\s*(?:=|:|-|\s)?\s*(\d+)\b",
     "zero": r"\bzero\s*(?:stage)?\s*(?:=|:|-|\s)?\s*([0-3])\b",
-    "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs|or|versus)\b)",
+    "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs\.?|or|versus)\s*\d)",
     # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
     # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
     "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?{CKPT}"
@@ -37,6 +37,10 @@ OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|
 KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4", "selective vs full"
     rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
     r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
+# "compare zero 1 and zero 3", "between tp 4 and 8": two values of one knob joined by "and"
+KNOB_AND = re.compile(
+    rf"\b(?:compare|comparing|between)\s+(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:and|&|with|to)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
+    r"|\b(?:compare|comparing|between)\s+(?P<ra>none|selective|full)\s+(?:and|&|with|to)\s+(?P<rb>none|selective|full)\b")
 PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brather\s+than\b|\bcompared\s+(?:to|with)\b"
                             r"|\bthan\b|\bnot\b|\bor\b")
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
@@ -70,7 +74,10 @@ def _found(text: str) -> list[tuple[int, str, object]]:
 
 
 def _layout_words(text: str) -> dict:
-    """Dimensions switched off in words: "pure DP", "no TP/PP", "without CP"."""
+    """Dimensions switched off in words: "pure DP", "no TP/PP", "without CP"; plain FSDP is pure DP with
+    ZeRO-3 (PyTorch FSDP's full sharding)."""
+    if re.search(r"\b(?:plain|pure|vanilla)\s+fsdp2?\b", text):
+        return {"tp": 1, "pp": 1, "zero": 3}
     if re.search(ONLY_DP, text):
         return {"tp": 1, "pp": 1}
     layout = {m.group(1): 1 for m in NEGATED.finditer(text)}
@@ -110,18 +117,44 @@ def labelled_options(text: str) -> list[dict] | None:
     return [{**shared, **a}, {**shared, **b}]
 
 
+# Degrees said in words read as the abbreviations: "context parallel 2 or 4" is "cp 2 or 4", "8-way
+# tensor parallelism" is "tp 8", "a TP size of 4" is "tp=4".
+DIMENSION_WORDS = [(re.compile(rf"\b{word}[\s-]*parallel(?:ism)?\b(?:\s+(?:size|degree|dimension))?(?:\s+of\b)?"), abbr)
+                   for word, abbr in (("tensor", "tp"), ("pipeline", "pp"), ("context", "cp"), ("expert", "ep"),
+                                      ("sequence", "sp"), ("data", "dp"))]
+WAY = re.compile(r"\b(\d+)[\s-]*way\s+(tp|pp|cp|ep|vpp|etp)\b")
+GLUED = re.compile(r"(?<=\d)(?=(?:tp|pp|vpp|cp|ep|etp|mb|zero)\d)")
+NO_ZERO = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?zero\b(?!\s*[-=]?\s*\d)")
+# "no interleaving" is VPP=1; "interleaving of 2" / "interleaved 2" is VPP=2
+INTERLEAVING = re.compile(r"(\bno\s+|\bwithout\s+|(?<!\S)w/o\s+)?\binterleav(?:ing|ed)(?:\s+(?:1f1b|pipeline|schedule|stages?))?\b(?=\s*(?:of|=|:)?\s*\d|(?<=no interleaving)|(?<=without interleaving)|(?<=w/o interleaving))")
+SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?|of)\s*(?=\d)")
+
+
+def knob_words(text: str) -> str:
+    """The text with parallel dimensions named in words written as their abbreviations."""
+    for pattern, abbr in DIMENSION_WORDS:
+        text = pattern.sub(abbr + " ", text)
+    text = WAY.sub(r"\2 \1", text)
+    text = GLUED.sub(" ", text)  # "tp4pp2" is "tp4 pp2"
+    text = NO_ZERO.sub("zero 0", text)  # "plain ddp w/o any zero": ZeRO stage 0
+    text = INTERLEAVING.sub(lambda m: "vpp 1" if m.group(1) else "vpp", text)
+    return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
+
+
 def find_plans(text: str) -> list[dict]:
     """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
 
     Knobs named after a break in the sentence that follows the second plan (a parenthesis, a
     comma, "both", "with") apply to both plans; a plan named by several knobs is that plan.
     """
+    text = knob_words(text)
     options = labelled_options(text)
     if options:
         return options
     found = _found(text)
     shared_layout = _layout_words(text)
-    vs = next((v for v in KNOB_VS.finditer(text) if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
+    vs = next((v for v in [*KNOB_VS.finditer(text), *KNOB_AND.finditer(text)]
+               if (v.group("a"), v.group("ra")) != (v.group("b"), v.group("rb"))), None)
     if vs:  # one knob, two values; everything else is common to both
         if vs.group("knob"):
             knob = _knob_name(vs.group("knob"))

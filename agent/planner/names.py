@@ -55,7 +55,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
     (r"bubble", "pipeline_bubble"),
     (r"sequence[\s\-]?parallel|\bsp\b(?!\s*[=:]?\s*\d)", "sequence_parallel"),
     (r"context[\s\-]?parallel|ring[\s\-]?attention|\bcp\b(?!\s*[=:]?\s*\d)", "context_parallel"),
-    (r"expert[\s\-]?parallel|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
+    (r"expert[\s\-]?parallel|\be?tp\b(?<=etp)(?!\s*[=:]?\s*\d)|\bep\b(?!\s*[=:]?\s*\d)|all[\s\-]?to[\s\-]?all|all2all", "expert_parallel"),
     (r"\bfsdp\b|fully[\s\-]?sharded", "fsdp"),
     (r"\bzero\b(?!\s*(?:stage\s*)?[=:\-]?\s*[0-3])|zero[\s\-]?redundancy|\bwhat\s+does\s+zero|\bexplain\s+zero", "zero"),
     (r"recomput|checkpointing|rematerial|\bremat\b|\b(?:act(?:ivations?)?|grad(?:ient)?|selective)[\s_-]*ckpt\b", "activation_recompute"),
@@ -131,7 +131,9 @@ def find_model(text: str) -> tuple[str | None, str]:
 
 def find_params(text: str) -> tuple[str | None, str | None]:
     """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
-    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)", text)
+    # "for 70b-class models", "70B-scale runs", "like other 8b models": a size class cited, not the model trained
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(b)(?:n|illion)?|(t)(?:n|rillion)?)(?![a-z0-9])(?!\s*tok)"
+                  r"(?!\s*-?\s*(?:class|scale|range|sized?|ish)\b|\s+models\b|\s+(?:are\s+|is\s+)?active\b)", text)
     if not m:
         return None, None
     unit = m.group(2) or m.group(3)
@@ -183,7 +185,7 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
                 total = per_node > hardware_catalog.get_gpu(gpu_id).gpus_per_node and not (linked or each)
                 counts = {"nodes": _count(n.group(1)), ("gpus" if total else "gpus_per_node"): per_node}
                 start = n.start()
-        node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?)\b", after)
+        node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?|racks?|pods?|systems?)\b", after)
         if "gpus" in counts and node_after:
             word = c.group(1)
             if word in NUMBER_WORDS or re.search(r"\b(?:one|single|a|an|1)\s+$", before[:c.start()]):
@@ -251,15 +253,39 @@ def find_network(text: str) -> str | None:
     return None
 
 
+# A framework or recipe cited as where a plan comes from ("like the megatron recipes do", "as in the nemo
+# recipe", "per deepspeed's examples"): a source, not how the user trains or the file they want.
+CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?[\w-]+?(?:'s)?\s+"
+                   r"(?:recipes?|examples?|docs|papers?|tutorials?|reference|blog)\b|\b[\w-]+\s+recipes?\s+(?:do|does|use|uses)\b|"
+                   # the other side of a comparison is a layout: "why would that beat plain fsdp (zero3, no tp)"
+                   r"\b(?:beats?|vs\.?|versus|than|over|instead\s+of|compared\s+(?:to|with))\s+(?:a\s+|the\s+)?(?:plain|pure|vanilla)\s+(?:fsdp2?|ddp)\b|"
+                   # a framework as the subject of a concept question: "is zero-3 basically the same thing as fsdp?"
+                   r"\bsame\s+(?:thing\s+)?as\s+(?:plain\s+)?(?:fsdp2?|deepspeed|megatron)\b")
+
+
 def find_export_format(text: str) -> str | None:
+    text = CITED.sub(" ", text)
     for fmt, pattern in EXPORT_WORDS.items():
         if re.search(pattern, text):
             return fmt
     return None
 
 
+def find_export_formats(text: str) -> list[str]:
+    """Every format named, in the order written ("megatron and deepspeed configs")."""
+    text = CITED.sub(" ", text)
+    found = {}
+    for fmt, pattern in EXPORT_WORDS.items():
+        m = re.search(pattern, text)
+        if m and not any(a <= m.start() < b for a, b in found.values()):  # "megatron-bridge" is not also "megatron"
+            found[fmt] = (m.start(), m.end())
+    return sorted(found, key=lambda f: found[f][0])
+
+
 def find_framework(text: str) -> str | None:
-    """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP")."""
+    """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
+    cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""
+    text = CITED.sub(" ", text)
     for framework, pattern in FRAMEWORK_WORDS.items():
         if re.search(pattern, text):
             return framework

@@ -1,81 +1,67 @@
 """The offline planner: chat without an LLM. Deterministic: the same message in the same state
 gives the same answer.
 
-It reads the message (entities.py), decides the question family (intents.py), merges what
-the user said into the session's scenario, calls the same tools the LLM would, through the
-same dispatcher, and answers from the templates in prompts/offline/. Every number it
-writes is a field of a tool result, cited by the result's id.
+It reads the message into a typed request (reading.py: the scenario facts, the plans named or
+pointed at, the acts asked for in order, two scenarios to compare, or a question to ask back),
+calls the same tools the LLM would, through the same dispatcher, act by act (answers.py, acts.py),
+and answers from the templates in prompts/offline/, opening with the scenario it understood and
+which values were defaults (understood.py). Every number it writes is a field of a tool result,
+cited by the result's id.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Callable, Iterator
 
 from ...prompts.render import render
-from ...tools.dispatch import ToolOutcome, dispatch
 from ...tools.scenario import Plan, Scenario
 from ..events import DeltaEvent, ToolEvent
 from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
+from .acts import acts_in_order, side_by_side
+from .answers import answer
 from .defaults import unread_defaults
-from .entities import Entities, extract, normalise
-from .intents import Intent, classify, what_if_split, without_injection
-from .measured import measured_throughput
+from .entities import normalise
+from .intents import Intent
+from .cues import COMPARE_STRONG
+from .reading import compares_with_discussed, read
+from .turn import Turn, base_gpu, base_gpus, base_per_node
+from .understood import understood_line
 
-DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
-CAPABILITIES = "offline/_capabilities.md.j2"
-# The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
-MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
-
-
-class _Turn:
-    """Collects one turn's tool calls as the same messages an LLM turn would store."""
-
-    def __init__(self, reserve: Callable[[int], list[str]], record: TurnRecord, profile=None):
-        self.reserve, self.record, self.profile = reserve, record, profile
-        self.events: list[ToolEvent] = []
-
-    def call(self, name: str, arguments: dict) -> ToolOutcome:
-        rid = self.reserve(1)[0]
-        outcome = dispatch(name, arguments, result_id=rid, profile=self.profile)
-        self.record.outcomes.append(outcome)
-        call_id = f"call_{rid}"
-        self.record.messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})
-        self.record.messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.content()})
-        self.events.append(ToolEvent(id=rid, name=name, arguments=outcome.arguments, ok=outcome.ok,
-                                     summary=outcome.summary(), errors=outcome.errors,
-                                     result=outcome.result.model_dump(mode="json") if outcome.ok else None))
-        return outcome
-
-
-def _scenario_args(s: Scenario) -> dict:
-    return s.model_dump(mode="json")
-
-
-def _plan_with(base: Plan | None, knobs: dict) -> Plan:
-    return Plan(**{**(base.model_dump() if base else {}), **knobs})
+# The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
+OURS = re.compile(r"\bwe(?:'re|\s+are)?\s+(?:currently\s+)?(?:run|running|use|using|train|training|have|do)\b|\bour\s+(?:current\s+)?"
+                  r"(?:setup|plan|config|layout|run|job)\b|\bcurrently\b")
 
 
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
                      record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
     """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
-    e = extract(message)
-    intent = classify(message, e, state)
-    if intent.injected:  # what the user asks, without the instructions embedded for the assistant
-        e = extract(without_injection(message))
-        message = without_injection(message)
-    turn = _Turn(reserve, record, profile)
-    base_gpu = state.scenario.gpu if state.scenario else None
-    base_gpus = state.scenario.gpus if state.scenario else None
+    request = read(message, state)
+    message, e, intent = request.message, request.facts, request.intent
+    turn = Turn(reserve, record, profile)
     if intent.family == "export" and state.plan is not None:
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
-    patch = e.scenario_patch(default_gpu=base_gpu, base_gpus=base_gpus, base_per_node=base_per_node(state))
+    patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),
+                             base=state.scenario)
     scenario = patch.merged_over(state.scenario)
-    text = answer(intent, e, state, scenario, patch, turn, message)
+    if request.question:
+        text = render("offline/ask_reading.md.j2", question=request.question)
+    elif request.sides:
+        text = side_by_side(turn, scenario, e, request.sides, state)
+    elif request.context is not None:  # several acts, or one read from what it points at
+        text = acts_in_order(request, state, scenario, turn)
+    else:
+        act = request.acts[0] if request.acts else None
+        if act is not None and act.kind != intent.family:  # the reading corrected the family ("evaluate it at 16k")
+            intent = Intent(act.kind, act.detail, intent.injected)
+        if act is not None and (act.kind in ("evaluate", "memory") and compares_with_discussed(message, e, state.plan is not None)
+                                or act.kind == "explain" and state.plan is not None and len(e.plans) == 1 and e.plans[0]
+                                and COMPARE_STRONG.search(normalise(message))):
+            e.plans = [{}, e.plans[0]]  # one plan named in a comparison: against the plan under discussion
+            intent = Intent("compare", None, intent.injected)
+        text = answer(intent, e, state, scenario, patch, turn, message)
     used = next(({**o.arguments["scenario"], **{k: v for k, v in (o.arguments.get("change") or {}).items() if v is not None}}
                  for o in record.outcomes
                  if isinstance(o.arguments, dict) and isinstance(o.arguments.get("scenario"), dict)), None)
@@ -84,197 +70,18 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/defaulted.md.j2", defaults=defaults).strip() + "\n\n" + text
     if e.network_unmatched and used:  # a network the catalog lacks: said, not replaced by another in silence
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
+    if request.set_aside:
+        text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
+    line = understood_line(record.outcomes)
+    if line:  # the scenario used, and which of its values were defaults
+        text = line + "\n\n" + text
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
-    if intent.family == "export" and record.outcomes and record.outcomes[-1].ok:
-        new_state = new_state.model_copy(update={"export_format": record.outcomes[-1].result.format})
+    if OURS.search(normalise(message)) and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+        new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)
-
-
-def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
-           turn: _Turn, message: str) -> str:
-    family = intent.family
-    if family in ("injection", "greeting", "help", "out_of_domain", "not_understood"):
-        return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None,
-                      topic=intent.detail)
-    if family == "clarify":
-        hardware = None
-        if e.node_size_of:  # the node size the conflict quotes comes from the catalog: cite it
-            out = turn.call("list_hardware", {"kind": "gpus", "name": e.node_size_of})
-            hardware = out.result if out.ok else None
-        return render("offline/clarify.md.j2", conflicts=e.conflicts, hardware=hardware)
-    if family == "unknown":
-        hardware = [u for u in e.unknown if u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia",
-                                                  "CPU-only training")]
-        models = [u for u in e.unknown if u not in hardware]
-        lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
-        return render("offline/unknown.md.j2", hardware=hardware,
-                      models=[o.result for o in lookups if o.ok])
-    if family == "list_models":
-        return _result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
-    if family == "list_hardware":
-        return _result_or_error(turn.call("list_hardware", {"kind": None, "name": None}), "offline/list_hardware.md.j2")
-    if family == "lookup_model":
-        if not e.model:
-            return render("offline/not_understood.md.j2", scenario=None)
-        return _result_or_error(turn.call("lookup_model", {"name": e.model}), "offline/lookup_model.md.j2")
-    if family == "explain":
-        args = {"concept": intent.detail, "scenario": None, "plan": None}
-        if not scenario.missing():
-            knobs = e.plans[0] if e.plans else {}
-            same_scenario = state.scenario is not None and scenario == state.scenario
-            plan = Plan(**knobs) if knobs else (state.plan if same_scenario else None)
-            args.update(scenario=_scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
-        text = _result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
-        if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
-            # "how come LoRA lets a 7B fit … walk me through the memory": the concept, then the breakdown
-            memory = turn.call("estimate_memory", {"scenario": args["scenario"], "plan": args["plan"]})
-            if memory.ok:
-                text += "\n\n" + render("offline/memory.md.j2", r=memory.result)
-        return text
-
-    if family == "what_if":
-        split = what_if_split(message)
-        if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
-            before, change = split
-            base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
-                                         base_per_node=base_per_node(state)).merged_over(state.scenario)
-            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus, base_per_node=base.gpus_per_node)
-        else:
-            base, delta = state.scenario, patch
-        if base is not None and not base.missing():
-            out = turn.call("what_if", {"scenario": _scenario_args(base), "change": delta.model_dump(mode="json")})
-            return _result_or_error(out, "offline/what_if.md.j2")
-
-    invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
-               (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))
-               if value is not None and value <= 0]
-    if invalid:
-        return render("offline/invalid.md.j2", problems=invalid)
-    missing = scenario.missing()
-    if missing:
-        return render("offline/need_more.md.j2", missing=missing, family=family,
-                      known=scenario.model_dump(exclude_none=True))
-
-    if family == "memory" and intent.detail == "total_vs_active":
-        return _total_vs_active(turn, e, state, scenario)
-
-    measured = measured_throughput(message)
-    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
-        base = state.plan if state.scenario is not None and scenario == state.scenario else None
-        knobs = e.plans[0] if e.plans else {}
-        plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
-        out = turn.call("calibrate_to_measurement", {"scenario": _scenario_args(scenario), "plan": plan.model_dump(),
-                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
-        return _result_or_error(out, "offline/calibrate.md.j2")
-
-    if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
-        base = state.plan if state.scenario is not None and scenario == state.scenario else None
-        if family == "compare" and len(e.plans) == 2:
-            if not e.plans[0] and base is None:
-                return render("offline/need_plan.md.j2")
-            same_layout = re.search(r"\bsame\b", normalise(message)) is not None
-            a = base if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
-            b = _side(turn, scenario, base, e.plans[1], same_layout)
-            out = turn.call("compare_plans", {"scenario": _scenario_args(scenario), "plan_a": a.model_dump(),
-                                              "plan_b": b.model_dump()})
-            return _result_or_error(out, "offline/compare.md.j2")
-        knobs = e.plans[0] if e.plans else {}
-        # Two or more knobs describe a plan of their own; one knob modifies the plan under discussion.
-        plan = _plan_with(None if len(knobs) >= 2 else base, knobs)
-        tool = "estimate_memory" if family == "memory" else "evaluate_plan"
-        out = turn.call(tool, {"scenario": _scenario_args(scenario), "plan": plan.model_dump()})
-        return _result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
-
-    if family == "export":
-        fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]
-        knobs = e.plans[0] if len(e.plans) == 1 else {}
-        plan = _plan_with(state.plan, knobs) if knobs or state.plan is not None else None
-        out = turn.call("export_config", {"scenario": _scenario_args(scenario), "format": fmt,
-                                          "plan": plan.model_dump() if plan is not None else None})
-        return _result_or_error(out, "offline/export.md.j2")
-
-    constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
-    out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 3, "headroom": None,
-                                        "constraints": constraints})
-    if not out.ok:
-        return render("offline/tool_error.md.j2", outcome=out)
-    if family == "memory" and out.result.best is not None:
-        best = Plan.from_strategy(out.result.best.strategy)
-        memory = turn.call("estimate_memory", {"scenario": _scenario_args(scenario), "plan": best.model_dump()})
-        return _result_or_error(memory, "offline/memory.md.j2")
-    template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
-    text = render(template, r=out.result)
-    return text
-
-
-def _total_vs_active(turn: _Turn, e: Entities, state: ConversationState, scenario: Scenario) -> str:
-    """Memory holds every expert, compute touches the active ones: the model's two counts, the memory of
-    the plan under discussion (or the recommended one), and, when asked, how EP divides the experts."""
-    facts = turn.call("lookup_model", {"name": scenario.model}) if scenario.model else None
-    plan = state.plan if state.scenario is not None and scenario == state.scenario else None
-    memory = turn.call("estimate_memory", {"scenario": _scenario_args(scenario),
-                                           "plan": plan.model_dump() if plan is not None else None})
-    if not memory.ok:
-        return render("offline/tool_error.md.j2", outcome=memory)
-    ep = None
-    if e.concept == "expert_parallel":
-        label_plan = Plan.from_strategy(memory.result.evaluation.strategy)
-        out = turn.call("explain_concept", {"concept": "expert_parallel", "scenario": _scenario_args(scenario),
-                                            "plan": label_plan.model_dump()})
-        ep = out.result if out.ok else None
-    return render("offline/total_vs_active.md.j2", m=facts.result.model if facts is not None and facts.ok else None,
-                  facts_id=facts.result.id if facts is not None and facts.ok else None, r=memory.result, ep=ep)
-
-
-def _matches(plan: Plan, knobs: dict) -> bool:
-    return all(getattr(plan, k) == v for k, v in knobs.items())
-
-
-def base_gpu(state: ConversationState) -> str | None:
-    return state.scenario.gpu if state.scenario else None
-
-
-def base_per_node(state: ConversationState) -> int | None:
-    return state.scenario.gpus_per_node if state.scenario else None
-
-
-def base_gpus(state: ConversationState) -> int | None:
-    return state.scenario.gpus if state.scenario else None
-
-
-def _side(turn: _Turn, scenario: Scenario, base: Plan | None, knobs: dict, same_layout: bool) -> Plan:
-    """One side of a comparison: several knobs name a plan of their own; one knob is our plan with it
-    ("same layout"), or the plan under discussion when it already has it, or the fastest plan with it."""
-    if len(knobs) >= 2:
-        return Plan(**knobs)
-    if same_layout and base is not None:
-        return _plan_with(base, knobs)
-    if base is not None and _matches(base, knobs):
-        return base
-    return _best_with(turn, scenario, base, knobs)
-
-
-def _best_with(turn: _Turn, scenario: Scenario, base: Plan | None, knobs: dict) -> Plan:
-    """The fastest plan with these knobs ("TP=8" means the best TP=8 plan, not ours with TP=8),
-    or, when none fits, ours with the knobs set."""
-    from ...tools.recommend import Constraints
-
-    pins = {k: v for k, v in knobs.items() if k in Constraints.model_fields}
-    if pins:
-        out = turn.call("recommend_plans", {"scenario": _scenario_args(scenario), "top_k": 1, "headroom": None,
-                                            "constraints": pins})
-        if out.ok and out.result.best is not None:
-            return _plan_with(Plan.from_strategy(out.result.best.strategy), knobs)
-    return _plan_with(base, knobs)
-
-
-def _result_or_error(outcome: ToolOutcome, template: str) -> str:
-    if not outcome.ok:
-        return render("offline/tool_error.md.j2", outcome=outcome)
-    return render(template, r=outcome.result)

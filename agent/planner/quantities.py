@@ -31,6 +31,9 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
         gpus = _count(m.group(1).replace(" ", ""))
     else:
         m = re.search(r"(?<![\w.])(\d[\d,]*)\s+of\s+(?:them|those|these)\b", text)  # "assume 64 of them"
+        # "could it run on 4 instead?", "train it with only 16": a count of what it runs on is GPUs
+        m = m or re.search(r"\b(?:run|train|fit|go)\s+(?:it\s+|this\s+|that\s+)?(?:on|with|to)\s+(?:just\s+|only\s+)?"
+                           r"(\d[\d,]*)\b(?![.\d%]|\s*(?:k|m|b|gb|gib|x|nodes?|box(?:es)?|servers?|machines?|hosts?|racks?)\b)", text)
         gpus = _count(m.group(1)) if m else None
     m = re.search(r"(?<!span )(?<!spans )(?<!across )(?<!over )\b(\d+|one|a|single|two|four|eight)\s*(?:x\s*)?"
                   r"(?:\d+\s*-?\s*gpu\s*)?(?:nodes?|boxes|servers|machines|hosts)\b", text)
@@ -130,5 +133,9 @@ def find_mode(text: str) -> tuple[str | None, int | None]:
     elif re.search(r"full[\s\-]*(?:fine[\s\-]?tun\w*|training|param\w*|ft)\b|pre[\s\-]?train|\bno\s+lora\b|\bwithout\s+lora\b",
                    text):
         mode = "full"
-    rank = re.search(r"\b(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b", text) if mode in ("lora", "qlora") else None
-    return mode, int(rank.group(1)) if rank else None
+    rank = re.search(r"\b(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b", text) if mode in ("lora", "qlora") else \
+        re.search(r"\b(?:lora|adapter)[\s_-]*(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b|(?<!process\s)(?<!global\s)(?<!local\s)\brank\s+(?:of\s+)?"
+                  r"(\d+)\b(?!\s*(?:gpus?|ooms?|process|node))", text)  # "what if we used rank 64?"
+    if rank is not None and not int(next(g for g in rank.groups() if g)):
+        rank = None
+    return mode, int(next(g for g in rank.groups() if g)) if rank else None

@@ -1,0 +1,78 @@
+"""A message with several requests, answered act by act in the order asked, in one answer; and two
+scenarios side by side."""
+
+from __future__ import annotations
+
+from ...engine import hardware_catalog
+from ...prompts.render import render
+from ...tools.scenario import Plan, Scenario
+from ..state import ConversationState, advance_state
+from .answers import answer
+from .entities import Entities
+from .intents import Intent
+from .reading import Request, compares_with_discussed
+from .turn import Turn, base_gpu, base_gpus, base_per_node, result_or_error, scenario_args
+
+MODE_NAMES = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
+
+
+def acts_in_order(request: Request, state: ConversationState, scenario: Scenario, turn: Turn) -> str:
+    """Each act of the message in the order asked, in one answer; an act's plan becomes the plan under
+    discussion for the acts after it ("what setup, and why not TP=8?": the winner against TP=8)."""
+    shared = request.context.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
+                                            base_per_node=base_per_node(state)).merged_over(state.scenario)
+    running = state.model_copy(update={"scenario": shared}) if not shared.missing() else state
+    parts = []
+    for act in request.acts:
+        e = act.entities
+        kind, detail = act.kind, act.detail
+        if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
+            kind, e.plans = "compare", [{}, e.plans[0]]
+        if kind == "export" and running.plan is not None:
+            e.framework = None
+        patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
+                                 base_per_node=base_per_node(running), base=running.scenario)
+        # Each act runs on the scenario so far with what its own clause states ("does that plan fit on 32 H200s?");
+        # the model is the whole message's ("a 70B … for llama 3 70b" is one model). A what-if reads its own change.
+        own = patch.model_dump(exclude_none=True)
+        if request.facts.model or request.facts.params:
+            own.pop("model", None), own.pop("params", None)
+        act_scenario = (running.scenario or patch.merged_over(state.scenario)) if kind == "what_if" or running.scenario is None \
+            else Scenario(**own).merged_over(running.scenario)
+        first = len(turn.record.outcomes)
+        if kind == "memory" and detail is None and not e.plans and running.plan is None and not act_scenario.missing():
+            # "…, and walk me through the memory": the breakdown of the plan the tool recommends, in one call
+            out = turn.call("estimate_memory", {"scenario": scenario_args(act_scenario), "plan": None})
+            parts.append(result_or_error(out, "offline/memory.md.j2").strip())
+        else:
+            parts.append(answer(Intent(kind, detail), e, running, act_scenario, patch, turn, act.clause).strip())
+        running = advance_state(running, turn.record.outcomes[first:])
+        if kind == "explain" and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+            running = running.model_copy(update={"plan": Plan(**e.plans[0])})  # the user's plan the concept was shown on
+    if running.plan is not None and any(a.kind in ("recommend", "what_if") for a in request.acts):
+        parts.append(f"**Recommended plan:** `{running.plan.label()}` [{running.plan_result}]")  # the plan on the table now
+    return "\n\n---\n\n".join(parts)
+
+
+def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
+    """Two scenarios that differ in one fact, each with its own best plan."""
+    results, names = [], []
+    for side in sides:
+        gpu = side.get("gpu") or scenario.gpu
+        if "nodes" in side:
+            node = scenario.gpus_per_node or hardware_catalog.get_gpu(gpu).gpus_per_node if gpu else None
+            side = {"gpus": side["nodes"] * node} if node else {}
+        one = Scenario(**side).merged_over(scenario)
+        if one.missing():
+            return render("offline/need_more.md.j2", missing=one.missing(), family="recommend",
+                          known=one.model_dump(exclude_none=True))
+        out = turn.call("recommend_plans", {"scenario": scenario_args(one), "top_k": 1, "headroom": None,
+                                            "constraints": None})
+        if not out.ok:
+            return render("offline/tool_error.md.j2", outcome=out)
+        results.append(out.result)
+        value = next(iter(side.values()))
+        names.append(f"{side['gpus']} x {hardware_catalog.get_gpu(value).name}" if "gpu" in side and "gpus" in side else
+                     hardware_catalog.get_gpu(value).name if "gpu" in side else
+                     f"{value} GPUs" if "gpus" in side else MODE_NAMES.get(value, value))
+    return render("offline/side_by_side.md.j2", sides=list(zip(names, results)))

@@ -1,0 +1,201 @@
+"""One act answered: the family's tool calls (through Turn) and its template. Used for a message with one
+request and, in order, for each act of a message with several (acts.py)."""
+
+from __future__ import annotations
+
+import re
+
+from ...prompts.render import render
+from ...tools.scenario import Plan, Scenario
+from ..state import ConversationState
+from .entities import Entities, normalise
+from .intents import Intent, what_if_split
+from .measured import measured_throughput
+from .cues import REFERS, RUNNER_UP
+from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
+
+DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
+# The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
+MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
+# Words that keep the plan under discussion and change one knob: "same layout", "would vpp=3 help", "keep the rest"
+SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bfits?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
+# "our current setup", "what we run": the plan the user said they run (ConversationState.user_plan)
+OUR_PLAN = re.compile(r"\bour\s+(?:current\s+|own\s+|existing\s+)?(?:setup|plan|config|layout)\b|\bwhat\s+we\s+(?:run|have|use)\b")
+
+
+def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
+           turn: Turn, message: str) -> str:
+    family = intent.family
+    if family in ("injection", "greeting", "help", "out_of_domain", "not_understood"):
+        return render(f"offline/{family}.md.j2", scenario=scenario if not scenario.missing() else None,
+                      topic=intent.detail)
+    if family == "clarify":
+        hardware = None
+        if e.node_size_of:  # the node size the conflict quotes comes from the catalog: cite it
+            out = turn.call("list_hardware", {"kind": "gpus", "name": e.node_size_of})
+            hardware = out.result if out.ok else None
+        return render("offline/clarify.md.j2", conflicts=e.conflicts, hardware=hardware)
+    if family == "unknown":
+        hardware = [u for u in e.unknown if u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia",
+                                                  "CPU-only training")]
+        models = [u for u in e.unknown if u not in hardware]
+        lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
+        return render("offline/unknown.md.j2", hardware=hardware,
+                      models=[o.result for o in lookups if o.ok])
+    if family == "list_models":
+        return result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
+    if family == "list_hardware":
+        return result_or_error(turn.call("list_hardware", {"kind": None, "name": None}), "offline/list_hardware.md.j2")
+    if family == "lookup_model":
+        if not e.model:
+            return render("offline/not_understood.md.j2", scenario=None)
+        return result_or_error(turn.call("lookup_model", {"name": e.model}), "offline/lookup_model.md.j2")
+    if family == "explain":
+        args = {"concept": intent.detail, "scenario": None, "plan": None}
+        if not scenario.missing():
+            knobs = e.plans[0] if e.plans else {}
+            same_scenario = state.scenario is not None and scenario == state.scenario
+            on_table = state.plan if same_scenario else None  # one knob named: the plan on the table with it
+            plan = plan_with(on_table if len(knobs) == 1 else None, knobs) if knobs else on_table
+            args.update(scenario=scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
+        text = result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+        if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
+            # "how come LoRA lets a 7B fit … walk me through the memory": the concept, then the breakdown
+            memory = turn.call("estimate_memory", {"scenario": args["scenario"], "plan": args["plan"]})
+            if memory.ok:
+                text += "\n\n" + render("offline/memory.md.j2", r=memory.result)
+        return text
+
+    if family == "what_if":
+        split = what_if_split(message)
+        if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
+            before, change = split
+            base = before.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state),
+                                         base_per_node=base_per_node(state)).merged_over(state.scenario)
+            delta = change.scenario_patch(default_gpu=base.gpu, base_gpus=base.gpus, base_per_node=base.gpus_per_node,
+                                          base=base)
+        else:
+            base, delta = state.scenario, patch
+        if base is not None and not base.missing():
+            out = turn.call("what_if", {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")})
+            return result_or_error(out, "offline/what_if.md.j2")
+
+    invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
+               (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))
+               if value is not None and value <= 0]
+    if invalid:
+        return render("offline/invalid.md.j2", problems=invalid)
+    missing = scenario.missing()
+    if missing:
+        return render("offline/need_more.md.j2", missing=missing, family=family,
+                      known=scenario.model_dump(exclude_none=True))
+
+    if family == "memory" and intent.detail == "total_vs_active":
+        return _total_vs_active(turn, e, state, scenario)
+
+    measured = measured_throughput(message)
+    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
+        base = state.plan if state.scenario is not None and scenario == state.scenario else None
+        knobs = e.plans[0] if e.plans else {}
+        plan = plan_with(None if len(knobs) >= 2 else base, knobs)
+        out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
+                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
+        return result_or_error(out, "offline/calibrate.md.j2")
+
+    if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
+        # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");
+        # "our current setup" is the plan the user said they run
+        base = state.plan if state.scenario is not None and scenario == state.scenario or REFERS.search(normalise(message)) \
+            else None
+        if state.user_plan is not None and OUR_PLAN.search(normalise(message)):
+            base = state.user_plan
+        if family == "compare" and len(e.plans) == 2:
+            if not e.plans[0] and state.plan is None:
+                return render("offline/need_plan.md.j2")
+            same_layout = SAME_LAYOUT.search(normalise(message)) is not None
+            # "it / that / yours" is the plan under discussion, even where this message restates the setup
+            a = (base or state.plan) if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
+            b = _side(turn, scenario, base, e.plans[1], same_layout)
+            out = turn.call("compare_plans", {"scenario": scenario_args(scenario), "plan_a": a.model_dump(),
+                                              "plan_b": b.model_dump()})
+            return result_or_error(out, "offline/compare.md.j2")
+        knobs = e.plans[0] if e.plans else {}
+        # Two or more knobs describe a plan of their own; one knob modifies the plan under discussion.
+        # one knob changes the plan under discussion, also under a changed setup of the same model
+        # ("would qlora let us use mb 4?"); several knobs name a plan of their own
+        same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model, scenario.params)
+        plan = plan_with(None if len(knobs) >= 2 else base or (state.plan if same_model else None), knobs)
+        tool = "estimate_memory" if family == "memory" else "evaluate_plan"
+        out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
+        return result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
+
+    if family == "export":
+        fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]
+        knobs = e.plans[0] if len(e.plans) == 1 else {}
+        on_table = state.alternatives[0] if state.alternatives and RUNNER_UP.search(normalise(message)) else state.plan
+        plan = plan_with(on_table, knobs) if knobs or on_table is not None else None
+        out = turn.call("export_config", {"scenario": scenario_args(scenario), "format": fmt,
+                                          "plan": plan.model_dump() if plan is not None else None})
+        return result_or_error(out, "offline/export.md.j2")
+
+    constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
+    out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
+                                        "constraints": constraints})
+    if not out.ok:
+        return render("offline/tool_error.md.j2", outcome=out)
+    if family == "memory" and out.result.best is not None:
+        best = Plan.from_strategy(out.result.best.strategy)
+        memory = turn.call("estimate_memory", {"scenario": scenario_args(scenario), "plan": best.model_dump()})
+        return result_or_error(memory, "offline/memory.md.j2")
+    template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
+    text = render(template, r=out.result)
+    return text
+
+
+def _total_vs_active(turn: Turn, e: Entities, state: ConversationState, scenario: Scenario) -> str:
+    """Memory holds every expert, compute touches the active ones: the model's two counts, the memory of
+    the plan under discussion (or the recommended one), and, when asked, how EP divides the experts."""
+    facts = turn.call("lookup_model", {"name": scenario.model}) if scenario.model else None
+    plan = state.plan if state.scenario is not None and scenario == state.scenario else None
+    memory = turn.call("estimate_memory", {"scenario": scenario_args(scenario),
+                                           "plan": plan.model_dump() if plan is not None else None})
+    if not memory.ok:
+        return render("offline/tool_error.md.j2", outcome=memory)
+    ep = None
+    if e.concept == "expert_parallel":
+        label_plan = Plan.from_strategy(memory.result.evaluation.strategy)
+        out = turn.call("explain_concept", {"concept": "expert_parallel", "scenario": scenario_args(scenario),
+                                            "plan": label_plan.model_dump()})
+        ep = out.result if out.ok else None
+    return render("offline/total_vs_active.md.j2", m=facts.result.model if facts is not None and facts.ok else None,
+                  facts_id=facts.result.id if facts is not None and facts.ok else None, r=memory.result, ep=ep)
+
+
+def _matches(plan: Plan, knobs: dict) -> bool:
+    return all(getattr(plan, k) == v for k, v in knobs.items())
+
+
+def _side(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict, same_layout: bool) -> Plan:
+    """One side of a comparison: several knobs name a plan of their own; one knob is our plan with it
+    ("same layout"), or the plan under discussion when it already has it, or the fastest plan with it."""
+    if len(knobs) >= 2:
+        return Plan(**knobs)
+    if same_layout and base is not None:
+        return plan_with(base, knobs)
+    if base is not None and _matches(base, knobs):
+        return base
+    return _best_with(turn, scenario, base, knobs)
+
+
+def _best_with(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict) -> Plan:
+    """The fastest plan with these knobs ("TP=8" means the best TP=8 plan, not ours with TP=8),
+    or, when none fits, ours with the knobs set."""
+    from ...tools.recommend import Constraints
+
+    pins = {k: v for k, v in knobs.items() if k in Constraints.model_fields}
+    if pins:
+        out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 1, "headroom": None,
+                                            "constraints": pins})
+        if out.ok and out.result.best is not None:
+            return plan_with(Plan.from_strategy(out.result.best.strategy), knobs)
+    return plan_with(base, knobs)

@@ -1,0 +1,89 @@
+"""Two scenarios side by side: "H100 vs H200 for 405B on 1024 GPUs", "64 or 128 GPUs?", "LoRA or QLoRA
+on 2 A100s", "bf16 vs fp8". Two values of one scenario fact joined by a contrast word; everything
+else the message states is common to both sides. Plan knobs ("TP=4 vs TP=8") are plans, not
+scenarios, and are read by knobs.py."""
+
+from __future__ import annotations
+
+import re
+
+from .names import _gpu_patterns
+
+CONTRAST = re.compile(r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst|/)\s*")
+COUNT = r"(\d[\d,]*k?)\s*(?:x\s*)?"
+UNIT = r"(gpus?|cards|nodes?|boxes|servers)\b"
+MODES = {"qlora": "qlora", "q-lora": "qlora", "lora": "lora", "full fine-tune": "full", "full finetune": "full",
+         "full fine-tuning": "full", "full ft": "full", "full training": "full", "full": "full"}
+MODE = r"(q-?lora|lora|full\s+fine-?tun(?:e|ing)|full\s+ft|full\s+training|full)\b"
+PRECISION = r"(bf16|fp8)\b"
+
+
+def _gpu_at(text: str, at_end: bool) -> str | None:
+    """The GPU named at the end (left side) or the start (right side) of the text."""
+    for pattern, gpu_id in _gpu_patterns():
+        for m in pattern.finditer(text):
+            if (at_end and not text[m.end():].strip(" s'")) or (not at_end and not text[:m.start()].strip()):
+                return gpu_id
+    return None
+
+
+def _count(written: str) -> int:
+    written = written.replace(",", "")
+    return int(written[:-1]) * 1024 if written.endswith("k") else int(written)
+
+
+def _gpu_span_at_end(text: str) -> tuple[str, int] | None:
+    """(GPU id, where its name starts) for a GPU named at the very end of the text."""
+    for pattern, gpu_id in _gpu_patterns():
+        for m in pattern.finditer(text):
+            if not text[m.end():].strip(" s'"):
+                return gpu_id, m.start()
+    return None
+
+
+def _listed_before(left: str) -> list[str]:
+    """GPUs listed before the last two, joined to them by commas ("H100, H200 or B200")."""
+    found = _gpu_span_at_end(left)
+    out: list[str] = []
+    rest = left[:found[1]] if found else ""
+    while (m := re.search(r",\s*$", rest)) and (prev := _gpu_span_at_end(rest[:m.start()])):
+        out.insert(0, prev[0])
+        rest = rest[:prev[1]]
+    return out
+
+
+def scenario_sides(text: str) -> tuple[dict, ...] | None:
+    """({fact: value}, {fact: value}, …) for the scenarios a (normalised) message contrasts, or None: two,
+    or more GPUs listed ("H100, H200 or B200"). Count facts are {"gpus": n} or {"nodes": n}."""
+    for c in CONTRAST.finditer(text):
+        left, right = text[:c.start()], text[c.end():]
+        count_b = re.match(rf"{COUNT}(?=[a-z])|{COUNT}\s+", right)  # "… or 4x H100": a count of its own
+        a, b = _gpu_at(left[-40:], True), _gpu_at(right[count_b.end() if count_b else 0:][:40], False)
+        if a and b and a != b:
+            count_a = re.search(rf"(?<![\w.]){COUNT}\s*(?:(?:dgx|hgx)\s+)?[\w.-]*\s*[\w.-]*$", left[-40:]) if count_b else None
+            if count_a and count_b:  # "8x A100 40GB or 4x H100": each side its own count
+                return {"gpu": a, "gpus": _count(count_a.group(1))}, {"gpu": b, "gpus": _count(count_b.group(1))}
+            return tuple({"gpu": g} for g in dict.fromkeys(_listed_before(left[-80:]) + [a, b]))
+        if c.group(0).strip() == "/":
+            continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
+        la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
+        rb = re.match(rf"{COUNT}(?:{UNIT})?", right)
+        if la and rb and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero|gbs|bs|batch|ctx|context|seq|len)\s*[=:]?\s*$",
+                                       left[:la.start()]):
+            units = [u for u in (la.group(2), rb.group(2)) if u]
+            if not units and _gpu_at(right[rb.end():][:30], False):
+                units = ["gpus"]  # "32 vs 64 H100s": the GPU's name is the unit
+            facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in units}
+            if len(facts) == 1 and _count(la.group(1)) != _count(rb.group(1)):  # "2 nodes / 16 GPUs" is one setup
+                fact = facts.pop()
+                return {fact: _count(la.group(1))}, {fact: _count(rb.group(1))}
+        for pattern, table in ((MODE, MODES), (PRECISION, None)):
+            # "LoRA or QLoRA", "full finetune on 4 L40S vs lora on 4 L40S": the nearest value on each side
+            ma = ([None] + list(re.finditer(rf"\b{pattern}", left[-60:])))[-1]
+            mb = re.search(rf"\b{pattern}", right[:60])
+            if ma and mb:
+                va, vb = (re.sub(r"\s+", " ", m.group(1)) for m in (ma, mb))
+                va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
+                if va != vb:
+                    return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
+    return None

@@ -1,0 +1,61 @@
+"""The one line every offline answer opens with: the scenario it used, and which values were defaults.
+
+Built from the scenario the first tool resolved (its ScenarioFacts) and the arguments the planner
+passed: a field left null was filled by a default, and the line says so. A fine-tune's default batch
+names its source (tools/scenario.py)."""
+
+from __future__ import annotations
+
+from ...engine import hardware_catalog
+from ...engine.training import TrainingSetup
+from ...tools.figures import ScenarioFacts
+
+DEFAULT_RANK = TrainingSetup.model_fields["lora_rank"].default
+MODE_WORDS = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
+
+
+def scenario_facts(outcomes) -> ScenarioFacts | None:
+    for outcome in outcomes:
+        if not outcome.ok:
+            continue
+        facts = getattr(outcome.result, "scenario", None) or getattr(outcome.result, "before", None)
+        if isinstance(facts, ScenarioFacts):
+            return facts
+    return None
+
+
+def understood_parts(f: ScenarioFacts) -> tuple[list[str], list[str]]:
+    """(values the conversation gave, values that are defaults), in words."""
+    a = f.arguments
+    gpu = hardware_catalog.get_gpu(f.gpu).name
+    network = hardware_catalog.get_network(f.network).name
+    given = [f"{f.model} on {f.gpus} x {gpu}"]
+    defaults: list[str] = []
+    (defaults if a.gpus_per_node is None else given).append(f"{f.gpus_per_node} GPUs per node")
+    (defaults if a.network is None else given).append(network)
+    (defaults if a.seq_len is None else given).append(f"sequence {f.seq_len:,} tokens")
+    batch = f"global batch {f.global_batch:,} sequences"
+    if a.global_batch is not None or a.global_batch_tokens:
+        given.append(batch)
+    elif f.mode in ("lora", "qlora"):
+        defaults.append(batch + " (a fine-tune's default, as in alpaca-lora's and Stanford Alpaca's recipes)")
+    else:
+        defaults.append(batch)
+    mode = MODE_WORDS[f.mode]
+    (defaults if a.mode is None else given).append(mode)
+    if f.mode in ("lora", "qlora") and a.lora_rank is None:
+        defaults.append(f"LoRA rank {DEFAULT_RANK}")
+    (defaults if a.precision is None else given).append(f.precision)
+    (defaults if a.framework is None else given).append(f.framework)
+    return given, defaults
+
+
+def understood_line(outcomes) -> str | None:
+    f = scenario_facts(outcomes)
+    if f is None:
+        return None
+    given, defaults = understood_parts(f)
+    line = "_Understood:_ " + ", ".join(given)
+    if defaults:
+        line += "; _defaults:_ " + ", ".join(defaults)
+    return line + "."
