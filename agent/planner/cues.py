@@ -52,3 +52,9 @@ COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bvers
 DISCUSSED = re.compile(r"\b(?:it|its|that(?:\s+one|\s+plan)?|this(?:\s+one|\s+plan)?|yours|ours|the\s+winner|your\s+(?:plan|pick|choice|"
                        r"recommendation|layout|setup|answer|one)|what\s+you\s+(?:picked|chose|recommended|suggested|proposed)|"
                        r"the\s+(?:recommended|current|suggested|chosen|best|fastest|top|winning)\s+(?:one|plan|layout|pick))\b")
+# The user's own plan pointed at ("ours", "mine", "our current run", "what we run"): ConversationState.user_plan;
+# and the assistant's ("yours", "your pick"): the recommendation.
+OURS_REF = re.compile(r"\b(?:ours|mine|(?:our|my)\s+(?:[\w.-]+\s+){0,2}(?:plan|setup|config|layout|run|one|job|recipe)|"
+                      r"what\s+(?:we|i)\s+(?:run|have|use|had|do))\b")
+YOURS_REF = re.compile(r"\b(?:yours|your\s+(?:[\w.-]+\s+){0,1}(?:plan|pick|choice|recommendation|layout|setup|config|one)|"
+                       r"what\s+you\s+(?:picked|chose|recommended|suggested|proposed))\b")
