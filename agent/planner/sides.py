@@ -65,6 +65,26 @@ def _listed_before(left: str) -> list[str]:
     return out
 
 
+# "compare qwen 7b and llama 8b", "h100 and h200, which is faster": "and" joins two sides when the message compares
+JOINED = re.compile(r"\s*(?:,\s*)?\band\s+")
+COMPARES = re.compile(r"\bcompar\w*|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper)\b|\beach\b|\bside\s+by\s+side\b")
+
+
+def _joined_sides(text: str) -> tuple[dict, ...] | None:
+    """Two models, or two GPUs, joined by "and" in a message that compares them."""
+    if not COMPARES.search(text):
+        return None
+    for c in JOINED.finditer(text):
+        left, right = text[:c.start()], text[c.end():]
+        ma, mb = _model_at(left[-40:], True), _model_at(right[:40], False)
+        if ma and mb and ma != mb:
+            return {"model": ma}, {"model": mb}
+        ga, gb = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
+        if ga and gb and ga != gb:
+            return {"gpu": ga}, {"gpu": gb}
+    return None
+
+
 def scenario_sides(text: str) -> tuple[dict, ...] | None:
     """({fact: value}, {fact: value}, …) for the scenarios a (normalised) message contrasts, or None: two,
     or more GPUs listed ("H100, H200 or B200"). Count facts are {"gpus": n} or {"nodes": n}."""
@@ -102,4 +122,4 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
                 if va != vb:
                     return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
-    return None
+    return _joined_sides(text)

@@ -560,3 +560,10 @@ def test_an_exports_notes_say_code_settings_in_words(make_service):
     notes = calls[0][2]["warnings"]
     assert any("gradient_accumulation_steps=" in n for n in notes)  # the file's NOTE comments keep the code …
     assert "gradient_accumulation_steps=" not in answer and "gradient_accumulation_steps set to" in answer  # … the answer says it
+
+
+def test_two_models_joined_by_and_in_a_comparison(make_service):
+    [(calls, _)] = ask(make_service(), "compare phi 4 and qwen2.5 14b for full training on 16 a100 80gb at 4k -- which is quicker?")
+    assert names(calls) == ["recommend_plans", "recommend_plans"]
+    assert {c[1]["scenario"]["model"] for c in calls} == {"phi-4", "qwen2.5-14b"}
+    assert all(c[1]["scenario"]["gpu"] == "a100-80gb" and c[1]["scenario"]["gpus"] == 16 for c in calls)
