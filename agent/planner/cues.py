@@ -58,3 +58,4 @@ OURS_REF = re.compile(r"\b(?:ours|mine|(?:our|my)\s+(?:[\w.-]+\s+){0,2}(?:plan|s
                       r"what\s+(?:we|i)\s+(?:run|have|use|had|do))\b")
 YOURS_REF = re.compile(r"\b(?:yours|your\s+(?:[\w.-]+\s+){0,1}(?:plan|pick|choice|recommendation|layout|setup|config|one)|"
                        r"what\s+you\s+(?:picked|chose|recommended|suggested|proposed))\b")
+GAP = re.compile(r"\b(?:gap|difference|diff|delta)\b")  # "the gap between yours and ours"

@@ -253,7 +253,11 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept in ("lora", "qlora") and e.mode == e.concept and not e.plans and not EXPLAIN_STRONG.search(text) and not WHY_CONCEPT.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "want to qlora llama 70b on 8 a100s, how do i shard it": the mode of a setup to plan
-    if e.concept and all(len(p) <= 1 for p in e.plans) and len(e.plans) <= 1 and not (has_scenario or new_scenario) and QUESTION.search(text) and not FEASIBILITY.search(text):
+    if not e.concept and len(e.plans) == 1 and len(e.plans[0]) == 1 and next(iter(e.plans[0])) in concept_of_knob \
+            and not (has_scenario or new_scenario) and EXPLAIN_STRONG.search(text):
+        e.concept = concept_of_knob[next(iter(e.plans[0]))]  # "how much memory does ZeRO-3 save?": ZeRO itself
+    if e.concept and all(len(p) <= 1 for p in e.plans) and len(e.plans) <= 1 and not (has_scenario or new_scenario) \
+            and QUESTION.search(text) and not FEASIBILITY.search(text):
         return Intent("explain", e.concept)  # "does SP save memory or just comm?": with no setup, the idea is the answer
     if e.concept in (None, "mfu") and METRIC_VALUE.search(text) and has_scenario and not new_scenario and not e.plans \
             and not why:

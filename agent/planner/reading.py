@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
-from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, METRIC,
+from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
 from .intents import EXPLAIN_STRONG, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
@@ -182,7 +182,8 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             original = state.recommended.model_dump(exclude_none=True)
             acts.append(Act("compare", clause, _with_plans(ce, [{}, original]), None, derived=True))
             continue
-        if state.user_plan is not None and OURS_REF.search(clause) and COMPARE_CUE.search(clause) and not ce.plans \
+        if state.user_plan is not None and OURS_REF.search(clause) and (COMPARE_CUE.search(clause) or GAP.search(clause)) \
+                and not ce.plans \
                 and kind not in ("export", "what_if", "explain"):
             # "how much faster is yours than ours?": the plan on the table (yours: the recommendation) against theirs
             yours = state.recommended if YOURS_REF.search(clause) and state.recommended is not None else state.plan

@@ -567,3 +567,16 @@ def test_two_models_joined_by_and_in_a_comparison(make_service):
     assert names(calls) == ["recommend_plans", "recommend_plans"]
     assert {c[1]["scenario"]["model"] for c in calls} == {"phi-4", "qwen2.5-14b"}
     assert all(c[1]["scenario"]["gpu"] == "a100-80gb" and c[1]["scenario"]["gpus"] == 16 for c in calls)
+
+
+def test_a_knob_asked_about_with_no_setup_is_its_concept(make_service):
+    [(calls, _)] = ask(make_service(), "how much memory does zero-2 really save?")
+    assert names(calls) == ["explain_concept"] and calls[0][1]["concept"] == "zero"
+
+
+def test_the_gap_between_yours_and_ours(make_service):
+    _, (rec, _), (calls, _) = ask(make_service(), "we're on tp2 pp4 zero1 mb1 for llama 3.1 70b, 32 h100, 4k, gbs 128",
+                                  "best plan?", "what's the difference between our layout and yours in step time?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], rec[0][2]["best"]["strategy"])
+    assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp")} == {"tp": 2, "pp": 4}
