@@ -43,7 +43,7 @@ YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|sugges
 EVALUATE_IT = re.compile(r"\b(?:evaluate|check|score|test|re-?run|rerun)\s+(?:it|that|this|the\s+plan|that\s+plan|yours)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 # A comparison asked with one plan named: the other side is the plan under discussion.
-COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
+COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\s+no\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
                          r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+){0,3}(?:faster|slower|better|quicker)\b|"
                          r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")

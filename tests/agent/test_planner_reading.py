@@ -580,3 +580,16 @@ def test_the_gap_between_yours_and_ours(make_service):
     assert names(calls) == ["compare_plans"]
     assert is_plan(calls[0][1]["plan_a"], rec[0][2]["best"]["strategy"])
     assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp")} == {"tp": 2, "pp": 4}
+
+
+def test_a_stage_contrast_that_names_the_knob_once(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3 8b, 16 a100 80gb, 4k, gbs 128, pure dp mb 1: zero-1 or stage 3, which wins?")
+    assert names(calls) == ["compare_plans"]
+    assert (calls[0][1]["plan_a"]["zero"], calls[0][1]["plan_b"]["zero"]) == (1, 3)
+
+
+def test_why_no_knob_with_the_degree_they_would_use(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "qwen2.5 14b on 16 h100, 4k, gbs 256",
+                                   "why no pipeline parallel at all? we'd have gone pp=2, everything else the same")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"]) and calls[0][1]["plan_b"]["pp"] == 2
