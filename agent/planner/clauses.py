@@ -25,7 +25,7 @@ REQUEST_NOUN = re.compile(r"^(?:the\s+|its\s+|a\s+|an\s+|your\s+|their\s+)?(?:be
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
 ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right|roughly|about|around|\w+ly)[,\s]+)*"
                   rf"(?:{OPENERS})\b|"
-                  r"\b(?:recommend|suggest|compare|explain|export|estimate|evaluate|check|review|give\s+me|"
+                  r"\b(?:recommend|suggest|compare|explain|eli5|define|describe|clarify|export|estimate|evaluate|check|review|give\s+me|"
                   r"show\s+me|tell\s+me|need|want)\b|"
                   r"\b(?:best|fastest|optimal|ideal|right|recommended)\s+(?:\w+\s+)?(?:plan|layout|setup|config|parallelism|"
                   r"strategy|sharding)\b")

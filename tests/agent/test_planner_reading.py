@@ -593,3 +593,9 @@ def test_why_no_knob_with_the_degree_they_would_use(make_service):
                                    "why no pipeline parallel at all? we'd have gone pp=2, everything else the same")
     assert names(calls) == ["compare_plans"]
     assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"]) and calls[0][1]["plan_b"]["pp"] == 2
+
+
+def test_an_imperative_concept_request_then_a_plan(make_service):
+    [(calls, _)] = ask(make_service(), "eli5 context parallelism. also llama 3.1 8b on 16 h100 at 64k -- what plan?")
+    assert names(calls) == ["explain_concept", "recommend_plans"]
+    assert calls[0][1]["concept"] == "context_parallel" and calls[1][1]["scenario"]["seq_len"] == 64 * 1024
