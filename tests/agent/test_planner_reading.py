@@ -599,3 +599,10 @@ def test_an_imperative_concept_request_then_a_plan(make_service):
     [(calls, _)] = ask(make_service(), "eli5 context parallelism. also llama 3.1 8b on 16 h100 at 64k -- what plan?")
     assert names(calls) == ["explain_concept", "recommend_plans"]
     assert calls[0][1]["concept"] == "context_parallel" and calls[1][1]["scenario"]["seq_len"] == 64 * 1024
+
+
+def test_lora_rank_in_a_qlora_setup_changes_the_rank_not_the_mode(make_service):
+    _, (calls, _) = ask(make_service(), "qlora mistral 7b on 2 l40s, 2k", "and with a lora rank of 64?")
+    assert names(calls) == ["what_if"]
+    assert calls[0][1]["change"]["lora_rank"] == 64 and calls[0][1]["change"]["mode"] is None  # still QLoRA
+    assert calls[0][1]["scenario"]["mode"] == "qlora"
