@@ -31,7 +31,7 @@ from .clauses import asks, split_clauses
 from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
-from .intents import EXPLAIN_STRONG, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
+from .intents import EXPLAIN_STRONG, OUT_OF_SCOPE, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
 from .names import find_export_formats
 from .sides import scenario_sides
 
@@ -84,7 +84,8 @@ def read(message: str, state: ConversationState) -> Request:
             # "what's a good learning rate, and what plan for 8 H100s?": the part shardwise answers, answered
             acts = _clause_acts(text, e, Intent("recommend"), state, allow_one=True)
             if acts and not e.scenario_patch().merged_over(state.scenario).missing():
-                request.acts, request.context, request.set_aside = acts, extract(text), True
+                # only a topic shardwise does not model is set aside; words it has no rule for are not a topic
+                request.acts, request.context, request.set_aside = acts, extract(text), OUT_OF_SCOPE.search(text) is not None
                 return request
         if intent.family in ("out_of_domain", "not_understood") and intent.detail is None and state.plan is not None:
             # words only the dialogue explains: "compare that with your original pick", "and the runner-up?"

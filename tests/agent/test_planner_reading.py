@@ -542,9 +542,10 @@ def test_two_models_on_the_same_cluster_get_a_plan_each(make_service):
 
 
 def test_ours_against_yours_compares_the_pick_with_their_plan(make_service):
-    _, (rec, _), (calls, _) = ask(make_service(), "my llama 3.1 70b job: 64 h100, tp8 pp2 zero1 mb1, 8k, gbs 256. fits?",
-                                  "what would you use instead?", "is mine much slower than yours, and why?")
+    _, (rec, rec_answer), (calls, answer) = ask(make_service(), "my llama 3.1 70b job: 64 h100, tp8 pp2 zero1 mb1, 8k, gbs 256. fits?",
+                                                "what would you use instead?", "is mine much slower than yours, and why?")
     assert names(rec) == ["recommend_plans"] and names(calls) == ["compare_plans"]
+    assert "outside what shardwise does" not in rec_answer + answer  # nothing was set aside: no topic outside the domain
     assert is_plan(calls[0][1]["plan_a"], rec[0][2]["best"]["strategy"])  # yours: the pick
     assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp", "zero")} == {"tp": 8, "pp": 2, "zero": 1}  # mine
 
