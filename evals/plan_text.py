@@ -55,8 +55,8 @@ _FSDP = re.compile(r"\bFSDP\b|\bfull[\s-]shard", re.I)
 _NOT_IN_MENTION = re.compile(r"[.!?](?:\s|$)|\n")  # a sentence end splits mentions
 
 # Words just before a mention that mark it as the recommendation, or as not the recommendation.
-_CHOSEN = re.compile(r"(?:recommend\w*|best(?: plan)?|fastest|optimal|winner|wins|go with|use|choose|pick|"
-                     r"suggest\w*|becomes|\bto|→|->|=>|is|:)\W*$", re.I)
+_CHOSEN = re.compile(r"(?:\b(?:recommend\w*|best(?: plan)?|fastest|optimal|winner|wins|go with|use|choose|pick|"
+                     r"suggest\w*|becomes|to|is)|→|->|=>|:)\W*$", re.I)  # whole words: "because" is not "use"
 _NOT_CHOSEN = re.compile(r"(?:from|before|instead of|rather than|vs\.?|versus|over|alternatives?|runner[- ]up|"
                          r"compared (?:to|with)|than|not|isn't|won't|avoid|unlike)\W*$", re.I)
 _NOT_CHOSEN_ANYWHERE = re.compile(r"alternative|runner[- ]up|instead of|rather than|previous|was\b|before", re.I)

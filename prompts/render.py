@@ -7,6 +7,7 @@ tests instead of printing an empty string into an answer.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,6 +38,18 @@ def _duration(milliseconds) -> str:
     return f"{milliseconds:,.1f} ms"
 
 
+# A setting written as code in an exporter's note: `gradient_accumulation_steps=16`, `tp_plan="auto"`,
+# `data.train_batch_size=64` (a name with "_" or "."; plan labels such as "TP=2" are not code).
+CODE_SETTING = re.compile(r"\b([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+)\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;)]+)")
+
+
+def _settings_in_words(note: str) -> str:
+    """An exporter's note said in words: 'Accelerator(gradient_accumulation_steps=16)' ->
+    'Accelerator(gradient_accumulation_steps set to 16)'. The chat answer describes the settings; the file
+    carries them as code (its NOTE comments), so the answer never reads as a config typed by hand."""
+    return CODE_SETTING.sub(lambda m: f"{m.group(1)} set to {m.group(2)}", note)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -50,6 +63,7 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["signed"] = _signed
     env.filters["duration"] = _duration
+    env.filters["in_words"] = _settings_in_words
     return env
 
 

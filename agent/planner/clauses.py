@@ -17,15 +17,15 @@ OPENERS = (r"why|what|what's|whats|how|which|where|is|are|does|do|did|can|could|
            r"recommend|suggest|pick|check|evaluate|walk|also|then|and|if")
 SENTENCE_END = re.compile(r"[.?!;]+(?=\s|$)|\n+")  # "2.5" has no space after its point
 COORDINATOR = re.compile(rf"(?:,\s*|\s+)(?:and\s+also|and\s+then|and|then|also|plus)\s+"
-                         rf"(?=(?:(?:pls|plz|please|kindly|can\s+you|could\s+you|can\s+u)\s+)?(?:{OPENERS})\b)")
+                         rf"(?=(?:(?:pls|plz|please|kindly|can\s+you|could\s+you|can\s+u|roughly|approximately|about|around|\w+ly)\s+)?(?:{OPENERS})\b)")
 # Requests listed as nouns: "best plan, its memory breakdown, and the megatron-bridge config please"
 REQUEST_NOUN = re.compile(r"^(?:the\s+|its\s+|a\s+|an\s+|your\s+|their\s+)?(?:best\s+|fastest\s+|recommended\s+)?"
                           r"(?:plan|layout|setup|memory(?:\s+breakdown)?|breakdown|step\s+time|mfu|throughput|"
                           r"[\w-]+\s+(?:config|args|flags|yaml|json|toml|script))\b")
 # A clause asks for something: a question mark, a question or request word at its start, or a request verb.
-ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right)[,\s]+)*"
+ASKS = re.compile(rf"\?|(?:^|[,;:(]|\s-+|->)\s*(?:(?:ok|so|and|also|then|but|hmm|pls|please|cool|great|thanks|right|roughly|about|around|\w+ly)[,\s]+)*"
                   rf"(?:{OPENERS})\b|"
-                  r"\b(?:recommend|suggest|compare|explain|export|estimate|evaluate|check|review|give\s+me|"
+                  r"\b(?:recommend|suggest|compare|explain|eli5|define|describe|clarify|export|estimate|evaluate|check|review|give\s+me|"
                   r"show\s+me|tell\s+me|need|want)\b|"
                   r"\b(?:best|fastest|optimal|ideal|right|recommended)\s+(?:\w+\s+)?(?:plan|layout|setup|config|parallelism|"
                   r"strategy|sharding)\b")

@@ -43,7 +43,7 @@ YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|sugges
 EVALUATE_IT = re.compile(r"\b(?:evaluate|check|score|test|re-?run|rerun)\s+(?:it|that|this|the\s+plan|that\s+plan|yours)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 # A comparison asked with one plan named: the other side is the plan under discussion.
-COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
+COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\s+no\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"
                          r"\bagainst\b|\binstead\b|\brather\s+than\b|\bbeats?\b|\bstack\s+up\b|\bover\s+(?:yours|it|that|this|the)\b|"
                          r"\bwhich\s+(?:is|one|wins)\b|\bhelps?\b|\b(?:be|is|are|run)\s+(?:\w+\s+){0,3}(?:faster|slower|better|quicker)\b|"
                          r"\bhow\s+much\s+(?:do|would|will)\s+(?:we|i|you)\s+(?:lose|gain|save)\b|\bhow\s+(?:much\s+)?(?:worse|better|slower|faster)\b")
@@ -52,3 +52,10 @@ COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bvers
 DISCUSSED = re.compile(r"\b(?:it|its|that(?:\s+one|\s+plan)?|this(?:\s+one|\s+plan)?|yours|ours|the\s+winner|your\s+(?:plan|pick|choice|"
                        r"recommendation|layout|setup|answer|one)|what\s+you\s+(?:picked|chose|recommended|suggested|proposed)|"
                        r"the\s+(?:recommended|current|suggested|chosen|best|fastest|top|winning)\s+(?:one|plan|layout|pick))\b")
+# The user's own plan pointed at ("ours", "mine", "our current run", "what we run"): ConversationState.user_plan;
+# and the assistant's ("yours", "your pick"): the recommendation.
+OURS_REF = re.compile(r"\b(?:ours|mine|(?:our|my)\s+(?:[\w.-]+\s+){0,2}(?:plan|setup|config|layout|run|one|job|recipe)|"
+                      r"what\s+(?:we|i)\s+(?:run|have|use|had|do))\b")
+YOURS_REF = re.compile(r"\b(?:yours|your\s+(?:[\w.-]+\s+){0,1}(?:plan|pick|choice|recommendation|layout|setup|config|one)|"
+                       r"what\s+you\s+(?:picked|chose|recommended|suggested|proposed))\b")
+GAP = re.compile(r"\b(?:gap|difference|diff|delta)\b")  # "the gap between yours and ours"

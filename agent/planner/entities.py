@@ -52,6 +52,7 @@ class Entities:
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
     conflicts: list[str] = field(default_factory=list)  # numbers that contradict each other
     node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
+    mode_named_by_rank: bool = False  # "lora" only in "lora rank 64": in a QLoRA setup it names the rank, not the mode
     network_unmatched: str | None = None  # a link speed the catalog has no network for: "10 Gb/s Ethernet"
 
     def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None,
@@ -75,7 +76,9 @@ class Entities:
             batch, batch_tokens = scaled_batch(base, self.batch_factor)
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
                         network=self.network, seq_len=self.seq_len, global_batch=batch,
-                        global_batch_tokens=batch_tokens, mode=self.mode, lora_rank=self.lora_rank,
+                        global_batch_tokens=batch_tokens,
+                        mode=None if self.mode_named_by_rank and base is not None and base.mode == "qlora" else self.mode,
+                        lora_rank=self.lora_rank,
                         precision=self.precision, framework=self.framework, prompt_len=self.prompt_len,
                         response_len=self.response_len, group_size=self.group_size)
 
@@ -180,6 +183,7 @@ def extract(message: str) -> Entities:
         tokens_free = re.sub(r"\d+(?:\.\d+)?\s*[kmb]?\s*-?\s*tok\w*", " ", rest)
         e.model, e.params = find_params(tokens_free)
     e.mode, e.lora_rank = find_mode(text)
+    e.mode_named_by_rank = e.mode == "lora" and find_mode(re.sub(r"\blora[\s_-]*(?:rank|r)\b", " rank ", text))[0] is None
     e.mode = combined_mode(e.mode, find_post_training(text)[0].algorithm)
     if re.search(r"\bfp8\b", text):
         e.precision = "fp8"

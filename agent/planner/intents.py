@@ -56,9 +56,16 @@ FEASIBILITY = re.compile(r"\bcan\s+(?:i|we|you|one)\b(?!\s+(?:explain|tell|descr
                          r"\bis\s+(?:it|this|that)\s+(?:even\s+)?(?:possible|feasible|doable)\b|\bdoable\b|\bfeasible\b|"
                          r"\b(?:does|will|would)\s+it\s+(?:even\s+)?fit\b|"
                          r"\b(?:smallest|minimum|minimal|fewest)\s+(?:\w+\s+){0,2}(?:setup|cluster|config|gpus|nodes|hardware)\b")
+# A question, by its mark or its opening word ("does SP save memory", "is zero-3 the same as fsdp")
+QUESTION = re.compile(r"\?|^(?:\W*(?:ok|so|and|but|hmm|quick\s+q|also)\W+)*(?:does|do|is|are|will|would|can|could|should|"
+                      r"how|why|what|whats|what's|when|which)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
                     r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b")
+# A file asked for: a request verb governing an export word ("give me the ds config", "need a launch script",
+# "deepspeed json pls"), not a verb anywhere in the message ("want to qlora mistral … -- what settings")
+EXPORT_VERB = re.compile(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want)\b(?:\s+[\w.-]+){0,4}?\s+"
+                         rf"(?:{EXPORT.pattern})|(?:{EXPORT.pattern})(?:\s+[\w.-]+){{0,2}}?\s*(?:pls|plz|please)\b|^\W*export\b")
 EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(?:is|are|does)\b|"
                             r"\bwalk\s+(?:me\s+|us\s+)?thr(?:u|ough)\b|\bhow\s+(?:exactly\s+)?(?:does|do)\b[^.?!]{0,40}\bwork\b|\bexplain\b|\bhow\s+does\b|\bhow\s+do\s+(?!i\b|we\b)|\bmeaning\b|"
                             r"\bdefine\b|\bdefinition\b|\btell\s+me\s+(?:more\s+)?about\b|\bin\s+simple\s+terms\b|\beli5\b|"
@@ -69,7 +76,7 @@ EXPLAIN_STRONG = re.compile(r"\bwhat\s+(?:(?:actually|exactly|really|even)\s+)?(
 EXPLAIN = re.compile(EXPLAIN_STRONG.pattern + r"|\bwhat's\b|\bwhats\b")
 # Asking which plan to use ("whats the best setup, mb/recompute etc"): the knobs named are choices, not concepts.
 RECOMMEND_CUE = re.compile(r"\b(?:best|fastest|optimal|recommended?)\s+(?:\w+\s+)?(?:setup|plan|layout|config|parallelism|"
-                           r"strategy|sharding|way)\b|\b(?:what|which)\s+(?:plan|setup|layout|parallelism)\b")
+                           r"strategy|sharding|way)\b|\b(?:what|which)\s+(?:plan|setup|layout|parallelism|settings)\b")
 COMPARE_WORDS = re.compile(r"\bdifference\b|\bfaster\b|\bslower\b|\bwhich\b|\bbetter\b|\bwins?\b|\bcompare\b|\bwhy\b")
 WHY = re.compile(r"\bwhy\b|\bhow\s+come\b")
 # "why does ZeRO-1 shard only…", "how come LoRA lets a 7B train on one card": a question about the idea
@@ -220,7 +227,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.plans and REVIEW.search(text) and not re.search(r"\b(?:export|generate|write)\b", text):
         return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
-            EXPORT.search(text) and re.search(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want|pls|please)\b", text):
+            EXPORT.search(text) and EXPORT_VERB.search(text):
         return Intent("export", e.export_format)
     if CONFIRM.search(text):
         return Intent("recommend", "ignore_plan")
@@ -243,6 +250,15 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if e.concept and FEASIBILITY.search(text) and not e.plans and not EXPLAIN_STRONG.search(text) \
             and not e.scenario_patch().missing():
         e.concept = None  # "can I QLoRA <model> on <gpus>?": the mode of a setup to plan, not the glossary entry
+    if e.concept in ("lora", "qlora") and e.mode == e.concept and not e.plans and not EXPLAIN_STRONG.search(text) and not WHY_CONCEPT.search(text) \
+            and not e.scenario_patch().missing():
+        e.concept = None  # "want to qlora llama 70b on 8 a100s, how do i shard it": the mode of a setup to plan
+    if not e.concept and len(e.plans) == 1 and len(e.plans[0]) == 1 and next(iter(e.plans[0])) in concept_of_knob \
+            and not (has_scenario or new_scenario) and EXPLAIN_STRONG.search(text):
+        e.concept = concept_of_knob[next(iter(e.plans[0]))]  # "how much memory does ZeRO-3 save?": ZeRO itself
+    if e.concept and all(len(p) <= 1 for p in e.plans) and len(e.plans) <= 1 and not (has_scenario or new_scenario) \
+            and QUESTION.search(text) and not FEASIBILITY.search(text):
+        return Intent("explain", e.concept)  # "does SP save memory or just comm?": with no setup, the idea is the answer
     if e.concept in (None, "mfu") and METRIC_VALUE.search(text) and has_scenario and not new_scenario and not e.plans \
             and not why:
         return Intent("evaluate" if state.plan is not None else "recommend")  # "what's the MFU?": the number

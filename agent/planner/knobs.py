@@ -35,7 +35,7 @@ OPTION_LABEL = re.compile(r"\b(?:option|opt|alt(?:ernative)?|variant|choice|plan
 OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|recommendation)|"
                   r"the\s+(?:recommended|current|suggested|chosen|new)\s+(?:one|plan|layout))\b(?:\s+[a-z']+){0,3}\s*$")
 KNOB_VS = re.compile(  # "EP8 or EP4", "ZeRO-3 vs ZeRO-1", "micro batch 1 vs 4", "selective vs full"
-    rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
+    rf"\b(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:vs\.?|versus|or|over)\s*(?:(?:(?P=knob)|stage|zero)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
     r"|\b(?P<ra>none|selective|full)\s+(?:vs\.?|versus|or|over)\s+(?P<rb>none|selective|full)\b")
 # "compare zero 1 and zero 3", "between tp 4 and 8": two values of one knob joined by "and"
 KNOB_AND = re.compile(
@@ -201,7 +201,7 @@ def find_plans(text: str) -> list[dict]:
                 a = {**shared_layout, **shared, **first}
                 b = {**shared_layout, **shared, **second}
                 return [a if first else {}, b]
-    plan: dict = dict(shared_layout)
+    plan: dict = {}
     for _, knob, value in found:
         plan.setdefault(knob, value)
-    return [plan]
+    return [{**shared_layout, **plan}]  # a degree written out is the plan named ("why no TP? i'd use tp=8")

@@ -30,8 +30,8 @@ from .turn import Turn, base_gpu, base_gpus, base_per_node
 from .understood import understood_line
 
 # The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
-OURS = re.compile(r"\bwe(?:'re|\s+are)?\s+(?:currently\s+)?(?:run|running|use|using|train|training|have|do)\b|\bour\s+(?:current\s+)?"
-                  r"(?:setup|plan|config|layout|run|job)\b|\bcurrently\b")
+OURS = re.compile(r"\b(?:we|i)(?:'re|'m|\s+are|\s+am)?\s+(?:\w+ly\s+)?(?:run|running|use|using|train|training|have|do|did|ran|"
+                  r"used)\b|\b(?:our|my)\s+(?:[\w.-]+\s+){0,3}(?:setup|plan|config|layout|run|job|recipe)\b|\bcurrently\b")
 
 
 def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[int], list[str]],
@@ -79,7 +79,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
-    if OURS.search(normalise(message)) and len(e.plans) == 1 and len(e.plans[0]) >= 2:
+    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
+            o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
     record.answer += text

@@ -123,6 +123,11 @@ NEGATED_MODE = re.compile(r"(?:\bnot|\bno|\bwithout|(?<!\S)w/o|\bnon)[\s-]+(?:an
                           r"(?:q[\s\-]?lora|quanti[sz]\w*|4[\s-]?bit|nf4)\b")
 
 
+# Between "rank" and its value: "r=64", "rank of 64", "rank: 64", a change to it ("rank to 128", "rank up to 128",
+# "rank from 16 to 128", "rank 16 -> 128"): the value is the last one written.
+RANK_LINK = r"(?:(?:=|of|:|at)\s*|(?:(?:up\s+|all\s+the\s+way\s+)?to|(?:from\s+)?\d+\s*(?:to|->|→))\s+)?"
+
+
 def find_mode(text: str) -> tuple[str | None, int | None]:
     mode = None
     text = NEGATED_MODE.sub(" ", text)
@@ -133,9 +138,9 @@ def find_mode(text: str) -> tuple[str | None, int | None]:
     elif re.search(r"full[\s\-]*(?:fine[\s\-]?tun\w*|training|param\w*|ft)\b|pre[\s\-]?train|\bno\s+lora\b|\bwithout\s+lora\b",
                    text):
         mode = "full"
-    rank = re.search(r"\b(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b", text) if mode in ("lora", "qlora") else \
-        re.search(r"\b(?:lora|adapter)[\s_-]*(?:rank|r)\s*(?:=|of|:)?\s*(\d+)\b|(?<!process\s)(?<!global\s)(?<!local\s)\brank\s+(?:of\s+)?"
-                  r"(\d+)\b(?!\s*(?:gpus?|ooms?|process|node))", text)  # "what if we used rank 64?"
+    rank = re.search(rf"\b(?:rank|r)\s*{RANK_LINK}(\d+)\b", text) if mode in ("lora", "qlora") else \
+        re.search(rf"\b(?:lora|adapter)[\s_-]*(?:rank|r)\s*{RANK_LINK}(\d+)\b|(?<!process\s)(?<!global\s)(?<!local\s)\brank\s+"
+                  rf"{RANK_LINK}(\d+)\b(?!\s*(?:gpus?|ooms?|process|node))", text)  # "what if we used rank 64?"
     if rank is not None and not int(next(g for g in rank.groups() if g)):
         rank = None
     return mode, int(next(g for g in rank.groups() if g)) if rank else None

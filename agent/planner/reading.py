@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
-from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, METRIC,
-                   ORIGINAL, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN)
+from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
+                   ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
-from .intents import EXPLAIN_STRONG, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
+from .intents import EXPLAIN_STRONG, OUT_OF_SCOPE, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
 from .names import find_export_formats
 from .sides import scenario_sides
 
@@ -84,7 +84,8 @@ def read(message: str, state: ConversationState) -> Request:
             # "what's a good learning rate, and what plan for 8 H100s?": the part shardwise answers, answered
             acts = _clause_acts(text, e, Intent("recommend"), state, allow_one=True)
             if acts and not e.scenario_patch().merged_over(state.scenario).missing():
-                request.acts, request.context, request.set_aside = acts, extract(text), True
+                # only a topic shardwise does not model is set aside; words it has no rule for are not a topic
+                request.acts, request.context, request.set_aside = acts, extract(text), OUT_OF_SCOPE.search(text) is not None
                 return request
         if intent.family in ("out_of_domain", "not_understood") and intent.detail is None and state.plan is not None:
             # words only the dialogue explains: "compare that with your original pick", "and the runner-up?"
@@ -182,6 +183,16 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
             original = state.recommended.model_dump(exclude_none=True)
             acts.append(Act("compare", clause, _with_plans(ce, [{}, original]), None, derived=True))
             continue
+        if state.user_plan is not None and OURS_REF.search(clause) and (COMPARE_CUE.search(clause) or GAP.search(clause)) \
+                and not ce.plans \
+                and kind not in ("export", "what_if", "explain"):
+            # "how much faster is yours than ours?": the plan on the table (yours: the recommendation) against theirs
+            yours = state.recommended if YOURS_REF.search(clause) and state.recommended is not None else state.plan
+            if yours is not None and yours != state.user_plan:
+                acts.append(Act("compare", clause, _with_plans(ce, [yours.model_dump(exclude_none=True),
+                                                                    state.user_plan.model_dump(exclude_none=True)]),
+                                None, derived=True))
+                continue
         if state.alternatives and RUNNER_UP.search(clause) and kind not in ("export", "what_if", "explain"):
             # "and the runner-up? why is it slower?": the plan under discussion against the next best
             runner_up = state.alternatives[0].model_dump(exclude_none=True)
@@ -224,8 +235,10 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
     for act in acts:  # "explain interleaving? what does vpp=2 buy me, tp8 pp4": the concept on the plan named
         if act.kind == "explain" and not act.entities.plans and len(e.plans) == 1 and len(e.plans[0]) >= 2:
             act.entities.plans = list(e.plans)
-    acts = [a for a in acts if not (a.kind == "evaluate" and any(b.kind == "explain" and b.entities.plans == a.entities.plans
-                                                                 for b in acts))]
+    # the concept shown on the plan covers its evaluation, unless the evaluation's own clause asks for the plan's
+    # numbers ("what MFU should we expect from this, and how is MFU counted for MoE?")
+    acts = [a for a in acts if not (a.kind == "evaluate" and not (METRIC.search(a.clause) or FIT.search(a.clause)) and any(
+        b.kind == "explain" and b.entities.plans == a.entities.plans for b in acts))]
     kinds = [a.kind for a in acts]
     if any(a.derived for a in acts) or allow_one and acts:
         return acts

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .names import _gpu_patterns
+from .names import _gpu_patterns, find_model
 
 CONTRAST = re.compile(r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst|/)\s*")
 COUNT = r"(\d[\d,]*k?)\s*(?:x\s*)?"
@@ -25,6 +25,19 @@ def _gpu_at(text: str, at_end: bool) -> str | None:
             if (at_end and not text[m.end():].strip(" s'")) or (not at_end and not text[:m.start()].strip()):
                 return gpu_id
     return None
+
+
+def _model_at(text: str, at_end: bool) -> str | None:
+    """The catalog model named at the end (left side) or the start (right side) of the text."""
+    model, blanked = find_model(text)
+    if model is None:
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(text, blanked)) if a != b]
+    if not changed:
+        return None
+    if at_end:
+        return model if not text[changed[-1] + 1:].strip(" s',") else None
+    return model if not text[:changed[0]].strip() else None
 
 
 def _count(written: str) -> int:
@@ -52,6 +65,26 @@ def _listed_before(left: str) -> list[str]:
     return out
 
 
+# "compare qwen 7b and llama 8b", "h100 and h200, which is faster": "and" joins two sides when the message compares
+JOINED = re.compile(r"\s*(?:,\s*)?\band\s+")
+COMPARES = re.compile(r"\bcompar\w*|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper)\b|\beach\b|\bside\s+by\s+side\b")
+
+
+def _joined_sides(text: str) -> tuple[dict, ...] | None:
+    """Two models, or two GPUs, joined by "and" in a message that compares them."""
+    if not COMPARES.search(text):
+        return None
+    for c in JOINED.finditer(text):
+        left, right = text[:c.start()], text[c.end():]
+        ma, mb = _model_at(left[-40:], True), _model_at(right[:40], False)
+        if ma and mb and ma != mb:
+            return {"model": ma}, {"model": mb}
+        ga, gb = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
+        if ga and gb and ga != gb:
+            return {"gpu": ga}, {"gpu": gb}
+    return None
+
+
 def scenario_sides(text: str) -> tuple[dict, ...] | None:
     """({fact: value}, {fact: value}, …) for the scenarios a (normalised) message contrasts, or None: two,
     or more GPUs listed ("H100, H200 or B200"). Count facts are {"gpus": n} or {"nodes": n}."""
@@ -64,6 +97,9 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
             if count_a and count_b:  # "8x A100 40GB or 4x H100": each side its own count
                 return {"gpu": a, "gpus": _count(count_a.group(1))}, {"gpu": b, "gpus": _count(count_b.group(1))}
             return tuple({"gpu": g} for g in dict.fromkeys(_listed_before(left[-80:]) + [a, b]))
+        ma, mb = _model_at(left[-40:], True), _model_at(right[:40], False)
+        if ma and mb and ma != mb:  # "llama 3.1 8b vs gemma 2 9b on the same cluster": one plan per model
+            return {"model": ma}, {"model": mb}
         if c.group(0).strip() == "/":
             continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
         la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
@@ -86,4 +122,4 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
                 if va != vb:
                     return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
-    return None
+    return _joined_sides(text)

@@ -495,3 +495,115 @@ def test_the_step_time_of_that_plan(make_service):
     [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b, 64 h100, 8k",
                                    "so what's the step time of that plan, and the tokens/s?")
     assert names(calls) == ["evaluate_plan"] and is_plan(calls[0][1]["plan"], first[0][2]["best"]["strategy"])
+
+
+# ---- classes of message found by fresh set 6 (phrasings of our own) ------------------------------------------
+
+def test_a_lora_word_that_is_the_setups_mode_plans_it(make_service):
+    # "lora" names how to train a complete setup, and the question is how to lay it out: a recommendation
+    [(calls, _)] = ask(make_service(), "planning to lora-tune qwen2.5 32b across 4x h100, 8k sequences; "
+                                       "what parallelism and about how much memory per card")
+    assert names(calls)[0] == "recommend_plans" and "explain_concept" not in names(calls)
+    scenario = calls[0][1]["scenario"]
+    assert scenario["mode"] == "lora" and scenario["gpus"] == 4 and scenario["seq_len"] == 8 * 1024
+    assert names(calls) == ["recommend_plans", "estimate_memory"]  # "… and about how much memory": its breakdown
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["best"]["strategy"])
+
+
+def test_a_concept_question_beside_a_setup_explains_then_plans(make_service):
+    # "what settings" with no file format named asks for the plan, not an export
+    [(calls, answer)] = ask(make_service(), "how does qlora differ from plain lora in memory? we have 4x l40s and "
+                                            "want to qlora llama 3 8b at 4k -- what settings should we use")
+    assert names(calls)[0] == "explain_concept" and calls[0][1]["concept"] in ("qlora", "lora")
+    assert "recommend_plans" in names(calls) and "export_config" not in names(calls)
+    assert calls[names(calls).index("recommend_plans")][1]["scenario"]["mode"] == "qlora"
+
+
+def test_a_concept_question_with_no_setup_is_explained(make_service):
+    [(calls, _)] = ask(make_service(), "does activation checkpointing cost much speed, or mostly just save memory?")
+    assert names(calls) == ["explain_concept"] and calls[0][1]["concept"] == "activation_recompute"
+    assert calls[0][1]["scenario"] is None
+
+
+def test_a_metric_of_a_named_plan_beside_its_concept_is_evaluated_too(make_service):
+    [(calls, _)] = ask(make_service(), "qwen3 30b a3b on 16 h100, ep8 tp1 pp2 zero1 mb1, 4k ctx, gbs 256. what throughput "
+                                       "would that give us, and how is mfu defined when only some experts are active?")
+    assert names(calls) == ["evaluate_plan", "explain_concept"]
+    assert {k: calls[0][1]["plan"][k] for k in ("ep", "pp", "zero")} == {"ep": 8, "pp": 2, "zero": 1}
+    assert calls[1][1]["concept"] == "mfu"
+
+
+def test_two_models_on_the_same_cluster_get_a_plan_each(make_service):
+    [(calls, answer)] = ask(make_service(), "32 a100s, 4k context, gbs 512 -- qwen2.5 14b or mistral 7b, "
+                                            "best layout for each and which one gets more tokens/s?")
+    assert names(calls) == ["recommend_plans", "recommend_plans"]
+    assert [c[1]["scenario"]["model"] for c in calls] == ["qwen2.5-14b", "mistral-7b"]
+    assert all(c[1]["scenario"]["gpus"] == 32 and c[1]["scenario"]["seq_len"] == 4 * 1024 for c in calls)
+
+
+def test_ours_against_yours_compares_the_pick_with_their_plan(make_service):
+    _, (rec, rec_answer), (calls, answer) = ask(make_service(), "my llama 3.1 70b job: 64 h100, tp8 pp2 zero1 mb1, 8k, gbs 256. fits?",
+                                                "what would you use instead?", "is mine much slower than yours, and why?")
+    assert names(rec) == ["recommend_plans"] and names(calls) == ["compare_plans"]
+    assert "outside what shardwise does" not in rec_answer + answer  # nothing was set aside: no topic outside the domain
+    assert is_plan(calls[0][1]["plan_a"], rec[0][2]["best"]["strategy"])  # yours: the pick
+    assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp", "zero")} == {"tp": 8, "pp": 2, "zero": 1}  # mine
+
+
+def test_a_lora_rank_change_said_as_news(make_service):
+    _, (calls, _) = ask(make_service(), "lora on llama 3.1 8b, 8 h100s, 4k", "what if we raise the lora rank from 16 to 64")
+    assert names(calls) == ["what_if"] and calls[0][1]["change"]["lora_rank"] == 64
+
+
+def test_an_exports_notes_say_code_settings_in_words(make_service):
+    _, (calls, answer) = ask(make_service(), "qwen2.5 7b on 16 h100, 4k, gbs 256", "the accelerate yaml please")
+    assert names(calls) == ["export_config"] and calls[0][1]["format"] == "accelerate"
+    notes = calls[0][2]["warnings"]
+    assert any("gradient_accumulation_steps=" in n for n in notes)  # the file's NOTE comments keep the code …
+    assert "gradient_accumulation_steps=" not in answer and "gradient_accumulation_steps set to" in answer  # … the answer says it
+
+
+def test_two_models_joined_by_and_in_a_comparison(make_service):
+    [(calls, _)] = ask(make_service(), "compare phi 4 and qwen2.5 14b for full training on 16 a100 80gb at 4k -- which is quicker?")
+    assert names(calls) == ["recommend_plans", "recommend_plans"]
+    assert {c[1]["scenario"]["model"] for c in calls} == {"phi-4", "qwen2.5-14b"}
+    assert all(c[1]["scenario"]["gpu"] == "a100-80gb" and c[1]["scenario"]["gpus"] == 16 for c in calls)
+
+
+def test_a_knob_asked_about_with_no_setup_is_its_concept(make_service):
+    [(calls, _)] = ask(make_service(), "how much memory does zero-2 really save?")
+    assert names(calls) == ["explain_concept"] and calls[0][1]["concept"] == "zero"
+
+
+def test_the_gap_between_yours_and_ours(make_service):
+    _, (rec, _), (calls, _) = ask(make_service(), "we're on tp2 pp4 zero1 mb1 for llama 3.1 70b, 32 h100, 4k, gbs 128",
+                                  "best plan?", "what's the difference between our layout and yours in step time?")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], rec[0][2]["best"]["strategy"])
+    assert {k: calls[0][1]["plan_b"][k] for k in ("tp", "pp")} == {"tp": 2, "pp": 4}
+
+
+def test_a_stage_contrast_that_names_the_knob_once(make_service):
+    [(calls, _)] = ask(make_service(), "llama 3 8b, 16 a100 80gb, 4k, gbs 128, pure dp mb 1: zero-1 or stage 3, which wins?")
+    assert names(calls) == ["compare_plans"]
+    assert (calls[0][1]["plan_a"]["zero"], calls[0][1]["plan_b"]["zero"]) == (1, 3)
+
+
+def test_why_no_knob_with_the_degree_they_would_use(make_service):
+    [(first, _), (calls, _)] = ask(make_service(), "qwen2.5 14b on 16 h100, 4k, gbs 256",
+                                   "why no pipeline parallel at all? we'd have gone pp=2, everything else the same")
+    assert names(calls) == ["compare_plans"]
+    assert is_plan(calls[0][1]["plan_a"], first[0][2]["best"]["strategy"]) and calls[0][1]["plan_b"]["pp"] == 2
+
+
+def test_an_imperative_concept_request_then_a_plan(make_service):
+    [(calls, _)] = ask(make_service(), "eli5 context parallelism. also llama 3.1 8b on 16 h100 at 64k -- what plan?")
+    assert names(calls) == ["explain_concept", "recommend_plans"]
+    assert calls[0][1]["concept"] == "context_parallel" and calls[1][1]["scenario"]["seq_len"] == 64 * 1024
+
+
+def test_lora_rank_in_a_qlora_setup_changes_the_rank_not_the_mode(make_service):
+    _, (calls, _) = ask(make_service(), "qlora mistral 7b on 2 l40s, 2k", "and with a lora rank of 64?")
+    assert names(calls) == ["what_if"]
+    assert calls[0][1]["change"]["lora_rank"] == 64 and calls[0][1]["change"]["mode"] is None  # still QLoRA
+    assert calls[0][1]["scenario"]["mode"] == "qlora"

@@ -50,3 +50,9 @@ def test_a_lone_degree_is_knob_talk_not_a_plan():
 
 def test_quoted_example_questions_are_not_plans():
     assert stated_plan('I can evaluate a plan you have in mind: "how about TP=8 PP=2 ZeRO-1?"') is None
+
+
+def test_a_cue_word_counts_only_as_a_whole_word():
+    # "because" ends in "use" and "this" in "is": neither marks the plan after it as the one chosen
+    text = "**TP=1 DP=32 ZeRO-2 micro-batch=1 wins because TP=1 DP=32 ZeRO-1 micro-batch=1 is out of memory.**"
+    assert stated_plan(text)["zero"] == 2

@@ -52,3 +52,12 @@ def test_number_filters_only_format():
     assert env.from_string("{{ 1234.56|num(1) }}|{{ 4096|num }}|{{ none|num }}").render() == "1,234.6|4,096|n/a"
     assert env.from_string("{{ 412.34|duration }}|{{ 59930.3|duration }}").render() == "412.3 ms|59.9 s"
     assert env.from_string("{{ -3.25|signed(1) }}|{{ 2|signed(0) }}").render() == "-3.2|+2"
+
+
+def test_an_exporters_code_settings_are_said_in_words():
+    # the chat describes what to set; the file carries the code (its NOTE comments)
+    from shardwise.prompts.render import _settings_in_words
+
+    note = 'TP=2: load the model with tp_plan="auto"; Accelerator(gradient_accumulation_steps=16), data.train_batch_size=64'
+    assert _settings_in_words(note) == ('TP=2: load the model with tp_plan set to "auto"; Accelerator('
+                                        'gradient_accumulation_steps set to 16), data.train_batch_size set to 64')
