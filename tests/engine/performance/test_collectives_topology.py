@@ -7,15 +7,12 @@ import pytest
 
 from shardwise.engine.assumptions.performance import DEFAULT_ASSUMPTIONS
 from shardwise.engine.cluster import Cluster
-from shardwise.engine.hardware import GPUSpec, NetworkSpec
 from shardwise.engine.performance.collectives import (all_gather_time, all_reduce_time, all_to_all_time, p2p_time,
                                                       reduce_scatter_time)
 from shardwise.engine.performance.topology import GroupLinks, group_links
 
-NVLINK = NetworkSpec(id="nvlink4", name="NVLink 4", bandwidth_gbs=450, latency_us=3.0)
-IB = NetworkSpec(id="ib-ndr", name="IB NDR", bandwidth_gbs=50, latency_us=10.0)
-GPU = GPUSpec(id="h100-sxm", name="H100", memory_gib=80, bf16_tflops=989, fp8_tflops=1979, hbm_bandwidth_gbs=3350,
-              intra_node=NVLINK)
+from support.hand_specs import H100 as GPU, IB, NVLINK
+
 CLUSTER = Cluster(gpu=GPU, num_gpus=64, gpus_per_node=8, network=IB)
 
 

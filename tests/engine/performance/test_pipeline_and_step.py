@@ -8,20 +8,13 @@ import pytest
 
 from shardwise.engine.assumptions.performance import DEFAULT_ASSUMPTIONS
 from shardwise.engine.cluster import Cluster
-from shardwise.engine.hardware import GPUSpec, NetworkSpec
-from shardwise.engine.model_spec import ModelSpec
 from shardwise.engine.performance import step_time
 from shardwise.engine.performance.gemm_efficiency import Roofline
 from shardwise.engine.performance.pp import bubble_fraction, busiest_stage_layers, pipeline_time
 from shardwise.engine.plans import PlanGrid
 from shardwise.engine.training import TrainingSetup
 
-NVLINK = NetworkSpec(id="nvlink4", name="NVLink 4", bandwidth_gbs=450, latency_us=3.0)
-IB = NetworkSpec(id="ib-ndr", name="IB NDR", bandwidth_gbs=50, latency_us=10.0)
-H100 = GPUSpec(id="h100-sxm", name="H100", memory_gib=80, bf16_tflops=989, fp8_tflops=1979, hbm_bandwidth_gbs=3350,
-               intra_node=NVLINK)
-LLAMA3_8B = ModelSpec(name="llama3-8b", num_layers=32, hidden_size=4096, num_attention_heads=32, num_kv_heads=8,
-                      ffn_hidden_size=14336, vocab_size=128256)
+from support.hand_specs import H100, IB, LLAMA3_8B, NVLINK
 
 
 def test_1f1b_bubble_fraction():
