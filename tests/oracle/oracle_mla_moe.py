@@ -252,8 +252,8 @@ def measure(c: MLAMoEConfig, seq_len: int, micro_batch: int, grad_accum: int = 2
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.mem_tracker import MemTracker
 
-    from oracle_models import megatron_cross_entropy_loss, use_fused_wgrad_linears
-    from oracle_runs import MasterWeightAdamW, _accumulate_into_main_grad, _bytes, _train
+    from oracle_models import megatron_cross_entropy_loss
+    from oracle_runs import _bytes, _train, megatron_main_grads_and_optimizer
 
     with FakeTensorMode():
         previous = torch.get_default_dtype()
@@ -264,13 +264,7 @@ def measure(c: MLAMoEConfig, seq_len: int, micro_batch: int, grad_accum: int = 2
             torch.set_default_dtype(previous)
         tokens = torch.randint(0, c.vocab, (micro_batch, seq_len))
         labels = torch.randint(0, c.vocab, (micro_batch, seq_len))
-        use_fused_wgrad_linears(model)
-        main_grads = []
-        for p in model.parameters():
-            p.main_grad = torch.zeros_like(p, dtype=torch.float32)
-            main_grads.append(p.main_grad)
-            p.register_post_accumulate_grad_hook(_accumulate_into_main_grad)
-        opt = MasterWeightAdamW(model.parameters(), grad_source="main_grad")
+        opt, main_grads = megatron_main_grads_and_optimizer(model)
         tracker = MemTracker()
         tracker.track_external(model, opt, tokens, labels, *main_grads)
         _train(model, opt, megatron_cross_entropy_loss, tokens, labels, grad_accum, tracker)

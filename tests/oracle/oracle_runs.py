@@ -100,13 +100,7 @@ def measure_single_device(cfg: OracleConfig, seq_len: int, micro_batch: int, *, 
         labels = torch.randint(0, cfg.vocab, (micro_batch, seq_len))
         tracker = MemTracker()
         if flavour == "megatron":
-            use_fused_wgrad_linears(model)
-            main_grads = []
-            for p in model.parameters():
-                p.main_grad = torch.zeros_like(p, dtype=torch.float32)
-                main_grads.append(p.main_grad)
-                p.register_post_accumulate_grad_hook(_accumulate_into_main_grad)
-            opt = MasterWeightAdamW(model.parameters(), grad_source="main_grad")
+            opt, main_grads = megatron_main_grads_and_optimizer(model)
             tracker.track_external(model, opt, tokens, labels, *main_grads)  # main grads: "Other"
             loss_fn = megatron_cross_entropy_loss
         else:
@@ -115,6 +109,18 @@ def measure_single_device(cfg: OracleConfig, seq_len: int, micro_batch: int, *, 
             loss_fn = cross_entropy_loss
         _train(model, opt, loss_fn, tokens, labels, grad_accum, tracker)
         return _bytes(tracker.get_tracker_snapshot("peak"))
+
+
+def megatron_main_grads_and_optimizer(model: torch.nn.Module):
+    """Megatron's layout: fp32 main grads beside bf16 weights, filled by fused wgrad GEMMs (linears) or
+    the DDP hook (the rest), and Adam over fp32 master weights reading them. Returns (optimizer, main grads)."""
+    use_fused_wgrad_linears(model)
+    main_grads = []
+    for p in model.parameters():
+        p.main_grad = torch.zeros_like(p, dtype=torch.float32)
+        main_grads.append(p.main_grad)
+        p.register_post_accumulate_grad_hook(_accumulate_into_main_grad)
+    return MasterWeightAdamW(model.parameters(), grad_source="main_grad"), main_grads
 
 
 def _accumulate_into_main_grad(p: torch.Tensor) -> None:
