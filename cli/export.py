@@ -17,7 +17,6 @@ plan (plus README.txt with headers, notes and refusals); `recommend --json --exp
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from ..engine.post_training.modes import training_setup
 from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)
+from .files import read_json_file
 from .profile_file import profile_from_args
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
@@ -104,12 +104,7 @@ def run(args: argparse.Namespace) -> int:
 # --- --from-plan ----------------------------------------------------------------------
 
 def _load(path: str) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ShardwiseInputError(f"--from-plan {path!r} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise ShardwiseInputError(f"--from-plan {path!r} is not JSON ({exc.__class__.__name__}: {exc})") from None
+    data = read_json_file(path, "--from-plan")
     if not isinstance(data, dict):
         raise ShardwiseInputError(f"--from-plan {path!r} holds no plan: expected recommend --json output or a plan object")
     return data

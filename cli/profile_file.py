@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
+from .files import read_json_file
 
 
 def add_profile_arg(p: argparse.ArgumentParser) -> None:
@@ -32,14 +31,7 @@ def profile_from_data(data, where: str = "the profile") -> CalibrationProfile:
 
 
 def load_profile(path: str) -> CalibrationProfile:
-    where = f"--profile {path!r}"
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ShardwiseInputError(f"{where} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise ShardwiseInputError(f"{where} is not JSON ({exc.__class__.__name__}: {exc})") from None
-    return profile_from_data(data, where)
+    return profile_from_data(read_json_file(path, "--profile"), f"--profile {path!r}")
 
 
 def profile_from_args(args: argparse.Namespace) -> CalibrationProfile | None:

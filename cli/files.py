@@ -1,0 +1,18 @@
+"""JSON files named on the command line (--profile, --from-plan): a missing or malformed file is a
+one-line error naming the flag, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..engine.errors import ShardwiseInputError
+
+
+def read_json_file(path: str, flag: str) -> object:
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ShardwiseInputError(f"{flag} {path!r} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise ShardwiseInputError(f"{flag} {path!r} is not JSON ({exc.__class__.__name__}: {exc})") from None
