@@ -1,0 +1,61 @@
+"""Statistics of the error bands on clustered runs: cluster-weighted quantiles and cluster-bootstrap CIs.
+
+The calibration runs come in clusters (a group = model × cluster × problem, or a transfer-check
+family) whose plans share most of their error, and a few clusters hold most of the runs (the
+Playbook sweep: 11 groups, 430 fitted runs). A band is meant for a new scenario — a new cluster —
+so each cluster counts once: every run is weighted 1 / (runs in its cluster). The uncertainty of a
+coverage figure is then that of the few clusters behind it, estimated by resampling clusters.
+Used by benchmarks/fit_error_bands.py; pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+BOOTSTRAP_REPLICATES = 2000
+BOOTSTRAP_SEED = 0  # fixed, so the generated error_bands.py is reproducible
+CI_LEVEL = 0.95
+
+
+def cluster_weights(clusters: Sequence[str]) -> np.ndarray:
+    """1 / (runs in the run's cluster): each cluster's runs sum to one."""
+    size = Counter(clusters)
+    return np.array([1.0 / size[c] for c in clusters])
+
+
+def weighted_quantile(values: Sequence[float], weights: Sequence[float], q: float) -> float:
+    """Midpoint (Hazen) weighted quantile: each value stands at the middle of its share of the total
+    weight, and q is interpolated linearly between them (the ends are clamped to the extremes).
+    With equal weights this is the textbook (i - 0.5) / n plotting position."""
+    v, w = np.asarray(values, float), np.asarray(weights, float)
+    if len(v) == 0 or np.any(w <= 0):
+        raise ValueError("weighted_quantile needs values with positive weights")
+    order = np.argsort(v, kind="stable")
+    v, w = v[order], w[order] / w.sum()
+    position = np.cumsum(w) - w / 2
+    return float(np.interp(q, position, v))
+
+
+def cluster_band(values: Sequence[float], clusters: Sequence[str], lower_q: float, upper_q: float
+                 ) -> tuple[float, float, int]:
+    """(lower, upper quantile of values with each cluster counting once, runs)."""
+    w = cluster_weights(clusters)
+    return weighted_quantile(values, w, lower_q), weighted_quantile(values, w, upper_q), len(values)
+
+
+def cluster_bootstrap_ci(inside: Sequence[bool], clusters: Sequence[str],
+                         replicates: int = BOOTSTRAP_REPLICATES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile CI of the share of runs inside their band, resampling clusters with replacement
+    (each replicate draws as many clusters as there are, keeping all runs of each drawn)."""
+    per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for ok, c in zip(inside, clusters):
+        per[c][0] += 1
+        per[c][1] += int(ok)
+    runs, hits = (np.array(x, float) for x in zip(*per.values()))
+    draws = np.random.default_rng(seed).integers(0, len(runs), size=(replicates, len(runs)))
+    share = hits[draws].sum(axis=1) / runs[draws].sum(axis=1)
+    alpha = (1 - CI_LEVEL) / 2
+    return float(np.quantile(share, alpha)), float(np.quantile(share, 1 - alpha))
