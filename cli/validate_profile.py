@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.assumptions import error_bands as eb
+from ..engine.calibration.band_statistics import TOTAL
 from ..engine.calibration.transfer import FamilyTransfer, transfer_all, transfer_older_releases
 
 
@@ -25,11 +26,17 @@ def _summary(title: str, families: tuple[FamilyTransfer, ...]) -> list[str]:
     return out
 
 
-def _coverage(title: str, table: dict) -> str:
+def _ci(ci: dict, key: str) -> str:
+    lo, hi = ci[key]
+    return f"95 % CI {lo:.0%}-{hi:.0%}"
+
+
+def _coverage(title: str, table: dict, ci: dict) -> str:
+    """Runs inside their band, with the CI from resampling held-out groups (fit_error_bands.py)."""
     n = sum(v[0] for v in table.values())
     c = sum(v[1] for v in table.values())
-    parts = ", ".join(f"{k} {inside}/{runs} ({inside / runs:.0%})" for k, (runs, inside) in table.items())
-    return f"{title}: {c}/{n} held-out runs inside ({c / max(n, 1):.0%}); {parts}"
+    parts = ", ".join(f"{k} {inside}/{runs} ({inside / runs:.0%}, {_ci(ci, k)})" for k, (runs, inside) in table.items())
+    return f"{title}: {c}/{n} held-out runs inside ({c / max(n, 1):.0%}, {_ci(ci, TOTAL)}); {parts}"
 
 
 def render_profile_check(families: bool = True) -> str:
@@ -44,9 +51,13 @@ def render_profile_check(families: bool = True) -> str:
         lines.append("")
     lines += _summary("shipped calibration families", shipped)
     lines += _summary("older Megatron-Bridge releases (software the engine was not fitted on)", older)
-    lines += ["", "80 % intervals (bands from fitted groups, coverage on held-out groups; "
+    lines += ["", "80 % intervals (bands from fitted groups, each group once; coverage on held-out groups; "
                   "benchmarks/fit_error_bands.py):",
-              "  " + _coverage("throughput", eb.THROUGHPUT_COVERAGE),
-              "  " + _coverage("after calibration", eb.CALIBRATED_COVERAGE),
-              "  " + _coverage("peak memory", eb.MEMORY_COVERAGE)]
+              "  " + _coverage("throughput", eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
+              "  " + _coverage("after calibration", eb.CALIBRATED_COVERAGE, eb.CALIBRATED_COVERAGE_CI),
+              "  " + _coverage("peak memory", eb.MEMORY_COVERAGE, eb.MEMORY_COVERAGE_CI),
+              "  " + _coverage("older Megatron-Bridge releases (never fitted), throughput",
+                               eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
+              "  " + _coverage("  ... after calibrating on one run of each release",
+                               eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)]
     return "\n".join(lines)

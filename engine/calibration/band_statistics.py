@@ -18,6 +18,7 @@ import numpy as np
 BOOTSTRAP_REPLICATES = 2000
 BOOTSTRAP_SEED = 0  # fixed, so the generated error_bands.py is reproducible
 CI_LEVEL = 0.95
+TOTAL = "all held-out runs"  # the key of the pooled figure in the generated *_COVERAGE_CI tables
 
 
 def cluster_weights(clusters: Sequence[str]) -> np.ndarray:

@@ -5,6 +5,7 @@ rows as mean(|predicted / measured − 1|)."""
 import re
 
 from shardwise.engine.assumptions import error_bands as eb
+from shardwise.engine.calibration.band_statistics import TOTAL
 from shardwise.engine.calibration.transfer import transfer_all, transfer_older_releases
 from support.cli_runner import run
 
@@ -26,7 +27,10 @@ def test_validate_profile_prints_the_transfer_check_and_coverage(capsys):
            f"{mape([(r.measured, r.calibrated) for r in older]):.1%}" in out
     runs = sum(n for n, _ in eb.THROUGHPUT_COVERAGE.values())
     inside = sum(c for _, c in eb.THROUGHPUT_COVERAGE.values())
-    assert re.search(rf"throughput: {inside}/{runs} held-out runs inside", out)
+    lo, hi = eb.THROUGHPUT_COVERAGE_CI[TOTAL]
+    assert f"throughput: {inside}/{runs} held-out runs inside ({inside / runs:.0%}, 95 % CI {lo:.0%}-{hi:.0%})" in out
+    older, older_inside = (sum(v[i] for v in eb.OLDER_RELEASE_COVERAGE.values()) for i in (0, 1))
+    assert re.search(rf"older Megatron-Bridge releases \(never fitted\), throughput: {older_inside}/{older} ", out)
 
 
 def test_each_family_is_calibrated_on_its_fewest_gpu_run():

@@ -71,8 +71,17 @@ def test_post_training_is_outside_the_validated_range_and_widened():
 
 
 def test_stored_coverage_is_counted_on_held_out_runs():
-    # Each coverage entry is (held-out runs, inside): inside can never exceed the runs.
-    for table in (eb.THROUGHPUT_COVERAGE, eb.CALIBRATED_COVERAGE, eb.MEMORY_COVERAGE):
+    # Each coverage entry is (held-out runs, inside): inside can never exceed the runs. Each has a
+    # 95 % CI (a share between 0 and 1), and the tables carry one for the pooled figure.
+    from shardwise.engine.calibration.band_statistics import TOTAL
+
+    for table, ci in ((eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
+                      (eb.CALIBRATED_COVERAGE, eb.CALIBRATED_COVERAGE_CI),
+                      (eb.MEMORY_COVERAGE, eb.MEMORY_COVERAGE_CI),
+                      (eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
+                      (eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)):
         for runs, inside in table.values():
             assert 0 <= inside <= runs
+        assert set(ci) == set(table) | {TOTAL}
+        assert all(0.0 <= lo <= hi <= 1.0 for lo, hi in ci.values())
     assert memory_band(SETUP).basis.startswith("80 % band")
