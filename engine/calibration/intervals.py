@@ -2,9 +2,9 @@
 
 The band of a scenario is read from engine/assumptions/error_bands.py (generated from the
 calibration residuals by benchmarks/fit_error_bands.py) at the most specific regime with
-enough runs (regimes.py). With a CalibrationProfile whose compute scale applies, a stack whose
-shipped families give enough transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense)
-gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;
+enough runs (regimes.py); each group of runs counts once in a band (band_statistics.py). With a
+CalibrationProfile whose compute scale applies, a stack whose shipped families give enough
+transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense) gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;
 MoE) keep their regime band, because the transfer check cannot justify narrowing it. Inputs outside the
 validated range get their band widened by OUTSIDE_RANGE_WIDENING.
 """
