@@ -28,32 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shardwise.engine.assumptions.compute import gpu_generation
-from shardwise.engine.calibration.band_statistics import TOTAL, cluster_band, cluster_bootstrap_ci
-from shardwise.engine.calibration.regimes import regime_keys, stack_of
+from shardwise.engine.calibration.band_statistics import (
+    MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, cluster_bootstrap_ci, regime_of)
+from shardwise.engine.calibration.regimes import stack_of
 from shardwise.engine.calibration.report import build_report
 from shardwise.engine.calibration.runs import CalibrationRun, load_runs
 from shardwise.engine.calibration.transfer import (
     families, hindsight_family, transfer_all, transfer_older_releases)
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "assumptions" / "error_bands.py"
-LOWER_Q, UPPER_Q = 0.10, 0.90
-MIN_RUNS = 15  # a regime needs this many fitted-group runs before it gets its own band
-MIN_MEMORY_RUNS = 8  # fewer runs report peak memory (torchtitan: 20, of which 12 in fitted groups)
-
-# An item is (regime keys most specific first, log residual, cluster: the group or family it belongs to).
-Item = tuple[list[str], float, str]
-
-
-def bands_by_level(items: list[Item], min_runs: int = MIN_RUNS) -> dict[str, tuple[float, float, int]]:
-    """Every regime key with >= min_runs runs gets a band, each cluster counting once."""
-    pooled: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for keys, value, cluster in items:
-        for k in keys:
-            pooled[k].append((value, cluster))
-    return {k: cluster_band([v for v, _ in p], [c for _, c in p], LOWER_Q, UPPER_Q)
-            for k, p in sorted(pooled.items()) if len(p) >= min_runs}
-
 
 def lookup(bands: dict, keys: list[str]) -> tuple[str, tuple[float, float, int]]:
     for k in keys:
@@ -75,10 +58,6 @@ def coverage(bands: dict, items: list[Item]) -> tuple[dict[str, tuple[int, int]]
     if every:
         ci[TOTAL] = cluster_bootstrap_ci([ok for ok, _ in every], [c for _, c in every])
     return counts, ci
-
-
-def regime_of(run: CalibrationRun) -> list[str]:
-    return regime_keys(stack_of(run.host_framework), gpu_generation(run.cluster.gpu), run.model.moe is not None)
 
 
 def calibrated_key(run: CalibrationRun) -> str:

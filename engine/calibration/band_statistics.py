@@ -5,7 +5,7 @@ family) whose plans share most of their error, and a few clusters hold most of t
 Playbook sweep: 11 groups, 430 fitted runs). A band is meant for a new scenario — a new cluster —
 so each cluster counts once: every run is weighted 1 / (runs in its cluster). The uncertainty of a
 coverage figure is then that of the few clusters behind it, estimated by resampling clusters.
-Used by benchmarks/fit_error_bands.py; pure functions, no I/O.
+Used by benchmarks/fit_error_bands.py and the freshness test of error_bands.py; pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -15,10 +15,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..assumptions.compute import gpu_generation
+from .regimes import regime_keys, stack_of
+from .runs import CalibrationRun
+
 BOOTSTRAP_REPLICATES = 2000
 BOOTSTRAP_SEED = 0  # fixed, so the generated error_bands.py is reproducible
 CI_LEVEL = 0.95
 TOTAL = "all held-out runs"  # the key of the pooled figure in the generated *_COVERAGE_CI tables
+LOWER_Q, UPPER_Q = 0.10, 0.90  # an 80 % band
+MIN_RUNS = 15  # a regime needs this many fitted-group runs before it gets its own band
+MIN_MEMORY_RUNS = 8  # fewer runs report peak memory (torchtitan: 20, of which 12 in fitted groups)
+
+# An item is (regime keys most specific first, log residual, cluster: the group or family it belongs to).
+Item = tuple[list[str], float, str]
 
 
 def cluster_weights(clusters: Sequence[str]) -> np.ndarray:
@@ -60,3 +70,18 @@ def cluster_bootstrap_ci(inside: Sequence[bool], clusters: Sequence[str],
     share = hits[draws].sum(axis=1) / runs[draws].sum(axis=1)
     alpha = (1 - CI_LEVEL) / 2
     return float(np.quantile(share, alpha)), float(np.quantile(share, 1 - alpha))
+
+
+def bands_by_level(items: list[Item], min_runs: int = MIN_RUNS) -> dict[str, tuple[float, float, int]]:
+    """Every regime key with >= min_runs runs gets a band, each cluster counting once."""
+    pooled: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for keys, value, cluster in items:
+        for k in keys:
+            pooled[k].append((value, cluster))
+    return {k: cluster_band([v for v, _ in p], [c for _, c in p], LOWER_Q, UPPER_Q)
+            for k, p in sorted(pooled.items()) if len(p) >= min_runs}
+
+
+def regime_of(run: CalibrationRun) -> list[str]:
+    """The run's regime keys, most specific first (regimes.py)."""
+    return regime_keys(stack_of(run.host_framework), gpu_generation(run.cluster.gpu), run.model.moe is not None)
