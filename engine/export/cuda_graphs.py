@@ -3,7 +3,9 @@ TransformerConfig.cuda_graph_impl / cuda_graph_scope, Megatron-LM --cuda-graph-i
 
 per-layer      transformer_engine (TE make_graphed_callables), scope attn + mlp for a dense model and
                attn + moe_router + moe_preprocess for a dropless MoE (Megatron-Bridge's CUDA-graph guide;
-               TransformerConfig refuses "mlp" when every layer is MoE and "moe" without drop-padding).
+               TransformerConfig refuses "mlp" when every layer is MoE and "moe" without drop-padding),
+               plus mlp when the MoE model has dense layers (DeepSeek-V3's first three): the engine
+               takes dense layers as fully captured (assumptions/cuda_graphs.py).
 full-iteration local with scope full_iteration (FullCudaGraphWrapper).
 
 Both need dropout 0 where a graphed module is recomputed (TransformerConfig: "attention dropout is not
@@ -22,7 +24,10 @@ IMPL = {"per-layer": "transformer_engine", "full-iteration": "local"}
 def graph_scope(plan: ExportPlan) -> list[str]:
     if plan.setup.cuda_graphs == "full-iteration":
         return ["full_iteration"]
-    return ["attn", "moe_router", "moe_preprocess"] if plan.model.is_moe else ["attn", "mlp"]
+    if not plan.model.is_moe:
+        return ["attn", "mlp"]
+    dense_mlp = ["mlp"] if plan.model.num_moe_layers < plan.model.num_layers else []
+    return ["attn", *dense_mlp, "moe_router", "moe_preprocess"]
 
 
 def refuse_dropless_moe_full_iteration(plan: ExportPlan, fmt: str) -> None:

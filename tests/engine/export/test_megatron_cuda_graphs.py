@@ -35,7 +35,8 @@ def _core_config(plan: ExportPlan, **graph_fields):
 
     m = plan.model
     moe = dict(num_moe_experts=m.moe.num_experts, moe_router_topk=m.moe.top_k, moe_token_dispatcher_type="flex",
-               moe_flex_dispatcher_backend="deepep", expert_model_parallel_size=plan.strategy.ep) if m.is_moe else {}
+               moe_flex_dispatcher_backend="deepep", expert_model_parallel_size=plan.strategy.ep,
+               moe_layer_freq=parse(arguments(plan)).moe_layer_freq) if m.is_moe else {}
     recompute = {"none": {}, "full": dict(recompute_granularity="full", recompute_method="uniform",
                                           recompute_num_layers=1),
                  "selective": dict(recompute_granularity="selective",
@@ -52,6 +53,9 @@ CASES = [
     ("llama-3-8b", "full-iteration", "full", {}, "local", ["full_iteration"]),
     # Dropless MoE, per-layer: Bridge's dropless scope (the experts stay eager).
     ("qwen3-30b-a3b", "per-layer", "none", {"ep": 8}, "transformer_engine", ["attn", "moe_router", "moe_preprocess"]),
+    # DeepSeek-V3: its 3 dense layers' MLP graphed too (megatron-core allows mlp when some layer is dense).
+    ("deepseek-v3", "per-layer", "none", {"ep": 8}, "transformer_engine",
+     ["attn", "mlp", "moe_router", "moe_preprocess"]),
 ]
 
 
@@ -83,6 +87,14 @@ def test_megatron_core_refuses_what_the_rules_refuse():
     with pytest.raises(AssertionError, match="attention dropout is not supported with graphed attention recomputation"):
         _core_config(_plan("llama-3-8b", "per-layer", "selective"), cuda_graph_impl="transformer_engine",
                      cuda_graph_scope=["attn", "mlp"])
+
+
+def test_megatron_core_refuses_mlp_graphs_when_every_layer_is_moe():
+    """Why the all-MoE scope leaves out mlp and DeepSeek-V3's keeps it."""
+    with pytest.raises(AssertionError, match="mlp cuda graph is only supported for dense layers"):
+        _core_config(_plan("qwen3-30b-a3b", "per-layer", "none", ep=8), cuda_graph_impl="transformer_engine",
+                     cuda_graph_scope=["attn", "mlp", "moe_router", "moe_preprocess"], attention_dropout=0.0,
+                     hidden_dropout=0.0)
 
 
 def test_dropless_moe_full_iteration_is_refused_for_megatron_lm_with_the_reason():
