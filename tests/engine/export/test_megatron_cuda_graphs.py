@@ -126,3 +126,13 @@ def test_bridge_pins_no_graphs_and_notes_the_moe_sync_free_path():
     plan = _plan("qwen3-30b-a3b", "full-iteration", "none", ep=8)
     result = export_plan("megatron-bridge", plan.model, plan.cluster, plan.setup, plan.strategy)
     assert any("moe_expert_rank_capacity_factor" in n for n in result.warnings)
+
+
+@pytest.mark.parametrize("fmt", ["torchtitan", "deepspeed", "nanotron"])
+def test_other_frameworks_say_the_graphs_are_gone(fmt):
+    """A plan priced with graphs, exported where there are none: the note says the host time is back."""
+    from shardwise.engine.export import export_plan
+
+    plan = _plan("llama-3-8b", "full-iteration", "none")
+    result = export_plan(fmt, plan.model, plan.cluster, plan.setup, plan.strategy)
+    assert any("priced with full-iteration CUDA graphs" in w and "--cuda-graphs none" in w for w in result.warnings)
