@@ -42,8 +42,12 @@ full-iteration --cuda-graph-impl local --cuda-graph-scope full_iteration (MCore 
                pads every expert's all-to-all and GEMMs to the capacity; shardwise does not model that, so
                full-iteration graphs of a MoE model need --moe-dispatcher deepep (validity/graphs.py).
                The flex dispatcher sends the routed tokens, not the capacity, so the dispatch bytes do not
-               change; the rank capacity (Bridge's recipes: moe_expert_rank_capacity_factor = 1.5) sizes
-               buffers, whose memory is not modelled (see above).
+               change; the rank capacity sizes buffers, whose memory is not modelled (see above). Bridge's
+               recipe (perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8) sets
+               cuda_graph_impl "full_iteration", moe_expert_rank_capacity_factor 1.5,
+               use_transformer_engine_op_fuser, and paged stashing (moe_paged_stash, buffer factors 1.2 on
+               the GPU, 1.0 on the host), which packs the saved expert activations back to about their
+               dropless size; the 1.5x compute buffers are transient.
 """
 
 from __future__ import annotations

@@ -139,9 +139,11 @@ def cuda_graph_notes(plan: ExportPlan) -> list[str]:
     if mode == "full-iteration" and plan.model.is_moe:
         notes.append("full-iteration graphs of this dropless MoE were priced with Megatron-Core's sync-free expert "
                      "path (flex dispatcher with HybridEP, model.moe_expert_rank_capacity_factor, "
-                     "model.use_transformer_engine_op_fuser), as Bridge's full-iteration MoE perf recipes set it; "
-                     "megatron-core 0.16.1 (the schema these overrides are checked against) has no such field, so "
-                     "start from one of those recipes")
+                     "model.use_transformer_engine_op_fuser, model.moe_paged_stash; newer Megatron-Core spells the "
+                     "graphs model.cuda_graph_impl=full_iteration), as Bridge's full-iteration MoE perf recipes set "
+                     "it (perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8); megatron-core "
+                     "0.16.1 (the schema these overrides are checked against) has none of these fields, so start "
+                     "from one of those recipes")
     return notes
 
 
