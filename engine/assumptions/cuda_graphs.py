@@ -46,8 +46,9 @@ full-iteration --cuda-graph-impl local --cuda-graph-scope full_iteration (MCore 
                recipe (perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8) sets
                cuda_graph_impl "full_iteration", moe_expert_rank_capacity_factor 1.5,
                use_transformer_engine_op_fuser, and paged stashing (moe_paged_stash, buffer factors 1.2 on
-               the GPU, 1.0 on the host), which packs the saved expert activations back to about their
-               dropless size; the 1.5x compute buffers are transient.
+               the GPU, 1.0 on the host; Megatron-Core TransformerConfig: a positive factor sizes the buffer
+               from the average with that headroom), which packs the saved expert activations back to about
+               their dropless size; the 1.5x compute buffers are transient.
 """
 
 from __future__ import annotations
