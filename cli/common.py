@@ -13,7 +13,7 @@ from ..engine.inputs import build_cluster, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import MOE_DISPATCHERS, TrainingSetup
+from ..engine.training import CUDA_GRAPH_MODES, MOE_DISPATCHERS, TrainingSetup
 from .profile_file import add_profile_arg
 
 
@@ -97,6 +97,10 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--moe-a2a-overlap", action="store_true",
                    help="hide the expert all-to-all behind the other micro-batch (Megatron-Core "
                         "--overlap-moe-expert-parallel-comm; needs EP > 1, not allgather, no full recompute, VPP > 1 with PP)")
+    g.add_argument("--cuda-graphs", choices=list(CUDA_GRAPH_MODES), default="none",
+                   help="CUDA graphs the step is replayed with (Megatron-Core --cuda-graph-impl; megatron only): none "
+                        "(default), per-layer (transformer_engine; dropless MoE experts stay eager), or full-iteration "
+                        "(the whole forward-backward as one graph: no host launch time; MoE needs --moe-dispatcher deepep)")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
@@ -152,6 +156,7 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
                           precision=args.precision, framework=args.framework,
                           moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),
+                          cuda_graphs=getattr(args, "cuda_graphs", None) or "none",
                           mean_doc_len=getattr(args, "mean_doc_len", None))
 
 

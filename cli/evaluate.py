@@ -53,7 +53,12 @@ def moe_dispatch_words(setup) -> str:
     words = [] if setup.moe_dispatcher == "alltoall" else [f"{setup.moe_dispatcher} dispatcher"]
     if setup.moe_a2a_overlap:
         words.append("EP A2A overlap")
-    return ", " + " + ".join(words) if words else ""
+    return (", " + " + ".join(words) if words else "") + cuda_graph_words(setup)
+
+
+def cuda_graph_words(setup) -> str:
+    """', full-iteration CUDA graphs' when the step is replayed as graphs."""
+    return "" if setup.cuda_graphs == "none" else f", {setup.cuda_graphs} CUDA graphs"
 
 
 def packed_note(mean_doc_len: int | None) -> str:

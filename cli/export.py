@@ -32,7 +32,7 @@ from .files import read_json_file
 from .profile_file import profile_from_args
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
-               "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len", "group_size", "inference_tp",
+               "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "prompt_len", "response_len", "group_size", "inference_tp",
                "reference_dtype")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
@@ -125,7 +125,8 @@ def setup_from_summary(s: dict) -> TrainingSetup:
     return training_setup(s["mode"], seq_len=s["seq_len"], global_batch=s["global_batch"], **rollout,
                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
                           moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
-                          moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)), mean_doc_len=s.get("mean_doc_len"))
+                          moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)), mean_doc_len=s.get("mean_doc_len"),
+                          cuda_graphs=s.get("cuda_graphs", "none"))
 
 
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):

@@ -16,7 +16,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("what-if", aliases=["whatif"], help="re-run the recommendation with one input changed",
                               description="Re-run the recommendation with an input changed (gpu, gpus, "
                                           "gpus_per_node, network, seq_len, global_batch, global_batch_tokens, "
-                                          "mode, lora_rank, precision, framework, mean_doc_len) and report what changed and why.")
+                                          "mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, cuda_graphs, "
+                                          "mean_doc_len) and report what changed and why.")
     add_scenario_args(p)
     p.add_argument("--change", action="append", required=True, metavar="INPUT=VALUE",
                    help="e.g. gpu=h200, gpus=128, seq_len=16k, mode=lora, network=ib-xdr (repeatable)")

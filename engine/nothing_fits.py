@@ -2,7 +2,8 @@
 ZeRO-3, LoRA/QLoRA, or a GPU with more memory.
 
 Each answer is a memory-only search ("probe") with one thing changed. A probe looks only
-at micro-batch 1 and full recompute (unless the user pinned them): every memory term
+at micro-batch 1 and full recompute (unless the user pinned them; selective under per-layer CUDA
+graphs, which refuse full recompute): every memory term
 either grows with the micro-batch or shrinks with recompute, so those settings hold the
 least memory a layout can need, and they are the least restrictive for the batch rules.
 Probes also let TP span nodes (allowed, with a warning), since the question is what fits.
@@ -29,6 +30,7 @@ GIB = 2**30
 MAX_GPUS = 1_048_576  # Cluster's own limit
 REFINE_STEPS = 8  # between the last count that does not fit and the first that does, try 8 even steps
 FULL = RECOMPUTE_MODES.index("full")
+SELECTIVE = RECOMPUTE_MODES.index("selective")
 CONSTRAINTS_EXCLUDE_ALL = "constraints_exclude_every_value"  # a blocking reason that is not a validity rule
 
 
@@ -44,16 +46,17 @@ class Probe:
         return None if self.lowest_bytes is None else self.lowest_bytes / GIB
 
 
-def _least_memory_constraints(c: Constraints) -> Constraints:
+def _least_memory_constraints(c: Constraints, setup: TrainingSetup) -> Constraints:
     if "recompute" not in c.pins:
-        c = c.pinned("recompute", FULL)
+        # Per-layer CUDA graphs refuse full recompute (validity/graphs.py): selective is their leanest.
+        c = c.pinned("recompute", SELECTIVE if setup.cuda_graphs == "per-layer" else FULL)
     return c
 
 
 def probe(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints, headroom: float) -> Probe:
     from .search import scan_memory
 
-    c = _least_memory_constraints(c)
+    c = _least_memory_constraints(c, setup)
     scan = scan_memory(model, cluster, setup, c, headroom, tp_within_node=False)
     if len(scan.grid) and "micro_batch" not in c.pins:
         smallest = scan.grid.micro_batch == scan.grid.micro_batch.min()
@@ -114,7 +117,16 @@ def _option(rule, change, found: Probe | None, note: str = "", applicable: bool 
 def fix_options(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraints,
                 headroom: float) -> tuple[list[FixOption], str | None]:
     options: list[FixOption] = []
-    if c.allows("recompute", FULL):
+    if setup.cuda_graphs == "per-layer":
+        # Per-layer graphs refuse full recompute (validity/graphs.py): the fix changes the graphs too,
+        # to full-iteration where the setup allows it, else none.
+        moe_blocked = model.moe is not None and setup.moe_dispatcher != "deepep"
+        graphs = "none" if moe_blocked else "full-iteration"
+        options.append(_option("recompute_full", {"recompute": "full", "cuda_graphs": graphs},
+                               probe(model, cluster, setup.model_copy(update={"cuda_graphs": graphs}),
+                                     c.pinned("recompute", FULL), headroom),
+                               "per-layer CUDA graphs cannot run with full recompute"))
+    elif c.allows("recompute", FULL):
         options.append(_option("recompute_full", {"recompute": "full"}, None,
                                "already searched: full recompute is in the search space", applicable=False))
     else:

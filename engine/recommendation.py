@@ -28,6 +28,8 @@ class SetupSummary(_Result):
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
     moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
     moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
+    cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with (none, per-layer, "
+                                                         "full-iteration)")
     mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
                                                                "(attention by document); None = one per sequence")
 

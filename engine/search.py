@@ -118,6 +118,7 @@ def setup_summary(setup: TrainingSetup) -> SetupSummary:
                         global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
+                        cuda_graphs=setup.cuda_graphs,
                         post_training=setup.post_training, mean_doc_len=setup.mean_doc_len)
 
 

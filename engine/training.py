@@ -15,6 +15,17 @@ Framework = Literal["megatron", "deepspeed", "fsdp", "nanotron"]
 # alltoall (default), allgather, or DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep).
 MoEDispatcher = Literal["alltoall", "allgather", "deepep"]
 MOE_DISPATCHERS: tuple[str, ...] = ("alltoall", "allgather", "deepep")
+# CUDA graphs the step is replayed with (Megatron-Core --cuda-graph-impl / --cuda-graph-scope, core_v0.16.1):
+# none; per-layer = Transformer Engine make_graphed_callables per layer (--cuda-graph-impl transformer_engine,
+# scope attn+mlp for dense layers, attn moe_router moe_preprocess for dropless MoE layers); full-iteration =
+# the whole forward-backward as one graph (--cuda-graph-impl local --cuda-graph-scope full_iteration; newer
+# Megatron-Core spells it --cuda-graph-impl full_iteration). What each removes: assumptions/cuda_graphs.py.
+CudaGraphs = Literal["none", "per-layer", "full-iteration"]
+CUDA_GRAPH_MODES: tuple[str, ...] = ("none", "per-layer", "full-iteration")
+# Frameworks whose training step shardwise can price with CUDA graphs: Megatron-Core's own capture
+# (CudaGraphManager / FullCudaGraphWrapper / TE make_graphed_callables). torchtitan (fsdp), DeepSpeed and
+# nanotron ship no training-step CUDA graph option.
+CUDA_GRAPH_FRAMEWORKS: tuple[str, ...] = ("megatron",)
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -32,6 +43,8 @@ class TrainingSetup(BaseModel):
     moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher (ignored for dense models)")
     moe_a2a_overlap: bool = Field(default=False, description="Megatron-Core --overlap-moe-expert-parallel-comm: "
                                                              "expert all-to-all hidden behind the other micro-batch")
+    cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron-Core "
+                                                                "--cuda-graph-impl): none, per-layer or full-iteration")
     optimizer: Literal["adamw"] = "adamw"
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
     mean_doc_len: int | None = Field(
@@ -46,6 +59,15 @@ class TrainingSetup(BaseModel):
         if self.mode == "qlora" and self.precision == "fp8":
             raise ValueError("QLoRA dequantises its 4-bit base to BF16 for every matmul, so it cannot train in "
                              "FP8: use precision bf16 with qlora, or mode lora/full with fp8")
+        return self
+
+    @model_validator(mode="after")
+    def _cuda_graphs_need_megatron(self) -> "TrainingSetup":
+        if self.cuda_graphs != "none" and self.framework not in CUDA_GRAPH_FRAMEWORKS:
+            raise ValueError(f"{self.cuda_graphs} CUDA graphs are a Megatron-Core option (--cuda-graph-impl); "
+                             f"{self.framework} has no CUDA-graph training step to model: use framework "
+                             f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with "
+                             f"{self.framework}")
         return self
 
     @model_validator(mode="after")

@@ -1,7 +1,7 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, and for GRPO/PPO
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, cuda_graphs, and for GRPO/PPO
 prompt_len, response_len, group_size, inference_tp. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
@@ -24,7 +24,7 @@ from .search import recommend
 from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
-          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap", "prompt_len", "response_len",
+          "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "prompt_len", "response_len",
           "group_size", "inference_tp", "mean_doc_len")
 ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
@@ -137,7 +137,7 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
-    for name in ("precision", "framework", "moe_dispatcher"):
+    for name in ("precision", "framework", "moe_dispatcher", "cuda_graphs"):
         if name in changes:
             update[name] = str(changes[name]).lower()
     if "moe_a2a_overlap" in changes:
@@ -208,7 +208,7 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
 
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
               for n in ("seq_len", "global_batch", "lora_rank", "precision", "framework", "moe_dispatcher",
-                        "moe_a2a_overlap", "mean_doc_len")]
+                        "moe_a2a_overlap", "cuda_graphs", "mean_doc_len")]
     pairs.insert(6, ("mode", mode_name(setup), mode_name(new_setup)))
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 

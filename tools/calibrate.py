@@ -70,6 +70,8 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
         words += ["--moe-dispatcher", scenario.moe_dispatcher]
     if scenario.moe_a2a_overlap:
         words.append("--moe-a2a-overlap")
+    if scenario.cuda_graphs not in (None, "none"):
+        words += ["--cuda-graphs", scenario.cuda_graphs]
     if plan.sequence_parallel is False:
         words.append("--no-sp")
     if args.measured_tokens_per_s_per_gpu is not None:

@@ -111,6 +111,7 @@ class ScenarioFacts(BaseModel):
     framework: str
     moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
     moe_a2a_overlap: bool = False
+    cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with")
 
 
 def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
@@ -134,14 +135,16 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                    f"({setup.global_batch_tokens:,} tokens), {mode}, {setup.precision}, {setup.framework}"
                    + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
                       else "")
-                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else ""))
+                   + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else "")
+                   + (f", {setup.cuda_graphs} CUDA graphs" if setup.cuda_graphs != "none" else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
                          mode=mode_name(setup), precision=setup.precision, framework=setup.framework,
-                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap)
+                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
+                         cuda_graphs=setup.cuda_graphs)
 
 
 class Difference(BaseModel):

@@ -67,6 +67,8 @@ class Scenario(Args):
         None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
     moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
     mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
+    cuda_graphs: Literal["none", "per-layer", "full-iteration"] | None = Field(
+        None, description="CUDA graphs (Megatron only); default none")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -117,7 +119,8 @@ class Scenario(Args):
                                inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,
                                precision=self.precision or "bf16", framework=self.framework or "megatron",
                                moe_dispatcher=self.moe_dispatcher or "alltoall",
-                               moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len)
+                               moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len,
+                               cuda_graphs=self.cuda_graphs or "none")
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
 

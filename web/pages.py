@@ -33,7 +33,7 @@ router = APIRouter(include_in_schema=False)
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
                 "framework": "megatron", "config_json": "", "params": "", "response_len": "",
-                "profile_json": "", "mean_doc_len": ""}
+                "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none"}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -53,6 +53,8 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     f = {k: (v or "").strip() for k, v in form.items()}
     body: dict[str, Any] = {"gpu": f.get("gpu", ""), "mode": f.get("mode") or "full",
                             "precision": f.get("precision") or "bf16", "framework": f.get("framework") or "megatron",
+                            "moe_dispatcher": f.get("moe_dispatcher") or "alltoall",
+                            "cuda_graphs": f.get("cuda_graphs") or "none",
                             "top_k": PAGE_TOP_K}
     choice = f.get("model", "")
     if choice == "__config__":

@@ -17,7 +17,7 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import Framework, MoEDispatcher, Precision, TrainingSetup
+from ..engine.training import CudaGraphs, Framework, MoEDispatcher, Precision, TrainingSetup
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -60,6 +60,8 @@ class ScenarioRequest(_Body):
     moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
     moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
                                                               "(Megatron-Core --overlap-moe-expert-parallel-comm)")
+    cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron only): "
+                                                                "none, per-layer or full-iteration")
     mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                      description="packed sequences: mean document length in tokens, attended per "
                                                  "document (varlen flash attention); null = one per sequence")
@@ -76,7 +78,7 @@ class ScenarioRequest(_Body):
                               group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
                               precision=self.precision, framework=self.framework,
                               moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
-                              mean_doc_len=self.mean_doc_len)
+                              cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
 
 
 def batch_tokens(value: int | str) -> float:

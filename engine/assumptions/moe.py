@@ -51,9 +51,10 @@ DEFAULT_SMS = 132
 # the other constants fixed, held-out groups excluded) on the Megatron-Bridge MoE rows: 71 µs,
 # i.e. ~5 launches of ~15 µs per local expert (quantise, GEMM, activation, quantise, GEMM). A
 # fixed per-layer part was fitted alongside and came out at 0, so it was dropped. Zero for runs
-# captured as one full-iteration CUDA graph (Bridge's full_iteration recipes pad experts to a
-# fixed capacity, so nothing syncs and nothing is launched from the host): see
-# PerformanceAssumptions.without_moe_host_time and docs/performance.md ("MoE host time").
+# captured as one full-iteration CUDA graph (Bridge's full_iteration recipes size the expert
+# buffers from a rank capacity, so nothing syncs and nothing is launched from the host): the
+# setup option TrainingSetup.cuda_graphs, assumptions/cuda_graphs.py and docs/performance.md
+# ("MoE host time", "CUDA graphs").
 MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S: float = calibrated.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
 
 # --- Memory ---------------------------------------------------------------------------------

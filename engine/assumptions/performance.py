@@ -42,11 +42,6 @@ class PerformanceAssumptions:
     pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
     moe_host_time_per_expert_fwd: float = m.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
 
-    def without_moe_host_time(self) -> "PerformanceAssumptions":
-        """For software that replays the step as one CUDA graph with capacity-padded experts
-        (no host sync in the MoE layer, nothing launched from the host)."""
-        return replace(self, moe_host_time_per_expert_fwd=0.0)
-
     def gemm_eff(self, gpu: GPUSpec, precision: str, framework: str = "megatron") -> float:
         gen = c.gpu_generation(gpu)
         if precision == "fp8" and gpu.fp8_tflops:

@@ -51,8 +51,7 @@ def run_assumptions(run: CalibrationRun, assume: PerformanceAssumptions) -> Perf
     if run.fp8_rowwise:
         changes["fp8_gemm_efficiency"] = {g: e * assume.fp8_rowwise_factor for g, e in assume.fp8_gemm_efficiency.items()}
     assume = replace(assume, **changes) if changes else assume
-    if run.cuda_graphs == "full_iteration":
-        assume = assume.without_moe_host_time()
+    # CUDA graphs need nothing here: the recipe's mode is in run.setup.cuda_graphs, priced as a user's.
     # The run's software may not be one a user can pick (nanotron): use its own profile.
     return assume.running_as(fw, run.host_framework)
 

@@ -68,7 +68,7 @@ class CalibrationRun:
     tp_comm_overlap: bool  # False where the framework/paper did not overlap TP communication
     fp8_rowwise: bool  # torchao's rowwise-scaled FP8 recipe (slower GEMMs than tensorwise)
     host_framework: str  # whose host-dispatch overhead applies ("nanotron" for the Playbook)
-    cuda_graphs: str  # "full_iteration" when the recipe replayed the step as one CUDA graph, else "none"
+    cuda_graphs: str  # the recipe's graphs as its notes spell them: "full_iteration", "partial" (per layer) or "none"
     measured_tokens_per_gpu: float | None
     throughput_basis: str  # "reported" or how it was derived
     measured_memory_gib: float | None
@@ -332,6 +332,11 @@ def _recipes() -> tuple[dict, ...]:
         return tuple(csv.DictReader(f))
 
 
+# The recipe file's graph modes as TrainingSetup.cuda_graphs: "partial" is Bridge's per-layer TE capture of
+# attn, moe_router and moe_preprocess (bridge_moe_recipes.csv notes), i.e. per-layer graphs of a dropless MoE.
+RECIPE_CUDA_GRAPHS = {"none": "none", "partial": "per-layer", "full_iteration": "full-iteration"}
+
+
 def recipe_for_row(row: dict) -> dict:
     """The recipe entry (bridge_moe_recipes.csv) for a Megatron-Bridge row: same model, system,
     precision and container release; {} when none is recorded (the engine's defaults apply)."""
@@ -405,7 +410,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
                       network=network_for_row(row, gpu))
     mode = mode_for_row(row)
     dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
-                "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true"} if recipe else {}
+                "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true",
+                "cuda_graphs": RECIPE_CUDA_GRAPHS[recipe.get("cuda_graphs") or "none"]} if recipe else {}
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
                           mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}), **dispatch,
                           mean_doc_len=packed_doc_len_for_row(row))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 
-from . import defaults, launch
+from . import cuda_graphs, defaults, launch
 from ..recompute_modules import MEGATRON_DENSE_SELECTIVE_MODULES, selective_modules
 from .common import result
 from .plan import ExportPlan
@@ -111,6 +111,20 @@ def moe_dispatch_args(plan: ExportPlan) -> list[str]:
     return args
 
 
+def cuda_graph_args(plan: ExportPlan) -> list[str]:
+    """--cuda-graph-impl/--cuda-graph-scope as planned (export/cuda_graphs.py); dropout 0 so graphed modules
+    can be recomputed; the TE RNG tracker graphs need (Megatron-LM turns it on itself, with a warning);
+    full-iteration graphs refuse the NaN check (validate_args: "--no-check-for-nan-in-loss-and-grad should be
+    set with full_iteration CUDA graph")."""
+    if plan.setup.cuda_graphs == "none":
+        return []
+    args = ["--cuda-graph-impl", cuda_graphs.IMPL[plan.setup.cuda_graphs], "--cuda-graph-scope",
+            *cuda_graphs.graph_scope(plan), "--te-rng-tracker", "--attention-dropout", "0.0", "--hidden-dropout", "0.0"]
+    if plan.setup.cuda_graphs == "full-iteration":
+        args.append("--no-check-for-nan-in-loss-and-grad")
+    return args
+
+
 def model_args(plan: ExportPlan) -> tuple[list[str], list[str]]:
     """Architecture flags from the ModelSpec, and notes on what the flags cannot say."""
     m, notes = plan.model, []
@@ -183,6 +197,7 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.mode != "full":
         raise ExportRefused(FORMAT, f"Megatron-LM's pretrain_gpt.py has no {plan.setup.mode.upper()} adapters",
                             "export --format megatron-bridge (peft=lora) or use --mode full")
+    cuda_graphs.refuse_dropless_moe_full_iteration(plan, FORMAT)
 
 
 def groups(plan: ExportPlan) -> tuple[list[tuple[str, list[str]]], list[str]]:
@@ -191,7 +206,8 @@ def groups(plan: ExportPlan) -> tuple[list[tuple[str, list[str]]], list[str]]:
     model, notes = model_args(plan)
     return [("MODEL_ARGS", model), ("PARALLEL_ARGS", parallel_args(plan) + data_parallel_args(plan)),
             ("BATCH_ARGS", batch_args(plan)), ("PRECISION_ARGS", precision_args(plan)),
-            ("RECOMPUTE_ARGS", recompute_args(plan)), ("TRAINING_ARGS", training_args(plan)),
+            ("RECOMPUTE_ARGS", recompute_args(plan)), ("CUDA_GRAPH_ARGS", cuda_graph_args(plan)),
+            ("TRAINING_ARGS", training_args(plan)),
             ("DATA_ARGS", data_args(plan))], notes
 
 

@@ -16,7 +16,7 @@ Keys are checked against megatron-core 0.16's TransformerConfig / DistributedDat
 
 from __future__ import annotations
 
-from . import launch, megatron
+from . import cuda_graphs, launch, megatron
 from ..recompute_modules import selective_modules
 from .common import result
 from .plan import ExportPlan
@@ -107,10 +107,44 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
     ]
     if fsdp:
         pairs.append(("checkpoint.ckpt_format", "fsdp_dtensor"))
+    pairs += cuda_graph_overrides(plan)
     pairs.append(("mixed_precision", MIXED_PRECISION[plan.setup.precision]))
     if plan.setup.mode == "lora":
         pairs += [("peft.dim", str(plan.setup.lora_rank))]
     return pairs
+
+
+def cuda_graph_overrides(plan: ExportPlan) -> list[tuple[str, str]]:
+    """The plan's CUDA graphs as TransformerConfig fields (export/cuda_graphs.py), always written so the
+    recipe's own graph setting cannot stay behind: Bridge's perf recipes turn graphs on themselves."""
+    if plan.setup.cuda_graphs == "none":
+        return [("model.cuda_graph_impl", "none")]
+    pairs = [("model.cuda_graph_impl", cuda_graphs.IMPL[plan.setup.cuda_graphs]),
+             ("model.cuda_graph_scope", "[" + ",".join(cuda_graphs.graph_scope(plan)) + "]"),
+             ("model.use_te_rng_tracker", "true"), ("model.attention_dropout", "0.0"), ("model.hidden_dropout", "0.0")]
+    if plan.setup.cuda_graphs == "full-iteration":  # no NaN check inside the graph (Bridge's CUDA-graph guide)
+        pairs.append(("ddp.check_for_nan_in_grad", "false"))
+    return pairs
+
+
+def cuda_graph_notes(plan: ExportPlan) -> list[str]:
+    """What the overrides cannot set (sections the checked schema does not list), as Bridge's CUDA-graph
+    guide enables graphs."""
+    mode = plan.setup.cuda_graphs
+    if mode == "none":
+        return []
+    notes = ["CUDA graphs also want rng.te_rng_tracker=true" + (" and rerun_state_machine.check_for_nan_in_loss=false"
+                                                                 if mode == "full-iteration" else "")
+             + " (Bridge's CUDA-graph guide); set them in the recipe (these overrides do not)"]
+    if mode == "full-iteration" and plan.model.is_moe:
+        notes.append("full-iteration graphs of this dropless MoE were priced with Megatron-Core's sync-free expert "
+                     "path (flex dispatcher with HybridEP, model.moe_expert_rank_capacity_factor, "
+                     "model.use_transformer_engine_op_fuser, model.moe_paged_stash; newer Megatron-Core spells the "
+                     "graphs model.cuda_graph_impl=full_iteration), as Bridge's full-iteration MoE perf recipes set "
+                     "it (perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8); megatron-core "
+                     "0.16.1 (the schema these overrides are checked against) has none of these fields, so start "
+                     "from one of those recipes")
+    return notes
 
 
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
@@ -124,7 +158,7 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
              f"    scripts/training/run_recipe.py --recipe {name} \\"]
     lines += [f"    {k}={v} \\" for k, v in pairs[:-1]] + [f"    {pairs[-1][0]}={pairs[-1][1]}"]
     body = "\n".join(line for line in lines if line) + "\n"
-    own += host_notes
+    own += host_notes + cuda_graph_notes(plan)
     own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
     if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or plan.setup.moe_a2a_overlap):
         # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not

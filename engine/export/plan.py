@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..strategy import Strategy
-from ..training import Framework, TrainingSetup
+from ..training import CUDA_GRAPH_FRAMEWORKS, Framework, TrainingSetup
 from ..validity import violations
 from .result import ExportRefused
 
@@ -80,4 +80,8 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
     if family is not None and setup.framework != family:
         notes.append(f"the plan was evaluated for framework {setup.framework!r}; {fmt} runs on {family!r}-style "
                      f"parallelism, so re-run `shardwise evaluate --framework {family}` for its memory and time")
+    if setup.cuda_graphs != "none" and checked_setup.framework not in CUDA_GRAPH_FRAMEWORKS:
+        notes.append(f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run "
+                     f"(a Megatron-Core option): its host launch time is back, so re-run `shardwise evaluate "
+                     f"--cuda-graphs none --framework {checked_setup.framework}`")
     return ExportPlan(model, cluster, setup, strategy), notes

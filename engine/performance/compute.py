@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..assumptions import compute as c
+from ..assumptions.cuda_graphs import MOE_HOST_TIME_KEPT
 from ..assumptions.performance import PerformanceAssumptions
 from ..cluster import Cluster
 from ..flops import attention_core_flops_per_token, attention_dims, lora_target_dims
@@ -164,8 +165,9 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
         act = (c.ACTIVATION_BYTES * c.GATED_ACTIVATION_RECOMPUTE_PASSES * copies * e_ffn / hbm + assume.kernel_fixed_s
                if "moe_act" in modules else 0.0)
         # Exposed host time of the dropless MoE layer (assumptions/moe.py), per local expert,
-        # forward; the backward's share follows ELEMENTWISE_BACKWARD_RATIO.
-        host = assume.moe_host_time_per_expert_fwd * local_experts
+        # forward; the backward's share follows ELEMENTWISE_BACKWARD_RATIO. Full-iteration CUDA
+        # graphs remove it (assumptions/cuda_graphs.py).
+        host = assume.moe_host_time_per_expert_fwd * local_experts * MOE_HOST_TIME_KEPT[setup.cuda_graphs]
         moe_times = layer(moe_shapes, moe_bytes, extra_fwd=host, act_recompute=act)
 
     # Logit layer and loss (last stage); embedding gather/scatter (first stage).

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..arrays import TimeArrays
 from ..assumptions.compute import FULL_RECOMPUTE_HOST_FACTOR
+from ..assumptions.cuda_graphs import HOST_FLOOR_KEPT
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
 from ..flops import hardware_flops_per_token, lora_trainable_params, model_flops_per_token
@@ -41,6 +42,14 @@ def trainable_params_per_gpu(model: ModelSpec, setup: TrainingSetup, grid: PlanG
     dense = b.non_expert / (grid.tp * grid.pp)
     expert = b.routed_experts / (grid.ep * grid.etp * grid.pp)
     return ShardedParams(dense=dense.astype(np.float64), expert=np.asarray(expert, dtype=np.float64))
+
+
+def host_floor_kept(model: ModelSpec, setup: TrainingSetup) -> float:
+    """Fraction of the per-layer host floor the setup's CUDA graphs leave, averaged over the model's
+    dense and MoE layers."""
+    kept = HOST_FLOOR_KEPT[setup.cuda_graphs]
+    moe_share = model.num_moe_layers / model.num_layers
+    return (1 - moe_share) * kept["dense"] + moe_share * kept["moe"]
 
 
 def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: PlanGrid,
@@ -71,10 +80,12 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
 
     # The host must dispatch every layer's kernels: a micro-batch is never faster than that.
     # Some frameworks pay more per layer when pipeline sends leave the node (see the assumption).
+    # CUDA graphs remove the floor of the layers they capture (assumptions/cuda_graphs.py).
     pp_remote = pp_group(cluster, grid, assume).crosses_nodes
     host_per_layer = assume.host_time_for(setup.framework) + np.where(
         pp_remote, assume.pipeline_host_time_for(setup.framework) * grid.tp, 0.0)
-    host = host_per_layer * avg_layers * np.where(grid.recompute == RECOMPUTE_FULL, FULL_RECOMPUTE_HOST_FACTOR, 1.0)
+    host = (host_per_layer * avg_layers * host_floor_kept(model, setup)
+            * np.where(grid.recompute == RECOMPUTE_FULL, FULL_RECOMPUTE_HOST_FACTOR, 1.0))
     host_wait = np.maximum(host - per_mb_avg, 0.0)
     compute_avg = compute_avg + host_wait
     per_mb_avg = per_mb_avg + host_wait

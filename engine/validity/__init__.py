@@ -16,13 +16,14 @@ from ..plans import PlanGrid
 from ..results import Violation
 from ..strategy import Strategy
 from ..training import TrainingSetup
-from . import batch, experts, frameworks, mesh, shapes
+from . import batch, experts, frameworks, graphs, mesh, shapes
 from .rule import STAGES, Plan, Rule, Scenario, Stage
 
 # Order matters only for the search's `excluded` counts: a plan is counted under the first
 # rule it breaks, most fundamental first.
 RULES: tuple[Rule, ...] = (
     frameworks.FRAMEWORK_SUPPORTS_SETUP,  # the setup itself (precision, mode, attention), before any plan knob
+    graphs.MOE_FULL_ITERATION_GRAPHS_NEED_SYNC_FREE_DISPATCH,  # the setup too (CUDA graphs and dispatcher)
     # layout
     experts.EXPERT_PARALLEL_REQUIRES_MOE,
     mesh.TP_CP_PP_DIVIDES_GPUS,
@@ -56,6 +57,7 @@ RULES: tuple[Rule, ...] = (
     frameworks.HSDP_REQUIRES_SHARDING,
     frameworks.ZERO_WITHOUT_DP,
     frameworks.ZERO_STAGE_ALIAS,
+    graphs.PER_LAYER_GRAPHS_WITHOUT_FULL_RECOMPUTE,
     experts.MOE_TP_EP_WITHOUT_SP,
     experts.EXPERT_ALL_TO_ALL_PRICING,
     frameworks.FP8_UNSUPPORTED,

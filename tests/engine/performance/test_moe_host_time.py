@@ -40,6 +40,12 @@ def test_host_time_per_local_expert_forward_and_twice_in_backward():
 
 
 def test_full_iteration_cuda_graphs_remove_it():
-    assume = DEFAULT_ASSUMPTIONS.without_moe_host_time()
-    assert assume.moe_host_time_per_expert_fwd == 0.0
+    """The setup's full-iteration graphs (assumptions/cuda_graphs.py) zero it; per-layer graphs keep it."""
+    grid = PlanGrid.build(8, 512, ep=[8])
+    cluster = build_cluster("b200", 8)
+    times = {g: microbatch_compute(QWEN3_30B, cluster, SETUP.model_copy(update={"cuda_graphs": g}), grid,
+                                   DEFAULT_ASSUMPTIONS).moe_layer.total[0] for g in ("none", "per-layer", "full-iteration")}
+    host = DEFAULT_ASSUMPTIONS.moe_host_time_per_expert_fwd * 16 * 3  # 128/8 local experts, forward + 2x backward
     assert DEFAULT_ASSUMPTIONS.moe_host_time_per_expert_fwd > 0.0  # fitted, see docs/performance.md
+    assert times["per-layer"] == times["none"]
+    assert times["none"] - times["full-iteration"] == pytest.approx(host)
