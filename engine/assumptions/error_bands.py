@@ -8,30 +8,30 @@ honest check of the 80 %. engine/calibration/regimes.py names the regimes.
 
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
-    'all': (-0.1662, 0.1366, 661),
-    'dense': (-0.1574, 0.1332, 629),
+    'all': (-0.1581, 0.1230, 661),
+    'dense': (-0.1499, 0.1157, 629),
     'megatron|blackwell|moe': (-0.2687, 0.1823, 26),
     'megatron|dense': (-0.0998, 0.1554, 37),
     'megatron|moe': (-0.2912, 0.2004, 32),
     'moe': (-0.2912, 0.2004, 32),
-    'nanotron|dense': (-0.1692, 0.1327, 430),
-    'nanotron|hopper|dense': (-0.1692, 0.1327, 430),
+    'nanotron|dense': (-0.1661, 0.1135, 430),
+    'nanotron|hopper|dense': (-0.1661, 0.1135, 430),
     'pytorch|ampere|dense': (-0.0846, 0.1308, 92),
     'pytorch|dense': (-0.1217, 0.1042, 162),
     'pytorch|hopper|dense': (-0.1816, 0.0908, 70),
 }
-THROUGHPUT_COVERAGE = {'megatron|blackwell|moe': (18, 12), 'megatron|dense': (17, 13), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 34), 'pytorch|ampere|dense': (47, 43), 'pytorch|hopper|dense': (39, 35)}
+THROUGHPUT_COVERAGE = {'megatron|blackwell|moe': (18, 12), 'megatron|dense': (17, 15), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 31), 'pytorch|ampere|dense': (47, 43), 'pytorch|hopper|dense': (39, 35)}
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {
-    'calibrated|nanotron|dense': (-0.1623, 0.1224, 464),
+    'calibrated|nanotron|dense': (-0.1488, 0.1078, 464),
     'calibrated|pytorch|dense': (-0.0587, 0.1457, 81),
 }
-CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 52), 'regime band megatron|dense': (8, 4)}
+CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 52), 'regime band megatron|dense': (8, 5)}
 
 # Peak memory per GPU, by framework stack, on the runs that report it.
 MEMORY_BANDS = {
-    'nanotron': (0.0934, 0.6253, 430),
+    'nanotron': (-0.1516, 0.1981, 430),
     'pytorch': (-0.0411, 0.1582, 13),
 }
-MEMORY_COVERAGE = {'nanotron': (36, 32), 'pytorch': (7, 6)}
+MEMORY_COVERAGE = {'nanotron': (36, 33), 'pytorch': (7, 6)}
