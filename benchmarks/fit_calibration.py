@@ -64,8 +64,10 @@ NANOTRON_PARAMS = ("host_nanotron_ms", "pp_host_nanotron_ms_per_tp", "efa",
 # launches an asynchronous all_reduce_coalesced per bucket as the bucket's gradients are ready
 # ("we shouldn't wait for this future for the rest of the backward",
 # src/nanotron/optim/gradient_accumulator.py `get_fp32_accum_hook`). Assumed from the source, not
-# fitted: a free fit prefers 0 (sweep MAPE 11.2 % instead of 12.0 %) but then ranks the sweep's
-# groups worse (top-1 regret 14 % instead of 9 %); docs/performance.md.
+# fitted. Before the ZeRO-0 per-tensor ring term (zero0_ring_step_nanotron_us) a free fit preferred
+# 0 (sweep MAPE 11.2 % instead of 12.0 %) but ranked the groups worse (top-1 regret 14 % instead of
+# 9 %); with it, 1 also fits best (mean |log error| on the sweep's fitted rows 0.0966 at 1, 0.1009
+# at 0); docs/performance.md.
 DP_OVERLAP_NANOTRON_ZERO0 = 1.0
 # Host dispatch time per layer for Megatron (Transformer Engine fused kernels) and eager PyTorch
 # FSDP/DeepSpeed: not identifiable from the data (their runs are GPU-bound), so assumed: ~15 and
