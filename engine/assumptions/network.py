@@ -79,9 +79,10 @@ ZERO1_GATHER_TENSORS_PER_LAYER = PARAM_TENSORS_PER_LAYER
 # buffers with dist.all_reduce_coalesced (src/nanotron/optim/gradient_accumulator.py
 # `get_fp32_accum_hook`), which PyTorch runs as one ncclAllReduce per tensor
 # (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp `allreduce_coalesced` -> collectiveCoalesced);
-# a ring all-reduce over n ranks takes 2(n-1) steps, each paced by its slowest (network) hop
-# (Thakur et al. 2005; NCCL src/graph/tuning.cc counts nsteps = 2·(nRanks-1)). So the step pays
-# about tensors × 2(n-1) × this, on top of the bandwidth term. Fitted on the Ultra-Scale Playbook
+# a ring all-reduce over n ranks takes 2(n-1) steps (Thakur et al. 2005; NCCL src/graph/tuning.cc
+# counts nsteps = 2·(nRanks-1)). So the step pays about tensors × 2(n-1) × this, on top of the
+# bandwidth term. One average per step: NCCL's own latency model charges the network latency on
+# 2·nNodes of those steps and the NVLink one on the rest; the sweep cannot separate the two. Fitted on the Ultra-Scale Playbook
 # sweep (benchmarks/fit_calibration.py) as exposed: the sweep's ZeRO-0 runs pay it even when the
 # last micro-batch's backward is long enough to hide it (e.g. 1B, 64 GPUs, TP2 mb8: 0.54 s measured,
 # 0.42 s with the all-reduce hidden); why the latency does not overlap is not identified.
