@@ -55,7 +55,7 @@ class Scenario(_Data):
     mode: Literal["full", "lora", "qlora"] | None = None
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
-    framework: Literal["megatron", "deepspeed", "fsdp"] | None = None
+    framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
 
     def merged(self, patch: "Scenario | None") -> "Scenario":
         if patch is None:

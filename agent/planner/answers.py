@@ -14,7 +14,7 @@ from .measured import measured_throughput
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
-DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron"}
+DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron", "nanotron": "nanotron"}
 # The memory asked for beside a concept ("walk me through the mem", "where does the memory go")
 MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 # Words that keep the plan under discussion and change one knob: "same layout", "would vpp=3 help", "keep the rest"

@@ -34,7 +34,7 @@ EXPORT_WORDS = {
     "launch": r"\blaunch\b|\btorchrun\b|\bsrun\b|\bslurm\b|\bsbatch\b",
 }
 FRAMEWORK_WORDS = {"deepspeed": r"deep[\s\-]?speed|\bds[\s_-]?config", "fsdp": r"\bfsdp2?\b|torch[\s\-]?titan",
-                   "megatron": r"\bmegatron(?:[\s\-]?lm)?\b|\bnemo\b"}
+                   "megatron": r"\bmegatron(?:[\s\-]?lm)?\b|\bnemo\b", "nanotron": r"\bnanotron\b"}
 NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
     (r"infiniband\s*ndr|\bib[\s\-]?ndr\b|\bndr\b|400\s*g(?:b|bit)?(?:/s)?\s*(?:ib|infiniband)", "ib-ndr"),
     (r"infiniband\s*hdr|\bib[\s\-]?hdr\b|\bhdr\b|200\s*g(?:b|bit)?(?:/s)?\s*(?:ib|infiniband)", "ib-hdr"),

@@ -69,9 +69,27 @@ DP_OVERLAP_FRACTION_ZERO1: dict[str, float] = getattr(calibrated, "DP_OVERLAP_FR
 # step waits for DP × tensors small kernel launches. In the Ultra-Scale Playbook sweep ZeRO-1 measured
 # 0.71-0.89× ZeRO-0's throughput on 256 GPUs (DP 32-256), which bandwidth alone does not explain.
 ZERO1_GATHER_HOST_S_PER_RANK_TENSOR: dict[str, float] = getattr(calibrated, "ZERO1_GATHER_HOST_S_PER_RANK_TENSOR", {})
-# Parameter tensors per transformer layer the gather copies into (nanotron's Llama: qkv_proj, o_proj,
-# gate_up_proj, down_proj and two RMSNorm weights, src/nanotron/models/llama.py).
-ZERO1_GATHER_TENSORS_PER_LAYER = 6
+# Parameter tensors per transformer layer in nanotron's Llama (qkv_proj, o_proj, gate_up_proj,
+# down_proj and two RMSNorm weights, src/nanotron/models/llama.py): what the ZeRO-1 gather copies
+# into, and how many gradient all-reduces its ZeRO-0 DDP hook issues per layer (below).
+PARAM_TENSORS_PER_LAYER = 6
+ZERO1_GATHER_TENSORS_PER_LAYER = PARAM_TENSORS_PER_LAYER
+# Exposed latency per ring step per gradient tensor of a ZeRO-0 gradient all-reduce that crosses
+# nodes (calibrated, nanotron only). nanotron's DDP comm hook reduces each bucket's fp32 gradient
+# buffers with dist.all_reduce_coalesced (src/nanotron/optim/gradient_accumulator.py
+# `get_fp32_accum_hook`), which PyTorch runs as one ncclAllReduce per tensor
+# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp `allreduce_coalesced` -> collectiveCoalesced);
+# a ring all-reduce over n ranks takes 2(n-1) steps (Thakur et al. 2005; NCCL src/graph/tuning.cc
+# counts nsteps = 2·(nRanks-1)). So the step pays about tensors × 2(n-1) × this, on top of the
+# bandwidth term. One average per step: NCCL's own latency model charges the network latency on
+# 2·nNodes of those steps and the NVLink one on the rest; the sweep cannot separate the two. Fitted on the Ultra-Scale Playbook
+# sweep (benchmarks/fit_calibration.py) as exposed: the sweep's ZeRO-0 runs pay it even when the
+# last micro-batch's backward is long enough to hide it (e.g. 1B, 64 GPUs, TP2 mb8: 0.54 s measured,
+# 0.42 s with the all-reduce hidden); why the latency does not overlap is not identified.
+# In the sweep ZeRO-0 lost 0.07-0.16 s per step from 2 to 32 nodes at DP 16-256 (1B, TP1, mb1),
+# which the bandwidth term (~0.05 s, hidden) does not explain.
+ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR: dict[str, float] = getattr(
+    calibrated, "ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR", {})
 # Gradient bucket, in parameters: Megatron's DDP default is max(40M, 1M·dp) elements; the last
 # bucket is always exposed.
 DP_BUCKET_PARAMS = 40_000_000

@@ -33,6 +33,8 @@ class PerformanceAssumptions:
     dp_overlap_zero1: dict[str, float] = field(default_factory=lambda: dict(n.DP_OVERLAP_FRACTION_ZERO1))
     zero1_gather_host_per_rank_tensor: dict[str, float] = field(
         default_factory=lambda: dict(n.ZERO1_GATHER_HOST_S_PER_RANK_TENSOR))
+    zero0_ring_step_per_tensor: dict[str, float] = field(
+        default_factory=lambda: dict(n.ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR))
     fsdp_overlap: float = n.FSDP_OVERLAP_FRACTION
     zero_grads_all_reduced: dict[str, bool] = field(default_factory=lambda: dict(n.ZERO_GRADIENTS_ALL_REDUCED))
     tp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.TP_OVERLAP_FRACTION))
@@ -67,6 +69,9 @@ class PerformanceAssumptions:
     def zero1_gather_host_for(self, framework: str) -> float:
         return self.zero1_gather_host_per_rank_tensor.get(framework, 0.0)
 
+    def zero0_ring_step_for(self, framework: str) -> float:
+        return self.zero0_ring_step_per_tensor.get(framework, 0.0)
+
     def link_fraction(self, network: NetworkSpec) -> float:
         return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])
 
@@ -95,6 +100,8 @@ class PerformanceAssumptions:
             dp_overlap_zero1={**self.dp_overlap_zero1, framework: self.dp_overlap_zero1_for(software)},
             zero1_gather_host_per_rank_tensor={**self.zero1_gather_host_per_rank_tensor,
                                                framework: self.zero1_gather_host_for(software)},
+            zero0_ring_step_per_tensor={**self.zero0_ring_step_per_tensor,
+                                        framework: self.zero0_ring_step_for(software)},
             tp_overlap={**self.tp_overlap, framework: self.tp_overlap_for(software)},
             kernel_stack={**self.kernel_stack, framework: self.kernel_stack.get(software, "pytorch")},
             zero_grads_all_reduced={**self.zero_grads_all_reduced,

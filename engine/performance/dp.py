@@ -10,7 +10,8 @@ replicas. Dense weights sync over DP×CP; expert weights over the expert-data-pa
 Overlap: gradient buckets are reduced while backward continues, so everything but the last
 bucket can hide behind the last micro-batch's backward; parameter gathers hide behind the next
 forward (Megatron --overlap-param-gather) or, for ZeRO-3, behind the current micro-batch's
-compute by prefetching. Only what does not fit the overlap window is exposed.
+compute by prefetching. Only what does not fit the overlap window is exposed. A framework that
+reduces ZeRO-0 gradients with one all-reduce per parameter tensor also pays the rings' step latency.
 """
 
 from __future__ import annotations
@@ -76,7 +77,12 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     tensors = n.ZERO1_GATHER_TENSORS_PER_LAYER * layers_per_stage
     gather_copies = np.where((zero >= 1) & (zero <= 2),
                              assume.zero1_gather_host_for(framework) * grid.dp * grid.cp * tensors, 0.0)
-    once = exposed_reduce + exposed_gather + gather_copies
+    # A framework that all-reduces ZeRO-0 gradients tensor by tensor pays each ring's 2(n-1) steps
+    # per tensor when the ring leaves the node (nanotron's DDP hook; assumption, see network.py).
+    ring = grid.dp * grid.cp
+    ring_steps = np.where((zero == 0) & dense_links.crosses_nodes & (params.dense > 0),
+                          n.PARAM_TENSORS_PER_LAYER * layers_per_stage * 2 * (ring - 1), 0)
+    once = exposed_reduce + exposed_gather + gather_copies + assume.zero0_ring_step_for(framework) * ring_steps
 
     # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
     # layer's gather of each pass cannot be prefetched.

@@ -1,8 +1,8 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 10.7 %
-on all 820 scored runs, 9.4 % on the held-out groups the fit never saw, 6.7 % on the published
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 10.1 %
+on all 820 scored runs, 9.3 % on the held-out groups the fit never saw, 6.7 % on the published
 tables; Spearman 0.86 weighted by plans (0.82 unweighted: the 256-GPU 8B Playbook group, the
 single-node 8B group and a 4-plan Bridge group sit near 0.4-0.5). Megatron-Bridge (release-to-release
 spread) is at 16.6 %, its
@@ -53,7 +53,7 @@ def test_sources_with_clean_published_tables_are_tight(report):
     # Bridge: gpt-oss-120b is over-predicted on every row, more since its sliding-window layers are
     # priced at their window (a physics fix that moved its rows ~5 % further from the measurements).
     assert by["megatron-bridge"].mape <= 0.19
-    assert by["playbook-sweep"].mape <= 0.14
+    assert by["playbook-sweep"].mape <= 0.13
     assert by["torchtitan"].mape <= 0.12
 
 
@@ -121,10 +121,10 @@ def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
 
 def test_nanotron_ranks_the_playbook_groups():
     """Issue 13: `--framework nanotron` ranks the Ultra-Scale Playbook sweep groups at Spearman
-    >= 0.8 weighted by plans (0.86 today). The top-1 regret aim (<= 5 %) is met on 7 of 12 groups,
-    not weighted (docs/performance.md: 8.9 %, mostly one run measured at half its neighbours'
-    speed that the model ranks first); held to today's level plus a margin."""
+    >= 0.8 weighted by plans (0.87 today) with a top-1 regret <= 5 % weighted (2.9 % today, since
+    nanotron's ZeRO-0 pays its per-tensor ring steps; 8.9 % before; docs/performance.md). Both are
+    the issue's targets, measured on the Playbook's own runs (the fit saw all but one group)."""
     r = build_report("playbook-sweep", with_memory=False)
     assert all(row.model.startswith("Ultra-Scale Playbook") for row in r.rows)
     assert r.weighted_spearman >= 0.8
-    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.11
+    assert r.weighted_top1_regret is not None and r.weighted_top1_regret <= 0.05
