@@ -16,8 +16,9 @@ from .model_spec import ModelSpec
 from .params import active_params, total_params
 from .performance import step_time
 from .plans import PlanGrid
+from .post_training.modes import mode_name
 from .post_training.report import post_training_report, post_training_warnings
-from .results import (ClusterSummary, Evaluation, Violation, MemoryReport, ModelSummary, StrategySummary,
+from .results import (ClusterSummary, Evaluation, SetupSummary, Violation, MemoryReport, ModelSummary, StrategySummary,
                       ThroughputReport, TimeReport)
 from .strategy import Strategy
 from .training import TrainingSetup
@@ -127,7 +128,17 @@ def evaluate(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, strategy:
                           price_per_gpu_hour) if times is not None else None),
         calibration=profile_note(profile, cluster, setup),
         post_training=post_training_report(model, cluster, setup),
+        setup=setup_summary(setup),
     )
+
+
+def setup_summary(setup: TrainingSetup) -> SetupSummary:
+    return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
+                        global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
+                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
+                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
+                        cuda_graphs=setup.cuda_graphs,
+                        post_training=setup.post_training, mean_doc_len=setup.mean_doc_len)
 
 
 __all__ = ["evaluate", "np"]

@@ -9,29 +9,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .post_training.spec import PostTraining
-from .results import ClusterSummary, Evaluation, ModelSummary, StrategySummary, Violation
+from .results import ClusterSummary, Evaluation, ModelSummary, SetupSummary, StrategySummary, Violation
 
 
 class _Result(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class SetupSummary(_Result):
-    seq_len: int
-    global_batch: int
-    global_batch_tokens: int
-    mode: str
-    lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
-    precision: str
-    framework: str
-    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
-    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
-    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
-    cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with (none, per-layer, "
-                                                         "full-iteration)")
-    mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
-                                                               "(attention by document); None = one per sequence")
 
 
 class FixOption(_Result):

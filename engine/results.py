@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .post_training.spec import PostTraining
+
 
 class _Result(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -129,6 +131,23 @@ class PostTrainingReport(_Result):
                                              "sequences, waves, KV cache and budget (GiB), prefill and decode (s)")
 
 
+class SetupSummary(_Result):
+    seq_len: int
+    global_batch: int
+    global_batch_tokens: int
+    mode: str
+    lora_rank: int = Field(default=16, description="adapter rank (used when mode is lora or qlora)")
+    precision: str
+    framework: str
+    post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO: the rollout shape")
+    moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (alltoall, allgather, deepep)")
+    moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
+    cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with (none, per-layer, "
+                                                         "full-iteration)")
+    mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
+                                                               "(attention by document); None = one per sequence")
+
+
 class Evaluation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -142,3 +161,5 @@ class Evaluation(_Result):
     cost: CostReport | None = None
     calibration: str | None = Field(default=None, description="the CalibrationProfile applied, and what of it applied")
     post_training: PostTrainingReport | None = None
+    setup: SetupSummary | None = Field(default=None, description="the training setup the plan was evaluated "
+                                       "under (evaluate; recommend states it once, at its top level)")

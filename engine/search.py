@@ -19,11 +19,10 @@ from .cluster import Cluster
 from .constraints import Constraints, parse_constraints
 from .enumerate import Enumeration, enumerate_plans
 from .errors import ShardwiseInputError
-from .evaluate import cluster_summary, evaluate, model_summary
+from .evaluate import cluster_summary, evaluate, model_summary, setup_summary
 from .model_spec import ModelSpec
 from .plans import PlanGrid
-from .recommendation import Recommendation, SetupSummary
-from .post_training.modes import mode_name
+from .recommendation import Recommendation
 from .training import TrainingSetup
 from .validity.rule import Scenario
 
@@ -113,15 +112,6 @@ def rank(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, c: Constraint
     return Ranking(scan, fitting.take(order), step[order], mem[order])
 
 
-def setup_summary(setup: TrainingSetup) -> SetupSummary:
-    return SetupSummary(seq_len=setup.seq_len, global_batch=setup.global_batch,
-                        global_batch_tokens=setup.global_batch_tokens, mode=mode_name(setup),
-                        lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
-                        moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
-                        cuda_graphs=setup.cuda_graphs,
-                        post_training=setup.post_training, mean_doc_len=setup.mean_doc_len)
-
-
 # GPU memory a plan must leave free to count as fitting: allocator slack, NCCL growth, spikes.
 DEFAULT_HEADROOM = 0.1
 
@@ -144,7 +134,9 @@ def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: i
     c = parse_constraints(constraints)
     setup = with_framework(setup, c)
     ranking = rank(model, cluster, setup, c, headroom, profile)
-    plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom, profile=profile)
+    # the setup is stated once, at the recommendation's top level, not in every plan
+    plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom, profile=profile
+                      ).model_copy(update={"setup": None})
              for i in range(min(top_k, len(ranking.fitting)))]
     nothing = None
     if not plans:

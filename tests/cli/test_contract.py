@@ -136,6 +136,18 @@ def test_evaluate_echoes_the_plan_it_was_given(capsys):
     assert e["throughput"]["tokens_per_s"] * e["time"]["step_s"] == pytest.approx(256 * 8192)
 
 
+def test_evaluate_states_the_setup_it_ran_under(capsys):
+    # the setup flags come back as given (like recommend's top-level `setup`); the plan's own JSON then
+    # says which dispatcher and graphs its numbers assume
+    e = run_json(capsys, "evaluate", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", 16, "--ep", 8,
+                 "--zero", 1, "--micro-batch", 1, "--seq-len", 4096, "--global-batch", 64, "--precision", "fp8",
+                 "--moe-dispatcher", "deepep", "--cuda-graphs", "full-iteration")
+    s = e["setup"]
+    assert (s["seq_len"], s["global_batch"], s["global_batch_tokens"], s["precision"], s["framework"]) \
+        == (4096, 64, 64 * 4096, "fp8", "megatron")
+    assert (s["moe_dispatcher"], s["cuda_graphs"], s["mode"]) == ("deepep", "full-iteration", "full")
+
+
 def test_train_tokens_fill_the_cost(capsys):
     e = run_json(capsys, *["evaluate", *EVALUATE_CASES["train tokens"]])
     assert e["cost"]["train_tokens"] == 1e12 and e["cost"]["time_to_train_s"] > 0
