@@ -130,7 +130,7 @@ class Side(_Data):
     scenario with `change` applied; no change: the turn's scenario itself)."""
 
     label: Keyword = Field(description="how an answer names this side: a case-insensitive regex, or a list of "
-                                       "alternatives, matched as whole words ('H100', ['LoRA', 'low-rank'])")
+                                       "alternatives, each starting a word ('H100', ['LoRA', 'low-rank'])")
     change: Scenario | None = None
     expect: SideExpect = Field(default_factory=SideExpect)
 

@@ -12,8 +12,8 @@ An answer attributes text to a side by naming it, however it lays the answer out
 - a heading that names one side ("### H200", "**On H200:**", "H200:" alone on a line): the
   paragraphs under it, up to the next side's name.
 
-Text before any side is named belongs to none. A label is matched as whole words, so "LoRA"
-is not found in "QLoRA". A line naming two sides or more is *shared*: its plan mentions are
+Text before any side is named belongs to none. A label must start a word, so "LoRA" is not
+found in "QLoRA" (it may run on: "Qwen" names "Qwen2.5-7B"). A line naming two sides or more is *shared*: its plan mentions are
 split by name as above, but its numbers may compare the sides ("78,303 tokens/s on H100 vs
 80,330 on H200"), so graders/sides.py does not attribute them.
 """
@@ -36,8 +36,9 @@ class Piece:
 
 
 def label_pattern(alternatives: list[str]) -> re.Pattern:
-    """Whole-word match of any alternative (case-insensitive)."""
-    return re.compile(r"(?<![\w.])(?:" + "|".join(f"(?:{a})" for a in alternatives) + r")(?![\w])", re.IGNORECASE)
+    """Any alternative (case-insensitive), starting a word: "LoRA" is not found in "QLoRA" nor "8k"
+    in "128k", but "Qwen" is found in "Qwen2.5-7B" and "H100" in "H100s"."""
+    return re.compile(r"(?<![\w.])(?:" + "|".join(f"(?:{a})" for a in alternatives) + r")", re.IGNORECASE)
 
 
 def _named(text: str, patterns: list[re.Pattern]) -> list[tuple[int, int, int]]:

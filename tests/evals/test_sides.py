@@ -126,9 +126,11 @@ def test_a_side_without_a_plan_expectation_is_not_graded_but_still_splits_the_an
     assert plan.grade(ctx(answer_h200_only_wrong, c=case(sides)))
 
 
-def test_labels_are_whole_words():
+def test_a_label_starts_a_word_and_may_run_on():
     texts = side_texts("LoRA: TP=1 CP=2 DP=1.\nQLoRA: TP=2 DP=1.", [["LoRA"], ["QLoRA"]])
     assert texts == ["LoRA: TP=1 CP=2 DP=1.", "QLoRA: TP=2 DP=1."]
+    texts = side_texts("Llama-3.1-8B: TP=1 DP=16.\nQwen2.5-7B: TP=2 DP=8.", [["llama"], ["qwen"]])
+    assert texts == ["Llama-3.1-8B: TP=1 DP=16.", "Qwen2.5-7B: TP=2 DP=8."]
 
 
 def test_nothing_fits_on_one_side_must_be_said_for_that_side():
