@@ -131,6 +131,7 @@ class Side(_Data):
 
     label: Keyword = Field(description="how an answer names this side: a case-insensitive regex, or a list of "
                                        "alternatives, each starting a word ('H100', ['LoRA', 'low-rank'])")
+    name: str | None = Field(default=None, description="what failure messages call it (default: the first label)")
     change: Scenario | None = None
     expect: SideExpect = Field(default_factory=SideExpect)
 
@@ -138,8 +139,8 @@ class Side(_Data):
         return [self.label] if isinstance(self.label, str) else list(self.label)
 
     @property
-    def name(self) -> str:
-        return self.labels()[0]
+    def title(self) -> str:
+        return self.name or self.labels()[0]
 
 
 class Turn(_Data):

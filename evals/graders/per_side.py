@@ -46,9 +46,9 @@ def plan_failures_per_side(ctx: TurnContext) -> list[str]:
     for i in wanted:
         side = sides[i]
         if not texts[i].strip():
-            failures.append(f"{side.name} side: the answer never names it (label {side.labels()})")
+            failures.append(f"{side.title} side: the answer never names it (label {side.labels()})")
             continue
-        failures += [f"{side.name} side: {f}" for f in plan_failures(texts[i], truths[i], side.expect.plan_fields)]
+        failures += [f"{side.title} side: {f}" for f in plan_failures(texts[i], truths[i], side.expect.plan_fields)]
     return failures
 
 
@@ -102,8 +102,8 @@ def number_failures_per_side(ctx: TurnContext) -> list[str]:
                 {k: v for k, v in user_degrees.items() if k not in degrees}
             if _backed(q, values, own_degrees, user):
                 continue
-            others = [sides[j].name for j, (v, d) in enumerate(pools) if j != piece.side and _backed(q, v, d, [])]
+            others = [sides[j].title for j, (v, d) in enumerate(pools) if j != piece.side and _backed(q, v, d, [])]
             if others:
-                failures.append(f"{q.text!r} is stated for {sides[piece.side].name} but is "
+                failures.append(f"{q.text!r} is stated for {sides[piece.side].title} but is "
                                 f"{' and '.join(others)}'s figure")
     return failures

@@ -256,7 +256,7 @@ def _scenarios_to_cover(ctx: TurnContext, exp: ToolExpectation) -> list[tuple[st
     out = []
     for side, scenario in zip(ctx.turn.sides, ctx.turn.side_scenarios(ctx.scenario)):
         change = side.change if ctx.turn.change is None else ctx.turn.change.merged(side.change)
-        out.append((f"{side.name} side: ", scenario, change))
+        out.append((f"{side.title} side: ", scenario, change))
     return out
 
 
