@@ -16,6 +16,14 @@ at the top level instead of `turns`):
 A turn may `change` the scenario (what-if, follow-ups: cumulative over the turns), name the
 `plan` asked about (evaluate) or the two `plans` compared, and override its `truth` kind (by
 default the family's). A plan may be relative to the engine's pick: {from: recommended, tp: 8}.
+
+A side-by-side turn ("H100 or H200: the best plan on each") lists its `sides` instead of one
+`expect.plan`, each with a `label` an answer names it by, an optional `change` to the turn's
+scenario, and `expect: {plan: auto}` when that side's plan is asked for (graders/per_side.py):
+
+      sides:
+        - {label: H100, expect: {plan: auto}}
+        - {label: H200, change: {gpu: h200}, expect: {plan: auto}}
 """
 
 from __future__ import annotations

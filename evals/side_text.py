@@ -7,15 +7,17 @@ An answer attributes text to a side by naming it, however it lays the answer out
 - a table whose rows start with a side's name (`| H100 | 1 | 8 | … |`): that row, under the header;
 - prose: a line that names a side, from the name up to where the line names another side
   ("On H100 use TP=1 CP=8 DP=2; on H200, TP=1 CP=4 DP=4.") — name the side, then what it gets;
+  a side named in brackets is an aside and does not take the line over ("On H200 (unlike the H100) …");
   the rest of that paragraph continues the side last named (words before a line's first name,
   if they hold no number, lead into it: "- On the H200: …");
 - a heading that names one side ("### H200", "**On H200:**", "H200:" alone on a line): the
   paragraphs under it, up to the next side's name.
 
 Text before any side is named belongs to none. A label must start a word, so "LoRA" is not
-found in "QLoRA" (it may run on: "Qwen" names "Qwen2.5-7B"). A line naming two sides or more is *shared*: its plan mentions are
-split by name as above, but its numbers may compare the sides ("78,303 tokens/s on H100 vs
-80,330 on H200"), so graders/sides.py does not attribute them.
+found in "QLoRA" (it may run on: "Qwen" names "Qwen2.5-7B"). A line that names two sides or
+more, or compares ("vs", "than", "compared with", "against"), is *shared*: its plan mentions are
+split by name as above, but its numbers may be the other side's ("fp8 gives 99,983 tokens/s vs
+68,102"), so graders/per_side.py does not attribute them.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from dataclasses import dataclass
 
 HEADING_CHARS = 60  # a line this short that names one side, and nothing else much, heads a section
 _MARKUP = re.compile(r"[#*_`>|:\-\s]+")
+_ASIDE = re.compile(r"\([^()]*\)")  # "(as on the H100)": a side named in brackets does not take the line over
+_COMPARES = re.compile(r"\b(?:vs|versus|than|compared (?:to|with)|against|relative to)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Piece:
     side: int
     text: str
-    shared: bool = False  # from a line that names more than one side
+    shared: bool = False  # from a line that names more than one side, or compares
     paragraph: int = 0  # pieces of one side and paragraph are read as one paragraph
 
 
@@ -111,14 +115,15 @@ def pieces(answer: str, labels: list[list[str]]) -> list[Piece]:
             i = j
             continue
         line = lines[i]
-        named = _named(line, patterns)
+        asides = [m.span() for m in _ASIDE.finditer(line)]
+        named = [n for n in _named(line, patterns) if not any(a <= n[0] < b for a, b in asides)]
         if len(named) == 1 and _is_heading(line, named[0][0], named[0][1]):
             section = current = named[0][2]
             paragraph += 1
             out.append(Piece(current, line, paragraph=paragraph))
             i += 1
             continue
-        shared = len({side for _, _, side in named}) > 1
+        shared = len({side for _, _, side in named}) > 1 or bool(_COMPARES.search(line))
         # Words before the line's first name and without a number ("- On the ", "For ") lead into it.
         lead_in = bool(named) and not re.search(r"\d", line[:named[0][0]])
         cuts = [(0, named[0][2])] if lead_in else [(0, current)]

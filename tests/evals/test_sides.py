@@ -90,6 +90,12 @@ def test_two_sides_on_one_line_are_split_at_each_name():
     assert plan.grade(ctx(answer)) == []
 
 
+def test_a_side_named_in_brackets_is_an_aside():
+    answer = (f"On H100 the plan is {H100_PLAN}.\n"
+              f"On H200 CP can drop from 8 (which the H100 needs) to 4: {H200_PLAN}.")
+    assert plan.grade(ctx(answer)) == []
+
+
 def test_a_table_with_a_row_per_side_is_read_row_by_row():
     answer = ("| setup | TP | CP | DP | ZeRO | micro-batch |\n|---|---|---|---|---|---|\n"
               "| H100 | 1 | 8 | 2 | 2 | 1 |\n| H200 | 1 | 4 | 4 | 2 | 1 |")
@@ -161,6 +167,13 @@ def test_a_figure_under_the_other_side_fails():
 def test_a_line_comparing_the_sides_is_not_attributed():
     answer = PROSE + "\nH200 steps in 52.2 s against 53.6 s on the H100."
     assert numbers.grade(ctx(answer)) == []
+
+
+def test_a_line_that_compares_is_not_attributed_even_if_it_names_one_side():
+    # 53.6 s is the H100's step (CALLS), quoted in a comparison under the H200 heading.
+    answer = HEADINGS + "\nIt steps in 52.2 s vs 53.6 s."
+    assert numbers.grade(ctx(answer)) == []
+    assert numbers.grade(ctx(HEADINGS + "\nIt steps in 53.6 s.")) == ["'53.6 s' is stated for H200 but is H100's figure"]
 
 
 # ---- each side's tool call --------------------------------------------------------------
