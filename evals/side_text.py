@@ -10,8 +10,8 @@ An answer attributes text to a side by naming it, however it lays the answer out
   a side named in brackets is an aside and does not take the line over ("On H200 (unlike the H100) …");
   the rest of that paragraph continues the side last named (words before a line's first name,
   if they hold no number, lead into it: "- On the H200: …");
-- a heading that names one side ("### H200", "**On H200:**", "H200:" alone on a line): the
-  paragraphs under it, up to the next side's name.
+- a heading that names one side ("### H200", "**On the H200**", "If you switch to fp8:" alone on a
+  line): the paragraphs under it, up to the next side's name.
 
 Text before any side is named belongs to none. A label must start a word, so "LoRA" is not
 found in "QLoRA" (it may run on: "Qwen" names "Qwen2.5-7B"). A line that names two sides or
@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-HEADING_CHARS = 60  # a line this short that names one side, and nothing else much, heads a section
+HEADING_CHARS = 60  # a heading line naming one side is this short at most ...
+HEADING_WORDS = 5  # ... with at most this many other words ("If you switch to fp8:")
 _MARKUP = re.compile(r"[#*_`>|:\-\s]+")
 _ASIDE = re.compile(r"\([^()]*\)")  # "(as on the H100)": a side named in brackets does not take the line over
 _COMPARES = re.compile(r"\b(?:vs|versus|than|compared (?:to|with)|against|relative to)\b", re.IGNORECASE)
@@ -86,9 +87,12 @@ def _table_pieces(lines: list[str], patterns: list[re.Pattern], current: int | N
 
 
 def _is_heading(line: str, start: int, end: int) -> bool:
-    """A line that is little more than the side's name ("### H200", "**On H200:**", "H200:")."""
+    """A short line set as a heading ("### H200", "**On the H200**", "If you switch to fp8:") that
+    says little more than the side's name."""
+    text = line.strip()
+    marked = text.startswith("#") or (text.startswith("**") and text.rstrip(":").endswith("**")) or text.endswith(":")
     rest = _MARKUP.sub(" ", line[:start] + " " + line[end:]).strip()
-    return len(line.strip()) <= HEADING_CHARS and len(rest.split()) <= 3 and not re.search(r"\d", rest)
+    return marked and len(text) <= HEADING_CHARS and len(rest.split()) <= HEADING_WORDS and not re.search(r"\d", rest)
 
 
 def pieces(answer: str, labels: list[list[str]]) -> list[Piece]:

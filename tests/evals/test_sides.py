@@ -85,6 +85,18 @@ def test_each_side_stating_its_own_plan_passes(answer):
     assert plan.grade(ctx(answer)) == []
 
 
+def test_a_heading_in_words_opens_its_sides_section():
+    answer = (f"**On the H100**\n\n{H100_PLAN}.\n\nIf you rent H200 nodes instead:\n\n{H200_PLAN}.\n\n"
+              "Both fit in memory.")
+    assert plan.grade(ctx(answer)) == []
+
+
+def test_a_short_sentence_naming_a_side_is_not_a_heading():
+    # "H200 is faster." is a sentence, not a heading: the next paragraph belongs to no side.
+    answer = f"On the H100 the plan is {H100_PLAN}.\n\nH200 is faster.\n\n{H200_PLAN}."
+    assert "H200 side: no plan stated" in plan.grade(ctx(answer))[0]
+
+
 def test_two_sides_on_one_line_are_split_at_each_name():
     answer = f"On H100: {H100_PLAN}; on H200: {H200_PLAN}."
     assert plan.grade(ctx(answer)) == []
