@@ -11,7 +11,8 @@ An answer attributes text to a side by naming it, however it lays the answer out
   the rest of that paragraph continues the side last named (words before a line's first name,
   if they hold no number, lead into it: "- On the H200: …");
 - a heading that names one side ("### H200", "**On the H200**", "If you switch to fp8:" alone on a
-  line): the paragraphs under it, up to the next side's name.
+  line), or a change from one side to the other ("**What if bf16 → fp8?**", opening the second):
+  the paragraphs under it, up to the next side's name.
 
 Text before any side is named belongs to none. A label must start a word, so "LoRA" is not
 found in "QLoRA" (it may run on: "Qwen" names "Qwen2.5-7B"). A line that names two sides or
@@ -27,7 +28,9 @@ from dataclasses import dataclass
 
 HEADING_CHARS = 60  # a heading line naming one side is this short at most ...
 HEADING_WORDS = 5  # ... with at most this many other words ("If you switch to fp8:")
-_MARKUP = re.compile(r"[#*_`>|:\-\s]+")
+_MARKUP = re.compile(r"[#*_`>|:?!.→\-\s]+")
+_CITATION = re.compile(r"\[[A-Z]\d+(?:,\s*[A-Z]?\d+)*\]")  # "[R1]", "[R1, R2]": a tool-result citation
+_ARROW = re.compile(r"→|->|\bto\b")
 _ASIDE = re.compile(r"\([^()]*\)")  # "(as on the H100)": a side named in brackets does not take the line over
 _COMPARES = re.compile(r"\b(?:vs|versus|than|compared (?:to|with)|against|relative to)\b", re.IGNORECASE)
 
@@ -86,13 +89,23 @@ def _table_pieces(lines: list[str], patterns: list[re.Pattern], current: int | N
     return [Piece(current, "\n".join(lines), paragraph=paragraph)] if current is not None else []
 
 
-def _is_heading(line: str, start: int, end: int) -> bool:
-    """A short line set as a heading ("### H200", "**On the H200**", "If you switch to fp8:") that
-    says little more than the side's name."""
-    text = line.strip()
+def _heading_side(line: str, named: list[tuple[int, int, int]]) -> int | None:
+    """The side a heading line opens: a short marked line ("### H200", "**On the H200**", "If you
+    switch to fp8:") that says little more than one side's name — or a change from one side to
+    another ("**What if bf16 → fp8?**"), which opens the second."""
+    if not named:
+        return None
+    if len({side for _, _, side in named}) > 1:
+        if len(named) != 2 or not _ARROW.search(line[named[0][1]:named[1][0]]):
+            return None
+    text = _CITATION.sub("", line).strip()
     marked = text.startswith("#") or (text.startswith("**") and text.rstrip(":").endswith("**")) or text.endswith(":")
-    rest = _MARKUP.sub(" ", line[:start] + " " + line[end:]).strip()
-    return marked and len(text) <= HEADING_CHARS and len(rest.split()) <= HEADING_WORDS and not re.search(r"\d", rest)
+    rest, last = "", 0
+    for start, end, _ in named:
+        rest, last = rest + " " + line[last:start], end
+    rest = _MARKUP.sub(" ", _CITATION.sub("", rest + " " + line[last:])).strip()
+    ok = marked and len(text) <= HEADING_CHARS and len(rest.split()) <= HEADING_WORDS and not re.search(r"\d", rest)
+    return named[-1][2] if ok else None
 
 
 def pieces(answer: str, labels: list[list[str]]) -> list[Piece]:
@@ -121,10 +134,11 @@ def pieces(answer: str, labels: list[list[str]]) -> list[Piece]:
         line = lines[i]
         asides = [m.span() for m in _ASIDE.finditer(line)]
         named = [n for n in _named(line, patterns) if not any(a <= n[0] < b for a, b in asides)]
-        if len(named) == 1 and _is_heading(line, named[0][0], named[0][1]):
-            section = current = named[0][2]
+        heading = _heading_side(line, named)
+        if heading is not None:
+            section = current = heading
             paragraph += 1
-            out.append(Piece(current, line, paragraph=paragraph))
+            out.append(Piece(current, line, len(named) > 1, paragraph))
             i += 1
             continue
         shared = len({side for _, _, side in named}) > 1 or bool(_COMPARES.search(line))

@@ -91,6 +91,12 @@ def test_a_heading_in_words_opens_its_sides_section():
     assert plan.grade(ctx(answer)) == []
 
 
+def test_a_heading_from_one_side_to_the_other_opens_the_second():
+    answer = (f"On the H100 use {H100_PLAN} [R1].\n\n**What if gpu H100 → H200?** [R2]\n\n"
+              f"The best plan changes to **`{H200_PLAN}`**.")
+    assert plan.grade(ctx(answer)) == []
+
+
 def test_a_short_sentence_naming_a_side_is_not_a_heading():
     # "H200 is faster." is a sentence, not a heading: the next paragraph belongs to no side.
     answer = f"On the H100 the plan is {H100_PLAN}.\n\nH200 is faster.\n\n{H200_PLAN}."
