@@ -23,6 +23,8 @@ from ..names import catalog_patterns
 from ..numbers import DEGREE_FIELDS, UNIT_FAMILY, backed_by, candidates, degrees_in, extract, values_by_family
 from ..side_text import pieces, side_texts
 from . import TurnContext
+from .plan import plan_failures
+from .tools import scenario_mismatches
 
 
 def side_scenarios(ctx: TurnContext) -> list[Scenario]:
@@ -34,8 +36,6 @@ def labels(ctx: TurnContext) -> list[list[str]]:
 
 
 def plan_failures_per_side(ctx: TurnContext) -> list[str]:
-    from .plan import plan_failures
-
     sides = ctx.turn.sides or []
     wanted = [i for i, side in enumerate(sides) if side.expect.plan == "auto"]
     if not wanted:
@@ -54,8 +54,6 @@ def plan_failures_per_side(ctx: TurnContext) -> list[str]:
 
 def calls_by_side(ctx: TurnContext) -> list[list]:
     """The conversation's tool calls each side may draw on (see the module docstring)."""
-    from .tools import scenario_mismatches
-
     out: list[list] = [[] for _ in ctx.turn.sides or []]
     for call in ctx.all_tool_calls():
         for i, s in enumerate(side_scenarios(ctx)):
@@ -88,7 +86,7 @@ def number_failures_per_side(ctx: TurnContext) -> list[str]:
     names = tuple(ctx.name_patterns or catalog_patterns())
     pools = [_pools(calls, names) for calls in calls_by_side(ctx)]
     user = [abs(c) for text in ctx.user_messages() for q in extract(text, names) for c, _ in candidates(q)]
-    user_degrees = {}
+    user_degrees: dict[str, set[float]] = {}  # "tp8 pp1" in the question backs "TP=8" for either side
     for text in ctx.user_messages():
         for label, found in degrees_in(text, names).items():
             user_degrees.setdefault(label, set()).update(found)
@@ -96,10 +94,9 @@ def number_failures_per_side(ctx: TurnContext) -> list[str]:
     for piece in pieces(ctx.reply.answer or "", labels(ctx)):
         if piece.shared:
             continue
+        values, degrees = pools[piece.side]
+        own_degrees = {k: degrees.get(k, set()) | user_degrees.get(k, set()) for k in {*degrees, *user_degrees}}
         for q in extract(piece.text, names, quotes=False):
-            values, degrees = pools[piece.side]
-            own_degrees = {k: v | user_degrees.get(k, set()) for k, v in degrees.items()} | \
-                {k: v for k, v in user_degrees.items() if k not in degrees}
             if _backed(q, values, own_degrees, user):
                 continue
             others = [sides[j].title for j, (v, d) in enumerate(pools) if j != piece.side and _backed(q, v, d, [])]
