@@ -16,6 +16,14 @@ at the top level instead of `turns`):
 A turn may `change` the scenario (what-if, follow-ups: cumulative over the turns), name the
 `plan` asked about (evaluate) or the two `plans` compared, and override its `truth` kind (by
 default the family's). A plan may be relative to the engine's pick: {from: recommended, tp: 8}.
+
+A side-by-side turn ("H100 or H200: the best plan on each") lists its `sides` instead of one
+`expect.plan`, each with a `label` an answer names it by, an optional `change` to the turn's
+scenario, and `expect: {plan: auto}` when that side's plan is asked for (graders/per_side.py):
+
+      sides:
+        - {label: H100, expect: {plan: auto}}
+        - {label: H200, change: {gpu: h200}, expect: {plan: auto}}
 """
 
 from __future__ import annotations
@@ -116,13 +124,59 @@ class Expect(_Data):
     numbers: bool = Field(default=True, description="every number stated must be backed by a tool result")
 
 
+class SideExpect(_Data):
+    """What one side of a side-by-side answer must give (graders/sides.py)."""
+
+    plan: Literal["auto"] | None = Field(
+        default=None, description="auto: the plan stated for this side must equal the engine's recommendation "
+                                  "for the side's scenario (or say nothing fits when the engine finds nothing)")
+    plan_fields: list[str] | None = Field(default=None, description="fields the side's plan must give")
+
+
+class Side(_Data):
+    """One side of an "A vs B" question: how an answer names it, and its scenario (the turn's
+    scenario with `change` applied; no change: the turn's scenario itself)."""
+
+    label: Keyword = Field(description="how an answer names this side: a case-insensitive regex, or a list of "
+                                       "alternatives, each starting a word ('H100', ['LoRA', 'low-rank'])")
+    name: str | None = Field(default=None, description="what failure messages call it (default: the first label)")
+    change: Scenario | None = None
+    expect: SideExpect = Field(default_factory=SideExpect)
+
+    def labels(self) -> list[str]:
+        return [self.label] if isinstance(self.label, str) else list(self.label)
+
+    @property
+    def title(self) -> str:
+        return self.name or self.labels()[0]
+
+
 class Turn(_Data):
     user: str = Field(min_length=1)
     change: Scenario | None = Field(default=None, description="what this turn changes in the scenario (cumulative)")
     truth: TruthKind | None = Field(default=None, description="default: from the family")
     plan: dict[str, Union[int, str, bool]] | None = Field(default=None, description="the plan asked about (evaluate)")
     plans: list[dict[str, Union[int, str, bool]]] | None = Field(default=None, description="A and B (compare)")
+    sides: list[Side] | None = Field(default=None, description="side-by-side: each side's plan graded on its own")
     expect: Expect = Field(default_factory=Expect)
+
+    @model_validator(mode="after")
+    def _sides_apart(self) -> "Turn":
+        if self.sides is None:
+            return self
+        if len(self.sides) < 2:
+            raise ValueError("`sides` needs two sides or more")
+        names = [label.lower() for side in self.sides for label in side.labels()]
+        if len(names) != len(set(names)):
+            raise ValueError("each side needs its own label")
+        if self.expect.plan is not None:
+            raise ValueError("a side-by-side turn states its plans per side (`sides: [{expect: {plan: auto}}]`), "
+                             "not in `expect.plan`")
+        return self
+
+    def side_scenarios(self, scenario: Scenario) -> list[Scenario]:
+        """Each side's scenario, from the turn's effective one."""
+        return [scenario.merged(side.change) for side in self.sides or []]
 
 
 class Case(_Data):
@@ -138,7 +192,7 @@ class Case(_Data):
     def _single_turn(cls, value):
         if isinstance(value, dict) and "user" in value and "turns" not in value:
             value = dict(value)
-            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans") if k in value}
+            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans", "sides") if k in value}
             value["turns"] = [turn]
         return value
 

@@ -29,6 +29,7 @@ class TurnContext:
     history: list[TurnRecord] = field(default_factory=list)  # earlier turns of this conversation
     system_prompt: str = ""
     truth_fn: Callable[["TurnContext"], object] | None = None  # computes the engine's ground truth
+    side_truth_fn: Callable[[Scenario], object] | None = None  # a side's truth (default: truth.recommend_truth)
     name_patterns: tuple[re.Pattern, ...] = ()
 
     @property
@@ -44,6 +45,14 @@ class TurnContext:
         if self.truth_fn is None:
             raise RuntimeError("no ground truth function given")
         return self.truth_fn(self)
+
+    @cached_property
+    def side_truths(self) -> list:
+        """The engine's recommendation for each side's scenario of a side-by-side turn."""
+        if self.side_truth_fn is None:
+            from ..truth import recommend_truth
+            return [recommend_truth(s) for s in self.turn.side_scenarios(self.scenario)]
+        return [self.side_truth_fn(s) for s in self.turn.side_scenarios(self.scenario)]
 
     def user_messages(self) -> list[str]:
         return [t.user for t in self.history] + [self.turn.user]

@@ -6,7 +6,8 @@ the quantities their strings state), plus the numbers in the user's own messages
 suggests, such as "70B on 64 H100s?") is not a claim and is not checked. Each quantity the answer states must equal one of them
 within tolerance, after unit conversion (numbers.py) — and a quantity with a unit must equal a
 value of its kind: GiB a memory field, ms a time field, % a percentage or fraction, tokens/s a
-throughput, TP=8 a TP degree. One unbacked number fails the turn.
+throughput, TP=8 a TP degree. One unbacked number fails the turn. In a side-by-side turn a
+number stated for one side must not be only another side's figure (per_side.py).
 """
 
 from __future__ import annotations
@@ -68,4 +69,7 @@ def grade(ctx: TurnContext) -> list[str]:
         a, b = max(0, q.start - CONTEXT_CHARS), q.start + len(q.text) + CONTEXT_CHARS
         snippet = answer[a:b].replace("\n", " ")
         failures.append(f"unbacked number {q.text!r} in '…{snippet}…'")
+    if ctx.turn.sides:  # side by side: each side's figures come from its own results (per_side.py)
+        from .per_side import number_failures_per_side
+        failures += number_failures_per_side(ctx)
     return failures

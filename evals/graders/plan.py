@@ -7,6 +7,10 @@ ETP); a degree left unsaid is 1, as people and the engine's own labels write pla
 not be said (it is the GPU count over TP·PP·CP) but, like everything stated, must be right.
 Every degree it states — required or not — must equal the engine's. When the engine finds
 no plan that fits, the answer must say so instead.
+
+A side-by-side turn (`sides`) is graded per side instead: the plan stated for each side, read
+from the part of the answer that names it (side_text.py), against the engine's recommendation
+for that side's scenario (per_side.py).
 """
 
 from __future__ import annotations
@@ -33,13 +37,10 @@ def says_nothing_fits(answer: str) -> bool:
     return any(re.search(w, answer, re.IGNORECASE) for w in NOT_FIT_WORDS)
 
 
-def grade(ctx: TurnContext) -> list[str]:
-    if ctx.turn.expect.plan is None:
-        return []
-    truth = ctx.truth
+def plan_failures(answer: str, truth, plan_fields: list[str] | None = None) -> list[str]:
+    """Why the plan `answer` recommends is not the engine's (`truth`: a recommend Truth)."""
     if truth.error:
         return [f"the engine rejected the case's scenario: {truth.error}"]
-    answer = ctx.reply.answer or ""
     if truth.plan is None:
         return [] if says_nothing_fits(answer) else ["the engine finds no plan that fits, and the answer does not say so"]
     want = truth.plan
@@ -48,10 +49,19 @@ def grade(ctx: TurnContext) -> list[str]:
     if got is None:
         return [f"no plan stated; the engine recommends {label}"]
     failures = []
-    for name in required_fields(want, ctx.turn.expect.plan_fields):
+    for name in required_fields(want, plan_fields):
         if name not in got:
             failures.append(f"{name} not stated (engine: {want[name]})")
     for name, value in got.items():
         if name in want and str(value).lower() != str(want[name]).lower():
             failures.append(f"{name}={value}, engine recommends {name}={want[name]}")
     return failures
+
+
+def grade(ctx: TurnContext) -> list[str]:
+    if ctx.turn.sides:
+        from .per_side import plan_failures_per_side
+        return plan_failures_per_side(ctx)
+    if ctx.turn.expect.plan is None:
+        return []
+    return plan_failures(ctx.reply.answer or "", ctx.truth, ctx.turn.expect.plan_fields)

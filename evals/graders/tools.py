@@ -6,6 +6,7 @@ Arguments are compared by meaning, not spelling: a model name through the catalo
 ("llama3 70b" = "llama-3-70b"), a GPU through the hardware catalog ("H100" = "h100-sxm"), a
 sequence length and a batch in tokens ("8k" = 8192; 512 sequences of 8192 = "4M" tokens).
 In a follow-up turn the session carries the scenario, so a call need only give what changed.
+In a side-by-side turn (`sides`) an expectation without `args` needs a call for each side's scenario.
 """
 
 from __future__ import annotations
@@ -247,6 +248,18 @@ def _describe(call: ToolCallRecord) -> str:
     return f"{call.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
 
 
+def _scenarios_to_cover(ctx: TurnContext, exp: ToolExpectation) -> list[tuple[str, Scenario, Scenario | None]]:
+    """(prefix, scenario, this turn's change) each expected call must carry: the turn's scenario,
+    or in a side-by-side turn each side's (an expectation with `args` describes one call of its own)."""
+    if not ctx.turn.sides or exp.args or not exp.scenario:
+        return [("", ctx.scenario, ctx.turn.change)]
+    out = []
+    for side, scenario in zip(ctx.turn.sides, ctx.turn.side_scenarios(ctx.scenario)):
+        change = side.change if ctx.turn.change is None else ctx.turn.change.merged(side.change)
+        out.append((f"{side.title} side: ", scenario, change))
+    return out
+
+
 def expected_calls(ctx: TurnContext) -> list[str]:
     failures = []
     calls = ctx.reply.tool_calls
@@ -258,10 +271,11 @@ def expected_calls(ctx: TurnContext) -> list[str]:
             failures.append(f"expected a call to {' or '.join(exp.name)}; got {got}")
             continue
         plans = ctx.turn.plans or ([ctx.turn.plan] if ctx.turn.plan else [])
-        problems = [call_problems(c, exp, ctx.scenario, ctx.turn.change, first_turn, plans) for c in named]
-        if all(problems):
-            best = min(zip(problems, named), key=lambda p: len(p[0]))
-            failures.append(f"{_describe(best[1])}: " + "; ".join(best[0]))
+        for where, scenario, change in _scenarios_to_cover(ctx, exp):
+            problems = [call_problems(c, exp, scenario, change, first_turn, plans) for c in named]
+            if all(problems):
+                best = min(zip(problems, named), key=lambda p: len(p[0]))
+                failures.append(f"{where}{_describe(best[1])}: " + "; ".join(best[0]))
     budget = ctx.turn.expect.budget
     if len(calls) > budget:
         failures.append(f"{len(calls)} tool calls, budget {budget}")

@@ -34,6 +34,8 @@ def test_every_graded_scenario_is_one_the_engine_accepts():
             if truth_kind(case, turn) != "none" or turn.expect.plan:
                 specs = sc.build(scenario)  # raises ShardwiseInputError on an unknown name
                 assert specs.setup.global_batch >= 1, case.id
+            for side in turn.side_scenarios(scenario):  # side by side: each side's scenario is graded
+                assert sc.build(side).setup.global_batch >= 1, case.id
             for plan in (turn.plans or []) + ([turn.plan] if turn.plan else []):
                 if "from" not in plan:
                     sc.strategy(plan)
