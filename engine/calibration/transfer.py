@@ -137,10 +137,11 @@ def transfer_older_releases() -> tuple[FamilyTransfer, ...]:
     return tuple(families_)
 
 
-def hindsight_family(runs: list[CalibrationRun]) -> list[tuple[float, float, float]]:
+def hindsight_family(runs: list[CalibrationRun], base: PerformanceAssumptions = DEFAULT_ASSUMPTIONS
+                     ) -> list[tuple[float, float, float]]:
     """The ceiling of any cluster-level calibration: scales fitted on *every* run of the family
     (the runs predicted included), as (measured, uncalibrated, calibrated) per run."""
-    ms = [measurement(r) for r in runs]
+    ms = [measurement(r, base) for r in runs]
     fit = fit_scales(ms)
     return [(m.tokens_per_s_per_gpu, predicted_tokens_per_gpu(m),
              predicted_tokens_per_gpu(m, fit.compute_scale, fit.comm_scale if m.crosses_nodes else 1.0)) for m in ms]
