@@ -75,7 +75,11 @@ class Refitter:
         print(f"sensitivities of {len(everything)} runs to {len(fc.PARAMS)} constants: {time.time() - t:.0f} s")
         self.refit_by_family: dict[str, dict[str, float]] = {}
 
+    full = False  # --full: every constant (the check of the restriction on one family)
+
     def free_constants(self, family_runs) -> list[str]:
+        if self.full:
+            return [p[0] for p in fc.PARAMS]
         idx = [self.index[id(r)] for r in family_runs]
         effect = {name: float(s[idx].max()) for name, s in self.sens.items()}
         names = [n for n in sorted(effect, key=lambda n: -effect[n]) if effect[n] > SENSITIVITY_MIN]
@@ -113,13 +117,17 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--only", help="families whose key starts with this (for timing; not with --write)")
     ap.add_argument("--maxfev-per-constant", type=int, default=MAXFEV_PER_CONSTANT)
+    ap.add_argument("--full", action="store_true", help="refit all 21 constants (slow: use with --only)")
     args = ap.parse_args(argv)
     runs = used_runs()
     pool = [r for r in runs if not r.holdout]
     fams = families(runs)
     if args.only:
         fams = {k: v for k, v in fams.items() if k.startswith(args.only)}
+    if args.full and (args.write or not args.only):
+        ap.error("--full is a check on one family: use it with --only and without --write")
     refitter = Refitter(pool, runs, args.maxfev_per_constant)
+    refitter.full = args.full
     base_by_family = {}
 
     def refit(key, train):
