@@ -74,3 +74,18 @@ def test_pooled_weights_runs_and_per_family_weights_families():
             FamilyResult("b", False, 30, "", 1.0, 1.0, 0.20, 0.20, 0.20, 0.20)]
     assert pooled(rows, "mape_before") == pytest.approx(0.175)
     assert per_family(rows, "mape_before") == pytest.approx(0.15)
+
+
+def test_docs_quote_the_generated_figures():
+    # docs/performance.md's acceptance row, recomputed from data/leave_family_out.csv
+    # (pooled over runs: Σ runs·MAPE / Σ runs).
+    from pathlib import Path
+
+    from shardwise.engine.calibration.leave_family_out import load_results
+
+    res = load_results()
+    before, after = pooled(res, "mape_before"), pooled(res, "mape_after")
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "performance.md").read_text()
+    row = (f"| {len(res)} | {sum(r.runs for r in res)} | {before * 100:.1f} % | {after * 100:.1f} % | "
+           f"**{after / before:.2f}** |")
+    assert row in docs
