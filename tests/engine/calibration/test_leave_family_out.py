@@ -7,12 +7,15 @@ of them. The expectation is the planted scale, not a copy of engine output.
 """
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from shardwise.engine.assumptions.performance import DEFAULT_ASSUMPTIONS
 from shardwise.engine.calibration.fit_profile import predicted_tokens_per_gpu
-from shardwise.engine.calibration.leave_family_out import FamilyResult, leave_family_out, per_family, pooled
+from shardwise.engine.calibration.leave_family_out import (FamilyResult, leave_family_out, load_results, per_family,
+                                                            pooled)
+from shardwise.engine.calibration.profile import scaled_assumptions
 from shardwise.engine.calibration.transfer import families, family_key, measurement
 
 PLANTED = 0.8
@@ -57,8 +60,6 @@ def test_constants_refitted_elsewhere_carry_over_to_the_family():
     # on other families would find if they shared its bias): nothing is left for the profile.
     key, runs = _family("llm-foundry | MPT-1b | a100-40gb")
     slow = _planted(runs, PLANTED)
-    from shardwise.engine.calibration.profile import scaled_assumptions
-
     cluster = runs[0].cluster
     (result,) = leave_family_out({key: slow}, slow,
                                  lambda k, train: scaled_assumptions(DEFAULT_ASSUMPTIONS, cluster, PLANTED, 1.0),
@@ -79,10 +80,6 @@ def test_pooled_weights_runs_and_per_family_weights_families():
 def test_docs_quote_the_generated_figures():
     # docs/performance.md's acceptance row, recomputed from data/leave_family_out.csv
     # (pooled over runs: Σ runs·MAPE / Σ runs).
-    from pathlib import Path
-
-    from shardwise.engine.calibration.leave_family_out import load_results
-
     res = load_results()
     before, after = pooled(res, "mape_before"), pooled(res, "mape_after")
     docs = (Path(__file__).resolve().parents[3] / "docs" / "performance.md").read_text()
