@@ -1,11 +1,13 @@
-"""`shardwise validate --profile`: what calibrating on one run buys, measured on the shipped runs,
-and how often the 80 % intervals contain held-out measured runs."""
+"""`shardwise validate --profile`: what calibrating on one run buys, measured on the shipped runs
+(in-sample, and leave-family-out: the engine's constants refitted without each family), and how
+often the 80 % intervals contain held-out measured runs."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..engine.assumptions import error_bands as eb
+from ..engine.calibration import leave_family_out as lofo
 from ..engine.calibration.band_statistics import TOTAL
 from ..engine.calibration.transfer import FamilyTransfer, transfer_all, transfer_older_releases
 
@@ -26,6 +28,29 @@ def _summary(title: str, families: tuple[FamilyTransfer, ...]) -> list[str]:
     return out
 
 
+def _leave_family_out_summary() -> list[str]:
+    res = lofo.load_results()
+    held = [r for r in res if r.held_out]
+    n = sum(r.runs for r in res)
+
+    def before_after(rows, how) -> str:
+        b, a = how(rows, "mape_before"), how(rows, "mape_after")
+        return f"{b:.1%} -> {a:.1%} (x{a / b:.2f})"
+
+    return [f"leave-family-out (constants refitted without each family, then calibrated on its smallest run; "
+            f"benchmarks/leave_family_out.py): {len(res)} families, {n} runs: MAPE pooled over runs "
+            f"{before_after(res, lofo.pooled)}; families weighted equally {before_after(res, lofo.per_family)}",
+            f"  held-out families ({sum(r.runs for r in held)} runs): {before_after(held, lofo.pooled)}",
+            f"  ceiling (scales fitted in hindsight on every run of each family): pooled "
+            f"{_ratio(res, lofo.pooled)}; families weighted equally {_ratio(res, lofo.per_family)}",
+            f"  compute scale alone (no network scale): pooled {lofo.pooled(res, 'mape_after_compute_only'):.1%}"]
+
+
+def _ratio(res, how) -> str:
+    b, c = how(res, "mape_before"), how(res, "mape_hindsight")
+    return f"{b:.1%} -> {c:.1%} (x{c / b:.2f})"
+
+
 def _ci(ci: dict, key: str) -> str:
     lo, hi = ci[key]
     return f"95 % CI {lo:.0%}-{hi:.0%}"
@@ -43,13 +68,20 @@ def render_profile_check(families: bool = True) -> str:
     shipped, older = transfer_all(), transfer_older_releases()
     lines = []
     if families:
-        lines.append(f"{'family (calibrated on its smallest run)':<78}{'runs':>5}{'scale':>7}{'before':>8}{'after':>8}")
+        left_out = {r.family: r for r in lofo.load_results()}
+        lines.append(f"{'':<78}{'':>5}{'in-sample':^23}{'leave-family-out':^23}")
+        lines.append(f"{'family (calibrated on its smallest run)':<78}{'runs':>5}"
+                     + f"{'scale':>7}{'before':>8}{'after':>8}" * 2)
         for f in shipped:
+            o = left_out.get(f.family)
+            lofo_cols = (f"{o.compute_scale:>7.3f}{o.mape_before:>8.1%}{o.mape_after:>8.1%}" if o
+                         else f"{'-':>7}{'-':>8}{'-':>8}")
             lines.append(f"{f.family[:77]:<78}{len(f.rows):>5}{f.compute_scale:>7.3f}"
-                         f"{_mape(f.rows, 'error_before'):>8.1%}{_mape(f.rows, 'error_after'):>8.1%}"
+                         f"{_mape(f.rows, 'error_before'):>8.1%}{_mape(f.rows, 'error_after'):>8.1%}" + lofo_cols
                          + ("  (held out)" if f.held_out else ""))
         lines.append("")
-    lines += _summary("shipped calibration families", shipped)
+    lines += _summary("shipped calibration families (in-sample: the engine's constants were fitted on them)", shipped)
+    lines += _leave_family_out_summary()
     lines += _summary("older Megatron-Bridge releases (software the engine was not fitted on)", older)
     lines += ["", "80 % intervals (bands from fitted groups, each group once; coverage on held-out groups; "
                   "benchmarks/fit_error_bands.py):",

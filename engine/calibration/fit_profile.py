@@ -76,11 +76,12 @@ class FitResult:
     at_bound: tuple[str, ...]
 
 
-def fit_scales(runs: list[Measurement]) -> FitResult:
-    """The bounded (compute_scale, comm_scale) that best explain the measured runs."""
+def fit_scales(runs: list[Measurement], fit_comm: bool = True) -> FitResult:
+    """The bounded (compute_scale, comm_scale) that best explain the measured runs
+    (fit_comm=False: the compute scale alone, comm_scale stays 1)."""
     lo = np.log([COMPUTE_SCALE_BOUNDS[0], COMM_SCALE_BOUNDS[0]])
     hi = np.log([COMPUTE_SCALE_BOUNDS[1], COMM_SCALE_BOUNDS[1]])
-    use_comm = any(r.crosses_nodes for r in runs)
+    use_comm = fit_comm and any(r.crosses_nodes for r in runs)
     dims = 2 if use_comm else 1
     measured = np.log([r.tokens_per_s_per_gpu for r in runs])
     x = np.zeros(2)

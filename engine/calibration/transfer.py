@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..assumptions.performance import DEFAULT_ASSUMPTIONS
+from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from .fit_profile import Measurement, fit_scales, predicted_tokens_per_gpu
 from .predict import run_assumptions
 from .runs import CalibrationRun, used_runs
@@ -33,10 +33,12 @@ def family_held_out(key: str) -> bool:
     return zlib.crc32(key.encode()) % 3 == 0
 
 
-def measurement(run: CalibrationRun) -> Measurement:
+def measurement(run: CalibrationRun, base: PerformanceAssumptions = DEFAULT_ASSUMPTIONS) -> Measurement:
+    """The run as a user would measure it, predicted with `base` (the engine's constants, or ones
+    refitted without the run's family: benchmarks/leave_family_out.py)."""
     return Measurement(model=run.model, cluster=run.cluster, setup=run.setup, strategy=run.strategy,
                        tokens_per_s_per_gpu=run.measured_tokens_per_gpu, peak_gib=run.measured_memory_gib,
-                       assumptions=run_assumptions(run, DEFAULT_ASSUMPTIONS))
+                       assumptions=run_assumptions(run, base))
 
 
 @dataclass(frozen=True)
@@ -81,16 +83,19 @@ def _smallest(runs: list[CalibrationRun]) -> CalibrationRun:
     return min(runs, key=lambda r: (r.cluster.num_gpus, r.setup.seq_len, r.key))
 
 
-def transfer_family(key: str, runs: list[CalibrationRun]) -> FamilyTransfer:
+def transfer_family(key: str, runs: list[CalibrationRun], base: PerformanceAssumptions = DEFAULT_ASSUMPTIONS,
+                    fit_comm: bool = True) -> FamilyTransfer:
+    """Calibrate on the family's smallest run and predict the others, both from `base`.
+    fit_comm=False fits the compute scale alone even when the anchor crosses nodes."""
     anchor = _smallest(runs)
-    a = measurement(anchor)
-    fit = fit_scales([a])
-    network = anchor.cluster.network.id if a.crosses_nodes else None
+    a = measurement(anchor, base)
+    fit = fit_scales([a], fit_comm=fit_comm)
+    network = anchor.cluster.network.id if (a.crosses_nodes and fit_comm) else None
     rows = []
     for r in runs:
         if r is anchor:
             continue
-        m = measurement(r)
+        m = measurement(r, base)
         comm = fit.comm_scale if (network and m.crosses_nodes and r.cluster.network.id == network) else 1.0
         rows.append(TransferRow(family=key, key=r.key, num_gpus=r.cluster.num_gpus, measured=r.measured_tokens_per_gpu,
                                 uncalibrated=predicted_tokens_per_gpu(m),
@@ -132,10 +137,11 @@ def transfer_older_releases() -> tuple[FamilyTransfer, ...]:
     return tuple(families_)
 
 
-def hindsight_family(runs: list[CalibrationRun]) -> list[tuple[float, float, float]]:
+def hindsight_family(runs: list[CalibrationRun], base: PerformanceAssumptions = DEFAULT_ASSUMPTIONS
+                     ) -> list[tuple[float, float, float]]:
     """The ceiling of any cluster-level calibration: scales fitted on *every* run of the family
     (the runs predicted included), as (measured, uncalibrated, calibrated) per run."""
-    ms = [measurement(r) for r in runs]
+    ms = [measurement(r, base) for r in runs]
     fit = fit_scales(ms)
     return [(m.tokens_per_s_per_gpu, predicted_tokens_per_gpu(m),
              predicted_tokens_per_gpu(m, fit.compute_scale, fit.comm_scale if m.crosses_nodes else 1.0)) for m in ms]

@@ -37,3 +37,21 @@ def test_each_family_is_calibrated_on_its_fewest_gpu_run():
     for f in transfer_all():
         assert all(r.num_gpus >= f.anchor_gpus for r in f.rows)
         assert f.anchor not in {r.key for r in f.rows}
+
+
+def test_validate_profile_prints_the_leave_family_out_check_from_its_generated_file(capsys):
+    # Recomputed here from data/leave_family_out.csv (benchmarks/leave_family_out.py --write):
+    # pooled over runs = Σ runs·MAPE / Σ runs; families weighted equally = mean of the MAPEs.
+    from shardwise.engine.calibration.leave_family_out import load_results
+
+    res = load_results()
+    assert {r.family for r in res} == {f.family for f in transfer_all()}
+    n = sum(r.runs for r in res)
+    pooled = [sum(getattr(r, a) * r.runs for r in res) / n for a in ("mape_before", "mape_after")]
+    equal = [sum(getattr(r, a) for r in res) / len(res) for a in ("mape_before", "mape_after")]
+    code, out, err = run(capsys, "validate", "--profile", "--summary")
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("leave-family-out"))
+    assert f"{len(res)} families, {n} runs" in line
+    assert f"pooled over runs {pooled[0]:.1%} -> {pooled[1]:.1%} (x{pooled[1] / pooled[0]:.2f})" in line
+    assert f"families weighted equally {equal[0]:.1%} -> {equal[1]:.1%}" in line
