@@ -110,6 +110,14 @@ FUSED_ATTENTION_SPEEDUP: float = calibrated.FUSED_ATTENTION_SPEEDUP
 # Backward of the attention core takes this many times the forward's time: it has 5 matmuls
 # against the forward's 2, one of them recomputing QK^T (FlashAttention-2 paper, section 3.2).
 ATTENTION_BACKWARD_TIME_RATIO = 2.5
+# Context-parallel ring attention splits each layer's attention into one kernel per ring step, and
+# every step after the first also merges its partial result into the running one: Transformer
+# Engine's AttnFuncWithCPAndKVP2P (context_parallel.py) launches, per extra step, the attention on
+# the received K/V chunk, flash_attn_fwd_softmax_lse_correction and flash_attn_fwd_out_correction;
+# its backward, per extra step, the attention backward and the dK/dV (and dQ) accumulations. So
+# about three more kernels per extra ring step in each direction than one un-split attention, each
+# paying KERNEL_FIXED_S (a count from the source, not fitted).
+CP_KERNELS_PER_EXTRA_RING_STEP = 3
 
 # --- Backward GEMMs ------------------------------------------------------------------------
 # Each forward GEMM has two backward GEMMs of the same size: data gradient and weight gradient
