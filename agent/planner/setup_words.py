@@ -88,6 +88,42 @@ DOC_LEN = re.compile(rf"\b{DOC}\s+(?:of|with|at|averaging|around|about)\s+{LENGT
                      rf"|\b{DOC}\s+(?:are|were)\s+{LENGTH}{UNIT}")
 
 
+# Two values of one option contrasted ("deepep vs alltoall dispatcher", "full or per-layer cuda graphs", "with or
+# without cuda graphs"): one scenario each (sides.py). A dispatcher pair needs "dispatch" in the message, or DeepEP.
+SIDE_CONTRAST = r"\s*(?:vs\.?|versus|or|compared\s+(?:to|with)|against)\s*"
+DISPATCHER_VALUE = rf"({DEEPEP}|{ALL_TO_ALL}|{ALL_GATHER})"
+DISPATCHER_SIDES = re.compile(rf"\b{DISPATCHER_VALUE}(?:\s+{DISPATCHER_WORD})?{SIDE_CONTRAST}(?:the\s+)?{DISPATCHER_VALUE}")
+GRAPH_SCOPE = r"(full[\s_-]?iteration|full|per[\s_-]?layer|no)"
+GRAPH_SIDES = re.compile(rf"\b{GRAPH_SCOPE}(?:\s+(?:{CUDA}|graphs?))?{SIDE_CONTRAST}{GRAPH_SCOPE}\s+(?:{CUDA}|graphs?)\b"
+                         rf"|\bwith\s+(?:or|vs\.?|and)\s+without\s+{CUDA}|{CUDA}\s+on\s+(?:or|vs\.?)\s+off\b")
+
+
+def _dispatcher_value(written: str) -> str:
+    return next(name for name, pattern in (("deepep", DEEPEP), ("alltoall", ALL_TO_ALL), ("allgather", ALL_GATHER))
+                if re.fullmatch(pattern, written))
+
+
+def _scope_value(written: str) -> str:
+    return "none" if written == "no" else "per-layer" if written.startswith("per") else "full-iteration"
+
+
+def setup_sides(text: str) -> tuple[dict, dict] | None:
+    """({option: a}, {option: b}) for two values of one setup option contrasted in a (normalised) message."""
+    m = DISPATCHER_SIDES.search(text)
+    if m and (re.search(r"\bdispatch", text) or re.search(DEEPEP, m.group(0))):
+        a, b = _dispatcher_value(m.group(1)), _dispatcher_value(m.group(2))
+        if a != b:
+            return {"moe_dispatcher": a}, {"moe_dispatcher": b}
+    m = GRAPH_SIDES.search(text)
+    if m:
+        if m.group(1) is None:  # "with or without cuda graphs": unscoped graphs are per-layer (above)
+            return {"cuda_graphs": UNSCOPED_CUDA_GRAPHS}, {"cuda_graphs": "none"}
+        a, b = _scope_value(m.group(1)), _scope_value(m.group(2))
+        if a != b:
+            return {"cuda_graphs": a}, {"cuda_graphs": b}
+    return None
+
+
 @dataclass
 class SetupWords:
     moe_dispatcher: str | None = None

@@ -147,3 +147,23 @@ def test_follow_ups_go_through_what_if(make_service):
     assert changes[2][1]["change"]["cuda_graphs"] == "full-iteration"
     assert changes[2][1]["scenario"]["moe_dispatcher"] == "deepep"  # the setup said before is kept
     assert '"cuda graphs" read as per-layer' in turns[1][1]
+
+
+@pytest.mark.parametrize("message, sides", [
+    ("deepep vs alltoall dispatcher, which is faster?", ({"moe_dispatcher": "deepep"}, {"moe_dispatcher": "alltoall"})),
+    ("full or per-layer cuda graphs?", ({"cuda_graphs": "full-iteration"}, {"cuda_graphs": "per-layer"})),
+    ("with or without cuda graphs?", ({"cuda_graphs": "per-layer"}, {"cuda_graphs": "none"})),
+    ("all-gather vs all-to-all for SP?", None),  # collectives, not dispatchers
+])
+def test_two_values_of_an_option_are_two_sides(message, sides):
+    from shardwise.agent.planner.entities import normalise
+    from shardwise.agent.planner.sides import scenario_sides
+
+    assert scenario_sides(normalise(message)) == sides
+
+
+def test_dispatchers_side_by_side(make_service):
+    [(calls, answer)] = ask(make_service(), "mixtral 8x7b on 64 h100: deepep or the alltoall dispatcher, which is faster?")
+    assert [(name, args["scenario"]["moe_dispatcher"]) for name, args in calls] == [
+        ("recommend_plans", "deepep"), ("recommend_plans", "alltoall")]
+    assert "| deepep dispatcher [R1] | alltoall dispatcher [R2] |" in answer
