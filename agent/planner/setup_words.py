@@ -75,7 +75,8 @@ GRAPHS_BARE = re.compile(rf"\b{CUDA}\b")
 # Packed data: sample/sequence packing, or packed samples/sequences/data ("packed alpaca samples")
 PACKED = re.compile(r"\b(?:sample|sequence|seq|example|document|doc|data)[\s_-]+packing\b|\bpacking\b(?!\s+(?:bf16|fp8|weights?|params?))"
                     r"|\bpack(?:ed|s)?\s+(?:\w+[\s-]+){0,2}?(?:sequences?|seqs?|samples?|examples?|docs?|documents?|data(?:set)?|"
-                    r"conversations?|instructions?|sft|chats?)\b|\bpacked\b(?=\s*(?:[,.;:)]|$))")
+                    r"conversations?|instructions?|sft|chats?)\b"
+                    r"|\b(?:data(?:set)?|samples|sequences|examples|docs|documents)\s+(?:is|are|were|get|gets)\s+packed\b")
 LENGTH = r"(?:~|about\s+|around\s+|roughly\s+|approx(?:\.|imately)?\s+|avg\.?\s+|averag\w+\s+|typically\s+|<?)?\s*(\d{1,3}(?:,\d{3})+|\d+)\s*(k)?"
 UNIT = r"\s*-?\s*tok(?:en)?s?\b"
 DOC = r"(?:samples?|docs?|documents?|examples?|conversations?|instructions?|rows?)"

@@ -167,3 +167,9 @@ def test_dispatchers_side_by_side(make_service):
     assert [(name, args["scenario"]["moe_dispatcher"]) for name, args in calls] == [
         ("recommend_plans", "deepep"), ("recommend_plans", "alltoall")]
     assert "| deepep dispatcher [R1] | alltoall dispatcher [R2] |" in answer
+
+
+@pytest.mark.parametrize("message, packed", [("our samples are packed, ~250 tokens each", True),
+                                             ("the int4 weights are packed.", False)])
+def test_packed_said_of_the_data_only(message, packed):
+    assert extract(message).packed is packed
