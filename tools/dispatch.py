@@ -122,6 +122,8 @@ def validation_messages(exc: ValidationError) -> list[str]:
             message = "is not an argument of this tool; remove it"
         elif err.get("type") == "missing":
             message = "is required"
+        elif err.get("type") == "value_error":  # a validator's own sentence, without pydantic's prefix
+            message = message.removeprefix("Value error, ")
         shown = ""
         if "input" in err and err.get("type") not in ("missing", "extra_forbidden") and not isinstance(err["input"], dict):
             text = json.dumps(err["input"], default=str)

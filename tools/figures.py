@@ -136,7 +136,8 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                    + (f", {setup.moe_dispatcher} dispatcher" if model.moe is not None and setup.moe_dispatcher != "alltoall"
                       else "")
                    + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else "")
-                   + (f", {setup.cuda_graphs} CUDA graphs" if setup.cuda_graphs != "none" else ""))
+                   + (f", {setup.cuda_graphs} CUDA graphs" if setup.cuda_graphs != "none" else "")
+                   + (f", packed documents of {setup.mean_doc_len:,} tokens on average" if setup.mean_doc_len else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,

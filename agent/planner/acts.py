@@ -75,5 +75,8 @@ def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict,
         names.append(f"{side['gpus']} x {hardware_catalog.get_gpu(value).name}" if "gpu" in side and "gpus" in side else
                      hardware_catalog.get_gpu(value).name if "gpu" in side else
                      f"{value} GPUs" if "gpus" in side else
-                     out.result.scenario.model if "model" in side else MODE_NAMES.get(value, value))
+                     out.result.scenario.model if "model" in side else
+                     f"{value} dispatcher" if "moe_dispatcher" in side else
+                     ("no CUDA graphs" if value == "none" else f"{value} CUDA graphs") if "cuda_graphs" in side else
+                     MODE_NAMES.get(value, value))
     return render("offline/side_by_side.md.j2", sides=list(zip(names, results)))

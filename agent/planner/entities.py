@@ -20,6 +20,7 @@ from .knobs import find_plans
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
+from .setup_words import find_setup, without_doc_len
 from .quantities import DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_mode, find_seq_len
 
 
@@ -42,6 +43,12 @@ class Entities:
     group_size: int | None = None  # "8 samples per prompt"
     precision: str | None = None
     framework: str | None = None
+    moe_dispatcher: str | None = None  # "we use deepep", "the allgather dispatcher" (setup_words.py)
+    moe_a2a_overlap: bool | None = None  # "overlap the a2a"
+    cuda_graphs: str | None = None  # "full cuda graphs", "per-layer graphs", "no cuda graphs"
+    cuda_graphs_unscoped: bool = False  # "cuda graphs" with no scope: read as setup_words.UNSCOPED_CUDA_GRAPHS
+    mean_doc_len: int | None = None  # packed data: "packed samples, ~200 tokens each", "mean doc length 512"
+    packed: bool = False  # the data is said to be packed, with or without a document length
     plans: list[dict] = field(default_factory=list)  # knob settings, in the order written (A, then B)
     export_format: str | None = None
     concept: str | None = None
@@ -80,7 +87,9 @@ class Entities:
                         mode=None if self.mode_named_by_rank and base is not None and base.mode == "qlora" else self.mode,
                         lora_rank=self.lora_rank,
                         precision=self.precision, framework=self.framework, prompt_len=self.prompt_len,
-                        response_len=self.response_len, group_size=self.group_size)
+                        response_len=self.response_len, group_size=self.group_size,
+                        moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
+                        cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
 
     def has_scenario(self) -> bool:
         return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
@@ -175,6 +184,10 @@ def extract(message: str) -> Entities:
             e.batch_factor = 0.5
     e.network = find_network(rest)
     _, e.network_unmatched = find_link_speed(rest)
+    setup = find_setup(text)
+    e.moe_dispatcher, e.moe_a2a_overlap, e.cuda_graphs = setup.moe_dispatcher, setup.moe_a2a_overlap, setup.cuda_graphs
+    e.cuda_graphs_unscoped, e.mean_doc_len, e.packed = setup.cuda_graphs_unscoped, setup.mean_doc_len, setup.packed
+    rest = without_doc_len(rest, setup)  # a packed document's length is not the sequence length
     post, rest = find_post_training(rest)  # rollout lengths first: "1k-token responses" is not the sequence
     e.prompt_len, e.response_len, e.group_size = post.prompt_len, post.response_len, post.group_size
     e.seq_len = find_seq_len(rest)

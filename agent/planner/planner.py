@@ -72,7 +72,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
     if request.set_aside:
         text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
-    line = understood_line(record.outcomes)
+    line = understood_line(record.outcomes, graphs_scope_assumed=e.cuda_graphs_unscoped)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text
     if intent.injected or intent.detail == "injection":

@@ -2,7 +2,8 @@
 
     Request
       facts     what the message states about the scenario (entities.py: model, GPUs, nodes x GPUs per
-                node, network, sequence, batch, mode, precision, framework) — the context every act shares
+                node, network, sequence, batch, mode, precision, framework, and the setup options of setup_words.py:
+                dispatcher, EP overlap, CUDA graphs, packed documents) — the context every act shares
       acts      what it asks, in the order asked: recommend, evaluate, compare, what_if, explain, memory,
                 export, lookup/list (the families of intents.py), each with the clause it came from and
                 the plans that clause names or points at

@@ -1,5 +1,5 @@
 """Two scenarios side by side: "H100 vs H200 for 405B on 1024 GPUs", "64 or 128 GPUs?", "LoRA or QLoRA
-on 2 A100s", "bf16 vs fp8". Two values of one scenario fact joined by a contrast word; everything
+on 2 A100s", "bf16 vs fp8", "deepep vs alltoall dispatcher", "full or per-layer cuda graphs". Two values of one scenario fact joined by a contrast word; everything
 else the message states is common to both sides. Plan knobs ("TP=4 vs TP=8") are plans, not
 scenarios, and are read by knobs.py."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from .names import _gpu_patterns, find_model
+from .setup_words import setup_sides
 
 CONTRAST = re.compile(r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst|/)\s*")
 COUNT = r"(\d[\d,]*k?)\s*(?:x\s*)?"
@@ -122,4 +123,4 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
                 if va != vb:
                     return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
-    return _joined_sides(text)
+    return setup_sides(text) or _joined_sides(text)

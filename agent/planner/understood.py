@@ -7,8 +7,10 @@ names its source (tools/scenario.py)."""
 from __future__ import annotations
 
 from ...engine import hardware_catalog
+from ...engine.inputs import resolve_model
 from ...engine.training import TrainingSetup
 from ...tools.figures import ScenarioFacts
+from .setup_words import UNSCOPED_CUDA_GRAPHS, UNSCOPED_CUDA_GRAPHS_SOURCE
 
 DEFAULT_RANK = TrainingSetup.model_fields["lora_rank"].default
 MODE_WORDS = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
@@ -47,14 +49,37 @@ def understood_parts(f: ScenarioFacts) -> tuple[list[str], list[str]]:
         defaults.append(f"LoRA rank {DEFAULT_RANK}")
     (defaults if a.precision is None else given).append(f.precision)
     (defaults if a.framework is None else given).append(f.framework)
+    given += setup_given(f)
     return given, defaults
 
 
-def understood_line(outcomes) -> str | None:
+def setup_given(f: ScenarioFacts) -> list[str]:
+    """The setup options the conversation gave (dispatcher, EP overlap, CUDA graphs, packed documents); those
+    not given stay unsaid, as the figures header leaves them out."""
+    a, out = f.arguments, []
+    dense = a.moe_dispatcher is not None or a.moe_a2a_overlap is not None
+    dense = dense and resolve_model(a.model, a.params).moe is None
+    if a.moe_dispatcher is not None:
+        out.append(f"{f.moe_dispatcher} dispatcher" + (" (no effect: the model has no experts)" if dense else ""))
+    if a.moe_a2a_overlap is not None:
+        out.append(("EP all-to-all overlapped" if f.moe_a2a_overlap else "EP all-to-all not overlapped")
+                   + (" (no effect: the model has no experts)" if dense else ""))
+    if a.cuda_graphs is not None:
+        out.append("no CUDA graphs" if f.cuda_graphs == "none" else f"{f.cuda_graphs} CUDA graphs")
+    if a.mean_doc_len is not None:
+        out.append(f"packed documents of {a.mean_doc_len:,} tokens on average (attention by document)")
+    return out
+
+
+def understood_line(outcomes, graphs_scope_assumed: bool = False) -> str | None:
+    """`graphs_scope_assumed`: the message said "cuda graphs" with no scope, read as UNSCOPED_CUDA_GRAPHS."""
     f = scenario_facts(outcomes)
     if f is None:
         return None
     given, defaults = understood_parts(f)
+    if graphs_scope_assumed:
+        given = [g for g in given if g != f"{UNSCOPED_CUDA_GRAPHS} CUDA graphs"]
+        defaults.append(f"\"cuda graphs\" read as {UNSCOPED_CUDA_GRAPHS} CUDA graphs ({UNSCOPED_CUDA_GRAPHS_SOURCE})")
     line = "_Understood:_ " + ", ".join(given)
     if defaults:
         line += "; _defaults:_ " + ", ".join(defaults)
