@@ -16,6 +16,14 @@ DEFAULT_RANK = TrainingSetup.model_fields["lora_rank"].default
 MODE_WORDS = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
 
 
+def mode_words(mode: str) -> str:
+    """'full' -> 'full training'; post-training modes by their algorithm: 'dpo' -> 'DPO', 'grpo-lora' -> 'GRPO with LoRA'."""
+    if mode in MODE_WORDS:
+        return MODE_WORDS[mode]
+    algorithm, _, weights = mode.partition("-")
+    return algorithm.upper() + (f" with {MODE_WORDS[weights]}" if weights in MODE_WORDS else "")
+
+
 def scenario_facts(outcomes) -> ScenarioFacts | None:
     for outcome in outcomes:
         if not outcome.ok:
@@ -43,7 +51,7 @@ def understood_parts(f: ScenarioFacts) -> tuple[list[str], list[str]]:
         defaults.append(batch + " (a fine-tune's default, as in alpaca-lora's and Stanford Alpaca's recipes)")
     else:
         defaults.append(batch)
-    mode = MODE_WORDS[f.mode]
+    mode = mode_words(f.mode)
     (defaults if a.mode is None else given).append(mode)
     if f.mode in ("lora", "qlora") and a.lora_rank is None:
         defaults.append(f"LoRA rank {DEFAULT_RANK}")

@@ -173,3 +173,17 @@ def test_dispatchers_side_by_side(make_service):
                                              ("the int4 weights are packed.", False)])
 def test_packed_said_of_the_data_only(message, packed):
     assert extract(message).packed is packed
+
+
+@pytest.mark.parametrize("message, said", [
+    ("plan for DPO on llama 3.1 8b, 8 h100s, pairs of 2k tokens", "DPO"),
+    ("grpo with lora on qwen2.5 7b, 16 h100, what layout?", "GRPO with LoRA"),
+])
+def test_post_training_mode_is_said_not_crashed_on(make_service, message, said):
+    """A post-training mode reaches the 'Understood:' line by its algorithm's name (it once raised a
+    KeyError there: the line knew only full/LoRA/QLoRA)."""
+    [(calls, answer)] = ask(make_service(), message)
+    assert [name for name, _ in calls] == ["recommend_plans"]
+    assert "internal error" not in answer
+    understood = answer.split("\n")[0]
+    assert said in understood, understood
