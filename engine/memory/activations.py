@@ -192,19 +192,25 @@ def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
     (all-to-all over EP), times MOE_ROUTING_IMBALANCE_HEADROOM on the busiest rank. Expert TP shares
     its tokens across the ETP group, each rank computing ffn/ETP of every pair. Per pair: the
     dispatched input (fc1 input; Transformer Engine keeps its FP8 cast when training in FP8) and the
-    expert output (kept by the weighting with the routing probability), plus the ffn-wide tensors of
-    the expert MLP. Under Megatron's MoE recipe (`recipe`, recompute_modules.py) the probabilities are
-    applied inside the activation (Megatron-Core >= 0.13), so the expert output is not kept, and
-    `moe_act` recompute drops the activation's output (fc2 input): only fc1's output stays.
+    ffn-wide tensors of the expert MLP. Eager MoEs (torchtitan, Hugging Face) weight the expert output
+    with the routing probability, which keeps that output (h per pair). Megatron-Core applies the
+    probability inside the experts' activation whatever the recompute (megatron/core/transformer/moe/
+    experts.py, TEGroupedMLP.forward: `bias_act_func(fc1_output, bias, permuted_probs)` in every
+    branch, since 0.13), so it keeps no expert output: fc1's output (the fused weighted SwiGLU's
+    input) and fc2's input, which grouped fc2 keeps as its FP8 cast in FP8 training like a dense fc2;
+    `moe_act` recompute (`recipe`, recompute_modules.py) drops that fc2 input.
     """
     moe = model.moe
     assert moe is not None
     h, k, sp = model.hidden_size, moe.top_k, sp_divisor(grid)
     router = ACT * moe.num_experts + k * MOE_ROUTING_BYTES_PER_PAIR
     input_bytes = FP8_BYTES if _te_fp8(setup) else ACT
-    fc1_out = 2 if model.gated_mlp else 1
-    per_pair = np.where(recipe, input_bytes * h * grid.etp + ACT * fc1_out * moe.expert_ffn_hidden_size,
-                        (input_bytes + ACT) * h * grid.etp + ACT * mlp_saved_widths(model, setup) * moe.expert_ffn_hidden_size)
+    ffn = moe.expert_ffn_hidden_size
+    if setup.framework == "megatron":  # probabilities applied inside the activation: no expert output kept
+        fc1_out = 2 if model.gated_mlp else 1
+        per_pair = input_bytes * h * grid.etp + ACT * fc1_out * ffn + np.where(recipe, 0.0, input_bytes * ffn)
+    else:  # eager: the expert output is kept for the probability weighting
+        per_pair = (input_bytes + ACT) * h * grid.etp + ACT * mlp_saved_widths(model, setup) * ffn
     experts = k * MOE_ROUTING_IMBALANCE_HEADROOM * per_pair
     shared = mlp_bytes_per_token(model, setup, grid, moe.num_shared_experts * moe.shared_ffn) if moe.num_shared_experts else 0.0
     return (router + experts) / sp + shared

@@ -59,16 +59,23 @@ def test_moe_layer_bytes_per_token_under_the_recipe():
     assert _moe_saved("selective") == pytest.approx(expected)
 
 
-def test_moe_layer_without_recompute_keeps_the_expert_output_and_qkv():
+def test_moe_layer_without_recompute_keeps_qkv_but_no_expert_output():
     """No recompute, FP8: residual 2·2h + rstd 8, q/kv-down input h FP8, latents with their norm
     outputs (1536·2 + 576 + 512) bf16, q and k 128·192 each, v and output 128·128 each (bf16),
-    log-sum-exp 128 fp32, MLP input h FP8, router 512 + 208, per pair: FP8 input h + expert
-    output 2h + fused SwiGLU fc1 output and fc2 input 3·2048 bf16; shared expert 10,240."""
+    log-sum-exp 128 fp32, MLP input h FP8, router 512 + 208, per pair: FP8 input h + fused weighted
+    SwiGLU's input (fc1 output) 2·2048 bf16 + fc2's input 2048 FP8 (TE GroupedLinear keeps its FP8
+    cast, as a dense fc2); no expert output: Megatron-Core multiplies the routing probability inside
+    the activation whatever the recompute (megatron/core/transformer/moe/experts.py,
+    TEGroupedMLP.forward, `bias_act_func(fc1_output, bias_parallel, permuted_probs)`), and the
+    unpermute that sums the pairs back keeps only its index map; shared expert 10,240."""
     expected = (2 * 2 * H + 8 + H + (1536 * 2 + 576 + 512) * 2 + (2 * 128 * 192 + 2 * 128 * 128) * 2
-                + 128 * 4 + H + 512 + 208 + 8 * (H + 2 * H + 3 * 2048 * 2) + 10_240)
+                + 128 * 4 + H + 512 + 208 + 8 * (H + 2 * 2048 * 2 + 2048) + 10_240)
+    assert expected == 365_912
     assert _moe_saved("none") == pytest.approx(expected)
-    # The recipe keeps less than half of it.
-    assert _moe_saved("selective") < 0.5 * expected
+    # The recipe drops the latents' norm outputs (1536 + 512)·2, q, k, v (2·128·192 + 128·128)·2,
+    # the log-sum-exp 128·4 and the experts' fc2 inputs 8·2048 FP8.
+    dropped = (1536 + 512) * 2 + (2 * 128 * 192 + 128 * 128) * 2 + 128 * 4 + 8 * 2048
+    assert _moe_saved("none") - _moe_saved("selective") == pytest.approx(dropped)
 
 
 def test_deepseek_v3_published_layout_fits_with_the_recipe():
