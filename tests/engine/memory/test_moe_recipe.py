@@ -81,7 +81,7 @@ def test_moe_layer_without_recompute_keeps_qkv_but_no_expert_output():
 def test_deepseek_v3_published_layout_fits_with_the_recipe():
     """DeepSeek-V3 report sec. 3.2/4.2: 2,048 H800 (80 GB), TP1 PP16 EP64, seq 4096, batch 15,360,
     FP8 — trained within 80 GB. With selective (the MoE recipe) it must fit; without recompute the
-    16 in-flight micro-batches × 4 layers × 4096 tokens of ~0.5 MB each cannot."""
+    16 in-flight micro-batches × 4 layers × 4096 tokens of ~0.37 MB each cannot."""
     from shardwise.engine.evaluate import evaluate
     from shardwise.engine.inputs import build_cluster
 
