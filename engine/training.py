@@ -27,6 +27,11 @@ CUDA_GRAPH_MODES: tuple[str, ...] = ("none", "per-layer", "full-iteration")
 # nanotron ship no training-step CUDA graph option.
 CUDA_GRAPH_FRAMEWORKS: tuple[str, ...] = ("megatron",)
 
+# Megatron-Core --recompute-modules that shardwise models (megatron/core/transformer/transformer_config.py,
+# `recompute_modules`): what each drops from memory and adds to the backward is in docs/memory.md ("MoE/MLA
+# recipe") and engine/performance/compute.py.
+RECOMPUTE_MODULE_NAMES: tuple[str, ...] = ("core_attn", "layernorm", "mla_up_proj", "moe_act")
+
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -45,6 +50,10 @@ class TrainingSetup(BaseModel):
                                                              "expert all-to-all hidden behind the other micro-batch")
     cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron-Core "
                                                                 "--cuda-graph-impl): none, per-layer or full-iteration")
+    recompute_modules: tuple[str, ...] | None = Field(
+        default=None, description="Megatron-Core --recompute-modules that recompute=selective means (subset of "
+                                  "core_attn, layernorm, mla_up_proj, moe_act); None = shardwise's set for the "
+                                  "model (engine/recompute_modules.py)")
     optimizer: Literal["adamw"] = "adamw"
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
     mean_doc_len: int | None = Field(
@@ -68,6 +77,19 @@ class TrainingSetup(BaseModel):
                              f"{self.framework} has no CUDA-graph training step to model: use framework "
                              f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with "
                              f"{self.framework}")
+        return self
+
+    @model_validator(mode="after")
+    def _known_recompute_modules(self) -> "TrainingSetup":
+        if self.recompute_modules is None:
+            return self
+        unknown = [m for m in self.recompute_modules if m not in RECOMPUTE_MODULE_NAMES]
+        if unknown:
+            raise ValueError(f"recompute module(s) {', '.join(unknown)} are not modelled; valid: "
+                             f"{', '.join(RECOMPUTE_MODULE_NAMES)}")
+        if self.framework != "megatron":
+            raise ValueError(f"recompute modules are a Megatron-Core option (--recompute-modules); {self.framework} "
+                             f"has its own selective recompute: leave recompute_modules unset with {self.framework}")
         return self
 
     @model_validator(mode="after")
