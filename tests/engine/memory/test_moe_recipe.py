@@ -142,3 +142,33 @@ def test_deepep_buffers_by_deepeps_own_size_hints():
     assert deepep_buffer_bytes(H, np.array([64]))[0] == 377_677_760 + 336_047_360
     assert deepep_buffer_bytes(H, np.array([8]))[0] == 335_709_760
     assert deepep_buffer_bytes(H, np.array([1]))[0] == 0
+
+
+def _moe_saved_with(modules: tuple[str, ...]) -> float:
+    grid = PlanGrid.from_strategy(Strategy(tp=1, pp=16, ep=64, recompute="selective"), 2048, 15360)
+    setup = TrainingSetup(precision="fp8", recompute_modules=modules)
+    return float(layer_activations(V3, setup, grid, ActivationOptions()).moe_saved[0])
+
+
+def test_a_recipe_list_of_mla_up_proj_only():
+    """Megatron-Bridge's GB200/B200/B300 DeepSeek-V3 recipes: recompute_granularity selective with
+    recompute_modules = [mla_up_proj] (perf_recipes/deepseek/gb200/deepseek_v3.py). Of the 365,912 B
+    kept without recompute (above) only q, k, v (2·128·192 + 128·128)·2 = 131,072 and the latents'
+    norm outputs (1536 + 512)·2 = 4,096 (rebuilt inside the up-projection checkpoint,
+    multi_latent_attention.py) go; the log-sum-exp (no core_attn), the FP8 norm outputs (no layernorm)
+    and the experts' fc2 inputs (no moe_act) stay: 365,912 − 131,072 − 4,096 = 230,744 B."""
+    assert _moe_saved_with(("mla_up_proj",)) == pytest.approx(365_912 - 131_072 - 4_096)
+    assert selective_modules(V3, TrainingSetup(recompute_modules=("mla_up_proj",))) == ("mla_up_proj",)
+
+
+def test_an_empty_recipe_list_recomputes_nothing():
+    """Megatron-Core with recompute_granularity selective and recompute_modules = [] (Bridge's GB300
+    DeepSeek-V3 MXFP8 recipe) recomputes no module: what the layer keeps is the no-recompute count."""
+    assert _moe_saved_with(()) == pytest.approx(_moe_saved("none"))
+
+
+def test_recompute_modules_are_checked():
+    with pytest.raises(ValueError, match="not modelled"):
+        TrainingSetup(recompute_modules=("mlp",))
+    with pytest.raises(ValueError, match="Megatron-Core option"):
+        TrainingSetup(framework="fsdp", recompute_modules=("core_attn",))
