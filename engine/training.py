@@ -54,6 +54,13 @@ class TrainingSetup(BaseModel):
         default=None, description="Megatron-Core --recompute-modules that recompute=selective means (subset of "
                                   "core_attn, layernorm, mla_up_proj, moe_act); None = shardwise's set for the "
                                   "model (engine/recompute_modules.py)")
+    grad_reduce_dtype: Literal["fp32", "bf16"] = Field(
+        default="fp32", description="Megatron-Core main-gradient buffer and reduction dtype: fp32 (default for BF16/FP8 "
+                                    "training) or bf16 (--grad-reduce-in-bf16; Megatron-Bridge ddp.grad_reduce_in_fp32="
+                                    "False, as its performance recipes run)")
+    fp8_param_gather: bool = Field(
+        default=False, description="Megatron-Core --fp8-param-gather: GEMM weights stored only in FP8 (no BF16 copy) "
+                                   "and gathered in FP8 (Megatron-Bridge's MXFP8 preset turns it on)")
     optimizer: Literal["adamw"] = "adamw"
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
     mean_doc_len: int | None = Field(
@@ -90,6 +97,16 @@ class TrainingSetup(BaseModel):
         if self.framework != "megatron":
             raise ValueError(f"recompute modules are a Megatron-Core option (--recompute-modules); {self.framework} "
                              f"has its own selective recompute: leave recompute_modules unset with {self.framework}")
+        return self
+
+    @model_validator(mode="after")
+    def _megatron_weight_and_gradient_dtypes(self) -> "TrainingSetup":
+        if self.grad_reduce_dtype != "fp32" and self.framework != "megatron":
+            raise ValueError(f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {self.framework} "
+                             f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {self.framework}")
+        if self.fp8_param_gather and (self.framework != "megatron" or self.precision != "fp8"):
+            raise ValueError("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
+                             f"framework megatron and precision fp8, not {self.framework} / {self.precision}")
         return self
 
     @model_validator(mode="after")

@@ -349,6 +349,16 @@ def recipe_recompute_modules(recipe: dict) -> tuple[str, ...] | None:
     return tuple(m for m in listed if m in RECOMPUTE_MODULE_NAMES)
 
 
+# What every Megatron-Bridge performance recipe trains with, beyond the recipe file's columns: gradients reduced
+# (and kept as main_grad) in BF16 - `cfg.ddp.grad_reduce_in_fp32 = False` in perf_recipes/_common.py
+# `_benchmark_common` (scripts/performance/configs/{deepseek,gpt_oss,qwen}/*_llm_pretrain.py before the flat
+# recipes, at every commit the recipe file cites) - and, in FP8, FP8 primary weights: Bridge's FP8 presets
+# (training/mixed_precision.py `bf16_with_mxfp8_mixed`, `bf16_with_fp8_current_scaling_mixed`) set
+# `fp8_param_gather = True` (MXFP8 also `reuse_grad_buf_for_mxfp8_param_ag`).
+BRIDGE_PERF_GRAD_REDUCE_DTYPE = "bf16"
+BRIDGE_FP8_PARAM_GATHER = True
+
+
 def recipe_for_row(row: dict) -> dict:
     """The recipe entry (bridge_moe_recipes.csv) for a Megatron-Bridge row: same model, system,
     precision and container release; {} when none is recorded (the engine's defaults apply)."""
@@ -423,7 +433,9 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     mode = mode_for_row(row)
     dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
                 "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true",
-                "cuda_graphs": RECIPE_CUDA_GRAPHS[recipe.get("cuda_graphs") or "none"]} if recipe else {}
+                "cuda_graphs": RECIPE_CUDA_GRAPHS[recipe.get("cuda_graphs") or "none"],
+                "grad_reduce_dtype": BRIDGE_PERF_GRAD_REDUCE_DTYPE,
+                "fp8_param_gather": BRIDGE_FP8_PARAM_GATHER and precision == "fp8"} if recipe else {}
     recompute = recompute_for_row(row)
     modules = recipe_recompute_modules(recipe) if not row["recompute"].strip() else None
     if modules is not None:  # the row states none; the recipe it ran says what was recomputed
