@@ -30,3 +30,13 @@ def test_gb300_deepseek_v3_recipe_recomputes_nothing():
 def test_rows_without_a_recipe_keep_the_stated_plan():
     run = _run("measured_runs.csv:527")  # 25.11 GB200: no recipe recorded for that release
     assert run.strategy.recompute == "none" and run.setup.recompute_modules is None
+
+
+def test_bridge_recipe_runs_reduce_gradients_in_bf16_and_keep_fp8_weights():
+    """Megatron-Bridge perf recipes: `_benchmark_common` sets ddp.grad_reduce_in_fp32 = False; the MXFP8
+    preset `bf16_with_mxfp8_mixed` sets fp8_param_gather = True (training/mixed_precision.py)."""
+    fp8 = _run("measured_runs.csv:280")
+    assert fp8.setup.grad_reduce_dtype == "bf16" and fp8.setup.fp8_param_gather
+    bf16 = _run("measured_runs.csv:372")  # gpt-oss-120b GB200 BF16, 26.04.01 recipe
+    assert bf16.setup.grad_reduce_dtype == "bf16" and not bf16.setup.fp8_param_gather
+    assert _run("measured_runs.csv:527").setup.grad_reduce_dtype == "fp32"  # no recipe recorded
