@@ -112,19 +112,23 @@ class _SwiGLUFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        """d up = g·silu(gate); d gate = g·up·σ(gate)·(1 + gate − silu(gate)), written straight into
-        the output buffer with in-place ops (no other full-size temporary, as in a fused kernel)."""
         (gate_up,) = ctx.saved_tensors
-        gate, up = gate_up.chunk(2, dim=-1)
-        grad = torch.empty_like(gate_up)
-        d_gate, d_up = grad.chunk(2, dim=-1)
-        torch.sigmoid(gate, out=d_gate)
-        torch.mul(gate, d_gate, out=d_up)  # silu(gate), as scratch
-        d_up.neg_().add_(gate).add_(1)  # 1 + gate − silu
-        d_gate.mul_(d_up).mul_(up).mul_(grad_out)
-        torch.sigmoid(gate, out=d_up)
-        d_up.mul_(gate).mul_(grad_out)
-        return grad
+        return _swiglu_grad(gate_up, grad_out)
+
+
+def _swiglu_grad(gate_up, grad_out):
+    """d up = g·silu(gate); d gate = g·up·σ(gate)·(1 + gate − silu(gate)), written straight into
+    the output buffer with in-place ops (no other full-size temporary, as in a fused kernel)."""
+    gate, up = gate_up.chunk(2, dim=-1)
+    grad = torch.empty_like(gate_up)
+    d_gate, d_up = grad.chunk(2, dim=-1)
+    torch.sigmoid(gate, out=d_gate)
+    torch.mul(gate, d_gate, out=d_up)  # silu(gate), as scratch
+    d_up.neg_().add_(gate).add_(1)  # 1 + gate − silu
+    d_gate.mul_(d_up).mul_(up).mul_(grad_out)
+    torch.sigmoid(gate, out=d_up)
+    d_up.mul_(gate).mul_(grad_out)
+    return grad
 
 
 class _FusedWgradLinearFn(torch.autograd.Function):
@@ -216,8 +220,7 @@ class _WeightedSwiGLUFn(torch.autograd.Function):
         g_probs = torch.einsum("nf,nf->n", grad_out, act)
         del act
         grad_out.mul_(probs.unsqueeze(-1))  # in place, as the fused kernel keeps no scaled copy
-        grad = _SwiGLUFn.backward(type("C", (), {"saved_tensors": (gate_up,)})(), grad_out)
-        return grad, g_probs
+        return _swiglu_grad(gate_up, grad_out), g_probs
 
 
 class MoE(nn.Module):
