@@ -24,7 +24,10 @@ def uses_moe_recipe(model: ModelSpec, setup: TrainingSetup) -> bool:
 
 
 def selective_modules(model: ModelSpec, setup: TrainingSetup) -> tuple[str, ...]:
-    """Megatron-Core --recompute-modules for `recompute=selective` (mla_up_proj only with MLA, moe_act only with MoE)."""
+    """Megatron-Core --recompute-modules for `recompute=selective`: the setup's own list when it gives one
+    (a recipe's `recompute_modules`), else mla_up_proj only with MLA, moe_act only with MoE."""
+    if setup.recompute_modules is not None and setup.framework == "megatron":
+        return setup.recompute_modules
     if not uses_moe_recipe(model, setup):
         return MEGATRON_DENSE_SELECTIVE_MODULES
     keep = {"mla_up_proj": model.mla is not None, "moe_act": model.moe is not None}

@@ -27,6 +27,11 @@ CUDA_GRAPH_MODES: tuple[str, ...] = ("none", "per-layer", "full-iteration")
 # nanotron ship no training-step CUDA graph option.
 CUDA_GRAPH_FRAMEWORKS: tuple[str, ...] = ("megatron",)
 
+# Megatron-Core --recompute-modules that shardwise models (megatron/core/transformer/transformer_config.py,
+# `recompute_modules`): what each drops from memory and adds to the backward is in docs/memory.md ("MoE/MLA
+# recipe") and engine/performance/compute.py.
+RECOMPUTE_MODULE_NAMES: tuple[str, ...] = ("core_attn", "layernorm", "mla_up_proj", "moe_act")
+
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -45,6 +50,17 @@ class TrainingSetup(BaseModel):
                                                              "expert all-to-all hidden behind the other micro-batch")
     cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron-Core "
                                                                 "--cuda-graph-impl): none, per-layer or full-iteration")
+    recompute_modules: tuple[str, ...] | None = Field(
+        default=None, description="Megatron-Core --recompute-modules that recompute=selective means (subset of "
+                                  "core_attn, layernorm, mla_up_proj, moe_act); None = shardwise's set for the "
+                                  "model (engine/recompute_modules.py)")
+    grad_reduce_dtype: Literal["fp32", "bf16"] = Field(
+        default="fp32", description="Megatron-Core main-gradient buffer and reduction dtype: fp32 (default for BF16/FP8 "
+                                    "training) or bf16 (--grad-reduce-in-bf16; Megatron-Bridge ddp.grad_reduce_in_fp32="
+                                    "False, as its performance recipes run)")
+    fp8_param_gather: bool = Field(
+        default=False, description="Megatron-Core --fp8-param-gather: GEMM weights stored only in FP8 (no BF16 copy) "
+                                   "and gathered in FP8 (Megatron-Bridge's MXFP8 preset turns it on)")
     optimizer: Literal["adamw"] = "adamw"
     post_training: PostTraining | None = Field(default=None, description="DPO/GRPO/PPO around the policy's step")
     mean_doc_len: int | None = Field(
@@ -68,6 +84,29 @@ class TrainingSetup(BaseModel):
                              f"{self.framework} has no CUDA-graph training step to model: use framework "
                              f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with "
                              f"{self.framework}")
+        return self
+
+    @model_validator(mode="after")
+    def _known_recompute_modules(self) -> "TrainingSetup":
+        if self.recompute_modules is None:
+            return self
+        unknown = [m for m in self.recompute_modules if m not in RECOMPUTE_MODULE_NAMES]
+        if unknown:
+            raise ValueError(f"recompute module(s) {', '.join(unknown)} are not modelled; valid: "
+                             f"{', '.join(RECOMPUTE_MODULE_NAMES)}")
+        if self.framework != "megatron":
+            raise ValueError(f"recompute modules are a Megatron-Core option (--recompute-modules); {self.framework} "
+                             f"has its own selective recompute: leave recompute_modules unset with {self.framework}")
+        return self
+
+    @model_validator(mode="after")
+    def _megatron_weight_and_gradient_dtypes(self) -> "TrainingSetup":
+        if self.grad_reduce_dtype != "fp32" and self.framework != "megatron":
+            raise ValueError(f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {self.framework} "
+                             f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {self.framework}")
+        if self.fp8_param_gather and (self.framework != "megatron" or self.precision != "fp8"):
+            raise ValueError("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
+                             f"framework megatron and precision fp8, not {self.framework} / {self.precision}")
         return self
 
     @model_validator(mode="after")

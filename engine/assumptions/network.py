@@ -127,9 +127,12 @@ ZERO_GRADIENTS_ALL_REDUCED: dict[str, bool] = {"megatron": False, "fsdp": False,
 # Gradients are reduced in FP32 by default: Megatron sets accumulate_allreduce_grads_in_fp32
 # for BF16 training, torchtitan's FSDP2 reduce_dtype defaults to float32.
 GRAD_REDUCE_BYTES = 4
+GRAD_REDUCE_BYTES_BF16 = 2  # Megatron --grad-reduce-in-bf16 (TrainingSetup.grad_reduce_dtype)
 # Parameters are gathered (ZeRO-3/FSDP, distributed optimizer) in the compute dtype.
 PARAM_GATHER_BYTES = 2
-PARAM_GATHER_BYTES_FP8 = 1  # torchtitan's float8 all-gather; Megatron FP8 param gather
+# torchtitan's float8 all-gather; Megatron FP8 param gather (TrainingSetup.fp8_param_gather), priced for all
+# gathered parameters though norms, router and embeddings stay BF16 (a small under-count off the GEMMs).
+PARAM_GATHER_BYTES_FP8 = 1
 
 # Latency used when a NetworkSpec gives none (microseconds).
 DEFAULT_LATENCY_US = 5.0

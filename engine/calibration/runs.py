@@ -23,7 +23,7 @@ from ..hardware_catalog import get_gpu, get_network
 from ..model_catalog import get_model
 from ..model_spec import ModelSpec, MoESpec
 from ..strategy import Strategy
-from ..training import TrainingSetup
+from ..training import RECOMPUTE_MODULE_NAMES, TrainingSetup
 
 DATA = Path(__file__).parent / "data"
 RUN_FILES = ("measured_runs.csv", "ultrascale_playbook_sweep_1b_8b.csv")
@@ -337,6 +337,28 @@ def _recipes() -> tuple[dict, ...]:
 RECIPE_CUDA_GRAPHS = {"none": "none", "partial": "per-layer", "full_iteration": "full-iteration"}
 
 
+def recipe_recompute_modules(recipe: dict) -> tuple[str, ...] | None:
+    """The recipe's Megatron-Core `recompute_modules` that shardwise models, or None without a recipe.
+    Bridge's DeepSeek recipes set recompute_granularity="selective" with this list (perf_recipes/
+    deepseek/common.py `_deepseek_v3_common`); an empty list recomputes nothing. `mlp` (the dense MLP of
+    DeepSeek's first three layers, one B200 recipe) is not modelled: those layers are counted as kept,
+    a slight over-count on the first stage."""
+    if not recipe:
+        return None
+    listed = [m for m in recipe.get("recompute_modules", "").split(";") if m]
+    return tuple(m for m in listed if m in RECOMPUTE_MODULE_NAMES)
+
+
+# What every Megatron-Bridge performance recipe trains with, beyond the recipe file's columns: gradients reduced
+# (and kept as main_grad) in BF16 - `cfg.ddp.grad_reduce_in_fp32 = False` in perf_recipes/_common.py
+# `_benchmark_common` (scripts/performance/configs/{deepseek,gpt_oss,qwen}/*_llm_pretrain.py before the flat
+# recipes, at every commit the recipe file cites) - and, in FP8, FP8 primary weights: Bridge's FP8 presets
+# (training/mixed_precision.py `bf16_with_mxfp8_mixed`, `bf16_with_fp8_current_scaling_mixed`) set
+# `fp8_param_gather = True` (MXFP8 also `reuse_grad_buf_for_mxfp8_param_ag`).
+BRIDGE_PERF_GRAD_REDUCE_DTYPE = "bf16"
+BRIDGE_FP8_PARAM_GATHER = True
+
+
 def recipe_for_row(row: dict) -> dict:
     """The recipe entry (bridge_moe_recipes.csv) for a Megatron-Bridge row: same model, system,
     precision and container release; {} when none is recorded (the engine's defaults apply)."""
@@ -411,16 +433,26 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     mode = mode_for_row(row)
     dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
                 "moe_a2a_overlap": recipe["moe_a2a_overlap"] == "true",
-                "cuda_graphs": RECIPE_CUDA_GRAPHS[recipe.get("cuda_graphs") or "none"]} if recipe else {}
+                "cuda_graphs": RECIPE_CUDA_GRAPHS[recipe.get("cuda_graphs") or "none"],
+                "grad_reduce_dtype": BRIDGE_PERF_GRAD_REDUCE_DTYPE,
+                "fp8_param_gather": BRIDGE_FP8_PARAM_GATHER and precision == "fp8"} if recipe else {}
+    recompute = recompute_for_row(row)
+    modules = recipe_recompute_modules(recipe) if not row["recompute"].strip() else None
+    if modules is not None:  # the row states none; the recipe it ran says what was recomputed
+        recompute = "selective" if modules else "none"
+        dispatch["recompute_modules"] = modules if modules else None
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
                           mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}), **dispatch,
                           mean_doc_len=packed_doc_len_for_row(row))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
-                        recompute=recompute_for_row(row), sequence_parallel=True)
+                        recompute=recompute, sequence_parallel=True)
     src = row["source"].lower()
     overlap = not any(k in src for k in ("nanotron", "narayanan", "korthikanti")) and "vanilla tp" not in notes.lower()
     group = f"{source} | {model.name} | {gpu.id} x{num_gpus} | seq {seq} | {precision}" + (" | lora" if mode == "lora" else "")
-    config = f"{strategy.label()} vpp{vpp} cp{cp} ep{ep} gbs{gbs}"  # precision is part of the group
+    # precision is part of the group; the plan as the row states it (a recipe's recompute modules refine the
+    # run, they do not make it another configuration of the same plan)
+    stated = strategy.model_copy(update={"recompute": recompute_for_row(row)})
+    config = f"{stated.label()} vpp{vpp} cp{cp} ep{ep} gbs{gbs}"
     return CalibrationRun(
         model=model, cluster=cluster, setup=setup, strategy=strategy, measured_tokens_per_gpu=tokens,
         throughput_basis=basis, measured_memory_gib=_memory_gib(row), group=group, config=config,

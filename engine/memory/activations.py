@@ -44,7 +44,7 @@ from ..model_spec import ModelSpec
 from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
 from ..training import TrainingSetup
 from ..assumptions.moe import MOE_ROUTING_IMBALANCE_HEADROOM
-from ..recompute_modules import uses_moe_recipe
+from ..recompute_modules import selective_modules
 
 ACT = BF16_BYTES  # activations are kept in bf16 (also under FP8 training, except where noted)
 
@@ -113,9 +113,16 @@ def attention_widths(model: ModelSpec) -> AttentionWidths:
                            out=heads * mla.v_head_dim, heads=heads, latent=q_latent + kv_latent)
 
 
+def megatron_modules(model: ModelSpec, setup: TrainingSetup) -> frozenset[str]:
+    """The Megatron-Core --recompute-modules `recompute=selective` means here (recompute_modules.py);
+    empty for other frameworks, whose selective schemes are modelled separately."""
+    return frozenset(selective_modules(model, setup)) if setup.framework == "megatron" else frozenset()
+
+
 def recipe_latent_width(model: ModelSpec) -> int:
-    """MLA latents kept under `layernorm` + `mla_up_proj` recompute: the down-projection outputs
-    (q latent, kv latent + shared rope key); their norm outputs are rebuilt."""
+    """MLA latents kept under `mla_up_proj` recompute: the down-projection outputs (q latent, kv
+    latent + shared rope key); their norm outputs are rebuilt (Transformer Engine fuses q/kv_layernorm
+    into the up-projections, which the checkpoint rebuilds: multi_latent_attention.py)."""
     if model.mla is None:
         return 0
     mla = model.mla
@@ -140,28 +147,34 @@ def recomputed_norm_output_bytes(setup: TrainingSetup) -> int:
 
 def attention_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, seq_kv: np.ndarray,
                               options: ActivationOptions, selective: np.ndarray) -> np.ndarray:
-    """Attention sub-block, with Korthikanti's selective recompute or without. For MoE/MLA models
-    under Megatron (recompute_modules.py) selective also recomputes the norms (their outputs are not
-    kept) and the MLA up-projections (q, k, v are rebuilt from the kept latents)."""
+    """Attention sub-block, with selective recompute or without. Under Megatron, selective is a list
+    of modules (recompute_modules.py): `core_attn` drops the log-sum-exp (or the scores), `layernorm`
+    the input norm's output, `mla_up_proj` q, k, v and the latents' norm outputs (rebuilt from the
+    kept latents). Other frameworks' selective drops the core attention's tensors."""
     tp, sp = grid.tp.astype(float), sp_divisor(grid)
     w = attention_widths(model)
+    selective = np.asarray(selective)
+    modules = megatron_modules(model, setup)
+    megatron = setup.framework == "megatron"
     qkv_input = model.hidden_size  # the norm output, shared by the q/k/v projections
     input_bytes = ACT
     if _te_fp8(setup):
         input_bytes = FP8_BYTES  # TE keeps the FP8 cast of linear inputs
-    recipe = np.asarray(selective) & uses_moe_recipe(model, setup)
-    input_bytes = np.where(recipe, recomputed_norm_output_bytes(setup), input_bytes)
-    latent = np.where(recipe, recipe_latent_width(model), w.latent)
+    norm_rebuilt = selective & ("layernorm" in modules)
+    up_rebuilt = selective & ("mla_up_proj" in modules) & (model.mla is not None)
+    core_rebuilt = selective & (("core_attn" in modules) or not megatron)
+    input_bytes = np.where(norm_rebuilt, recomputed_norm_output_bytes(setup), input_bytes)
+    latent = np.where(up_rebuilt, recipe_latent_width(model), w.latent)
     rep = input_bytes * qkv_input / linear_input_divisor(setup, grid) + ACT * latent / sp
     up_projected = w.q + w.k + w.v if model.mla is not None else 0
-    sharded = ACT * (w.q + w.k + w.v + w.out) - np.where(recipe, ACT * up_projected, 0)
+    sharded = ACT * (w.q + w.k + w.v + w.out) - np.where(up_rebuilt, ACT * up_projected, 0)
     if model.qk_norm:
         sharded += ACT * (w.q + w.k)  # pre-norm q and k
     if options.attention == "flash":
-        core = np.where(selective, 0.0, FLASH_LSE_BYTES * w.heads)
+        core = np.where(core_rebuilt, 0.0, FLASH_LSE_BYTES * w.heads)
     else:
         per_score = ACT + ((DROPOUT_MASK_BYTES + ACT) if options.dropout else 0)  # softmax (+ mask, dropout out)
-        core = np.where(selective, 0.0, per_score * w.heads * seq_kv)
+        core = np.where(core_rebuilt, 0.0, per_score * w.heads * seq_kv)
     return rep + (sharded + core) / tp
 
 
@@ -187,37 +200,47 @@ def mlp_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid, 
 def moe_bytes_per_token(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
                         recipe: np.ndarray | bool = False) -> np.ndarray:
     """Router, top-k dispatched tokens and expert intermediates, per token of the rank's shard.
+    `recipe`: Megatron's `moe_act` recompute is on.
 
     With balanced routing each rank receives as many (token, expert) pairs as it sends: tokens·top_k
     (all-to-all over EP), times MOE_ROUTING_IMBALANCE_HEADROOM on the busiest rank. Expert TP shares
     its tokens across the ETP group, each rank computing ffn/ETP of every pair. Per pair: the
     dispatched input (fc1 input; Transformer Engine keeps its FP8 cast when training in FP8) and the
-    expert output (kept by the weighting with the routing probability), plus the ffn-wide tensors of
-    the expert MLP. Under Megatron's MoE recipe (`recipe`, recompute_modules.py) the probabilities are
-    applied inside the activation (Megatron-Core >= 0.13), so the expert output is not kept, and
-    `moe_act` recompute drops the activation's output (fc2 input): only fc1's output stays.
+    ffn-wide tensors of the expert MLP. Eager MoEs (torchtitan, Hugging Face) weight the expert output
+    with the routing probability, which keeps that output (h per pair). Megatron-Core applies the
+    probability inside the experts' activation whatever the recompute (megatron/core/transformer/moe/
+    experts.py, TEGroupedMLP.forward: `bias_act_func(fc1_output, bias, permuted_probs)` in every
+    branch, since 0.13), so it keeps no expert output: fc1's output (the fused weighted SwiGLU's
+    input) and fc2's input, which grouped fc2 keeps as its FP8 cast in FP8 training like a dense fc2;
+    `moe_act` recompute (`recipe`, recompute_modules.py) drops that fc2 input.
     """
     moe = model.moe
     assert moe is not None
     h, k, sp = model.hidden_size, moe.top_k, sp_divisor(grid)
     router = ACT * moe.num_experts + k * MOE_ROUTING_BYTES_PER_PAIR
     input_bytes = FP8_BYTES if _te_fp8(setup) else ACT
-    fc1_out = 2 if model.gated_mlp else 1
-    per_pair = np.where(recipe, input_bytes * h * grid.etp + ACT * fc1_out * moe.expert_ffn_hidden_size,
-                        (input_bytes + ACT) * h * grid.etp + ACT * mlp_saved_widths(model, setup) * moe.expert_ffn_hidden_size)
+    ffn = moe.expert_ffn_hidden_size
+    if setup.framework == "megatron":  # probabilities applied inside the activation: no expert output kept
+        fc1_out = 2 if model.gated_mlp else 1
+        per_pair = input_bytes * h * grid.etp + ACT * fc1_out * ffn + np.where(recipe, 0.0, input_bytes * ffn)
+    else:  # eager: the expert output is kept for the probability weighting
+        per_pair = (input_bytes + ACT) * h * grid.etp + ACT * mlp_saved_widths(model, setup) * ffn
     experts = k * MOE_ROUTING_IMBALANCE_HEADROOM * per_pair
     shared = mlp_bytes_per_token(model, setup, grid, moe.num_shared_experts * moe.shared_ffn) if moe.num_shared_experts else 0.0
     return (router + experts) / sp + shared
 
 
-def recipe_rebuilt_bytes_per_token(model: ModelSpec, grid: PlanGrid) -> tuple[np.ndarray, np.ndarray]:
-    """(attention, MoE) tensors Megatron's MoE recipe rebuilds inside one layer's backward: the MLA
-    up-projected q, k, v (mla_up_proj; 0 without MLA) and the experts' activation output, top_k·ffn
-    per token (moe_act; 0 without MoE)."""
+def recipe_rebuilt_bytes_per_token(model: ModelSpec, grid: PlanGrid,
+                                   modules: frozenset[str] = frozenset({"mla_up_proj", "moe_act"})
+                                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(attention, MoE) tensors Megatron's fine-grained recompute rebuilds inside one layer's backward:
+    the MLA up-projected q, k, v (mla_up_proj; 0 without MLA or the module) and the experts' activation
+    output, top_k·ffn per token (moe_act; 0 without MoE or the module)."""
     w = attention_widths(model)
-    attention = np.full(len(grid), 0.0) if model.mla is None else ACT * (w.q + w.k + w.v) / grid.tp
-    moe = 0.0 if model.moe is None else (ACT * model.moe.top_k * MOE_ROUTING_IMBALANCE_HEADROOM
-                                         * model.moe.expert_ffn_hidden_size / sp_divisor(grid))
+    attention = (np.full(len(grid), 0.0) if model.mla is None or "mla_up_proj" not in modules
+                 else ACT * (w.q + w.k + w.v) / grid.tp)
+    moe = 0.0 if model.moe is None or "moe_act" not in modules else (
+        ACT * model.moe.top_k * MOE_ROUTING_IMBALANCE_HEADROOM * model.moe.expert_ffn_hidden_size / sp_divisor(grid))
     return attention, np.broadcast_to(moe, (len(grid),)).astype(float)
 
 
@@ -264,21 +287,25 @@ def layer_activations(model: ModelSpec, setup: TrainingSetup, grid: PlanGrid,
     no = np.zeros(len(grid), dtype=bool)
     selective = grid.recompute == RECOMPUTE_SELECTIVE
     full = grid.recompute == RECOMPUTE_FULL
-    recipe = selective & uses_moe_recipe(model, setup)
+    modules = megatron_modules(model, setup)
+    # Megatron's fine-grained modules beyond core_attn: the layer rebuilds pieces in its backward
+    recipe = selective & bool(modules & {"layernorm", "mla_up_proj", "moe_act"})
     base = norms_and_residuals_bytes_per_token(model, setup, grid, options)
-    base_kept = norms_and_residuals_bytes_per_token(model, setup, grid, options, recipe)
+    base_kept = norms_and_residuals_bytes_per_token(model, setup, grid, options,
+                                                    selective & ("layernorm" in modules))
     attn_all = attention_bytes_per_token(model, setup, grid, seq_kv, options, no)
     attn_kept = attention_bytes_per_token(model, setup, grid, seq_kv, options, selective)
     dense_mlp = mlp_bytes_per_token(model, setup, grid, model.ffn_hidden_size)
     moe = moe_bytes_per_token(model, setup, grid) if model.moe else np.zeros(len(grid))
-    moe_kept_mlp = moe_bytes_per_token(model, setup, grid, recipe) if model.moe else np.zeros(len(grid))
+    moe_kept_mlp = (moe_bytes_per_token(model, setup, grid, selective & ("moe_act" in modules))
+                    if model.moe else np.zeros(len(grid)))
 
     dense_kept = base_kept + attn_kept + dense_mlp
     moe_kept = base_kept + attn_kept + moe_kept_mlp
     # Megatron's fine-grained recompute rebuilds its pieces one at a time, each freed after use: in
     # the attention backward q, k, v (mla_up_proj), in the MoE backward the experts' activation
     # (moe_act). The layer's "all" under the recipe is what it keeps plus the larger of the two.
-    rebuilt = recipe_rebuilt_bytes_per_token(model, grid)
+    rebuilt = recipe_rebuilt_bytes_per_token(model, grid, modules)
     dense_all = np.where(recipe, dense_kept + rebuilt[0], base + attn_all + dense_mlp)
     moe_all = np.where(recipe, moe_kept + np.maximum(rebuilt[0], rebuilt[1]), base + attn_all + moe)
     if _uses_torchtitan_sac(model, setup):

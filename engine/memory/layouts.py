@@ -5,7 +5,7 @@ Full training with AdamW (bytes per parameter, before sharding):
 
 | flavour   | weights            | gradients              | optimizer (master + m + v) |
 |-----------|--------------------|------------------------|----------------------------|
-| megatron  | 2 (bf16)           | 4 (fp32 main_grad)     | 12                         |
+| megatron  | 2 (bf16)           | 4 (fp32 main_grad; 2 with grad_reduce_dtype bf16) | 12              |
 | deepspeed | 2 (bf16)           | 2 (bf16)               | 12                         |
 | fsdp      | 4 (fp32, sharded)  | 4 (fp32, sharded)      | 8 (m, v; params are fp32)  |
 | nanotron  | 2 (bf16)           | 4 (fp32) + 2 (DDP bucket), never sharded | 12             |
@@ -67,7 +67,11 @@ def full_training_layout(setup: TrainingSetup, grid: PlanGrid) -> StateLayout:
         return StateLayout(weights=np.full(n, float(BF16_BYTES)), gradients=np.full(n, float(grads)),
                            optimizer=np.full(n, float(master_and_moments)), weights_sharded=np.zeros(n, bool),
                            gradients_sharded=np.zeros(n, bool), optimizer_sharded=zero >= 1)
-    grad_bytes = MEGATRON_MAIN_GRAD_BYTES if setup.framework == "megatron" else BF16_BYTES
+    # Megatron's main_grad is fp32 unless the gradients are reduced in bf16 (grad_reduce_in_fp32=False:
+    # param_and_grad_buffer.py allocates the grad buffer in the param dtype)
+    grad_bytes = BF16_BYTES
+    if setup.framework == "megatron" and setup.grad_reduce_dtype == "fp32":
+        grad_bytes = MEGATRON_MAIN_GRAD_BYTES
     return StateLayout(weights=np.full(n, float(BF16_BYTES)), gradients=np.full(n, float(grad_bytes)),
                        optimizer=np.full(n, float(master_and_moments)), weights_sharded=zero >= 3,
                        gradients_sharded=zero >= 2, optimizer_sharded=zero >= 1)

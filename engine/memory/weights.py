@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..assumptions.memory import TE_FP8_WEIGHT_CACHE_BYTES
+from ..assumptions.memory import BF16_BYTES, TE_FP8_WEIGHT_CACHE_BYTES
 from .layouts import adapter_layout, dense_shard_group, expert_shard_group, full_training_layout, sharded
 from .lora import frozen_base_bytes
 from .rank import Rank
@@ -23,6 +23,11 @@ def weights_at_rest(rank: Rank) -> dict[str, np.ndarray]:
         layout = full_training_layout(rank.setup, grid)
         stored = layout.weights * (sharded(p.dense, layout.weights_sharded, dense_group)
                                    + sharded(p.expert, layout.weights_sharded, expert_group))
+        if rank.setup.fp8_param_gather:
+            # FP8 primary weights: the GEMM weights exist only as Transformer Engine FP8 tensors (the cache
+            # below); their BF16 copy is not kept (Megatron-Core --fp8-param-gather; with MXFP8 the param
+            # all-gather reuses the gradient buffer, param_and_grad_buffer.py `reuse_grad_buf_for_mxfp8_param_ag`)
+            stored = stored - np.where(grid.zero_stage < 3, BF16_BYTES * p.gemm, 0.0)
         terms = {"parameters": stored}
         if rank.setup.precision == "fp8" and rank.setup.framework == "megatron":
             terms["fp8_weight_cache"] = np.where(grid.zero_stage < 3, TE_FP8_WEIGHT_CACHE_BYTES * p.gemm, 0.0)

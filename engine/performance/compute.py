@@ -124,6 +124,7 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     # Megatron-Core's fine-grained selective recompute (MoE/MLA models; recompute_modules.py) also
     # repeats the norms (read input, write output), the MLA up-projections and the experts' activation.
     modules = selective_modules(model, setup)
+    core_recompute = 1.0 if "core_attn" in modules else 0.0  # a recipe's list may leave the attention core kept
     recipe_recompute = 0.0
     if "layernorm" in modules:
         recipe_recompute = (c.ACTIVATION_BYTES * c.NORM_RECOMPUTE_PASSES * max(model.norms_per_layer, 1)
@@ -141,7 +142,7 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
         bwd = (bwd_gemm * gemm_fwd + c.ATTENTION_BACKWARD_TIME_RATIO * attn_fwd
                + c.ELEMENTWISE_BACKWARD_RATIO * elementwise + 2 * adapters + dequant)
         recompute = np.select([grid.recompute == RECOMPUTE_FULL, grid.recompute == RECOMPUTE_SELECTIVE],
-                              [fwd, attn_fwd + recipe_recompute + act_recompute], 0.0)
+                              [fwd, core_recompute * attn_fwd + recipe_recompute + act_recompute], 0.0)
         return LayerTimes(forward=fwd, backward=bwd, recompute=recompute, attention_forward=attn_fwd)
 
     ffn = model.ffn_hidden_size

@@ -37,25 +37,29 @@ class ShardedParams:
 
 
 def _sync_once(params: np.ndarray, links: GroupLinks, zero: np.ndarray,
-               all_reduce_grads: bool = False) -> tuple[np.ndarray, np.ndarray]:
+               all_reduce_grads: bool = False, grad_bytes: float = n.GRAD_REDUCE_BYTES,
+               gather_bytes: float = n.PARAM_GATHER_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """(gradient reduction, parameter gather) times for ZeRO 0-2, once per step."""
-    grads = params * n.GRAD_REDUCE_BYTES
+    grads = params * grad_bytes
     full = all_reduce_time(grads, links)
     reduce = full if all_reduce_grads else np.where(zero == 0, full, reduce_scatter_time(grads, links))
-    gather = np.where(zero == 0, 0.0, all_gather_time(params * n.PARAM_GATHER_BYTES, links))
+    gather = np.where(zero == 0, 0.0, all_gather_time(params * gather_bytes, links))
     has = params > 0
     return np.where(has, reduce, 0.0), np.where(has, gather, 0.0)
 
 
-def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks) -> np.ndarray:
-    gathers = 2 * all_gather_time(params * n.PARAM_GATHER_BYTES, links)  # forward + backward
-    return np.where(params > 0, gathers + reduce_scatter_time(params * n.GRAD_REDUCE_BYTES, links), 0.0)
+def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks, grad_bytes: float = n.GRAD_REDUCE_BYTES,
+                          gather_bytes: float = n.PARAM_GATHER_BYTES) -> np.ndarray:
+    gathers = 2 * all_gather_time(params * gather_bytes, links)  # forward + backward
+    return np.where(params > 0, gathers + reduce_scatter_time(params * grad_bytes, links), 0.0)
 
 
 def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, layers_per_stage: np.ndarray,
                     mb_forward: np.ndarray, mb_backward: np.ndarray, assume: PerformanceAssumptions,
-                    framework: str = "megatron") -> np.ndarray:
-    """Exposed seconds per step. mb_forward/mb_backward: one micro-batch's compute on this rank."""
+                    framework: str = "megatron", grad_bytes: float = n.GRAD_REDUCE_BYTES,
+                    gather_bytes: float = n.PARAM_GATHER_BYTES) -> np.ndarray:
+    """Exposed seconds per step. mb_forward/mb_backward: one micro-batch's compute on this rank.
+    grad_bytes / gather_bytes: the wire formats of the gradient reduction and the parameter gather."""
     zero = grid.zero_stage
     overlap = np.where(zero >= 1, assume.dp_overlap_zero1_for(framework), assume.dp_overlap_for(framework))
     replicas = np.maximum(grid.hsdp_replicas, 1)
@@ -67,8 +71,8 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
 
     # ZeRO 0-2: once per step, overlapped with the last backward / the next forward.
     all_reduce = assume.zero_grads_all_reduced.get(framework, False)
-    reduce_d, gather_d = _sync_once(params.dense, dense_links, zero, all_reduce)
-    reduce_e, gather_e = _sync_once(params.expert, expert_links, zero, all_reduce)
+    reduce_d, gather_d = _sync_once(params.dense, dense_links, zero, all_reduce, grad_bytes, gather_bytes)
+    reduce_e, gather_e = _sync_once(params.expert, expert_links, zero, all_reduce, grad_bytes, gather_bytes)
     reduce, gather = reduce_d + reduce_e, gather_d + gather_e
     bucket = np.minimum(1.0, n.DP_BUCKET_PARAMS / np.maximum(params.dense + params.expert, 1.0))
     exposed_reduce = np.maximum(reduce - overlap * mb_backward, bucket * reduce)
@@ -86,10 +90,11 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
 
     # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
     # layer's gather of each pass cannot be prefetched.
-    per_mb = _zero3_per_microbatch(params.dense, zero3_links) + _zero3_per_microbatch(params.expert, expert_links)
+    per_mb = (_zero3_per_microbatch(params.dense, zero3_links, grad_bytes, gather_bytes)
+              + _zero3_per_microbatch(params.expert, expert_links, grad_bytes, gather_bytes))
     first_layer = per_mb / np.maximum(layers_per_stage, 1)
     exposed_mb = np.maximum(per_mb - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
-    hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * n.GRAD_REDUCE_BYTES, replica_links), 0.0)
+    hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * grad_bytes, replica_links), 0.0)
     zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - overlap * mb_backward, bucket * hsdp)
 
     total = np.where(zero == 3, zero3, once)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import TimeArrays
+from ..assumptions import network as dp_wire
 from ..assumptions.compute import FULL_RECOMPUTE_HOST_FACTOR
 from ..assumptions.cuda_graphs import HOST_FLOOR_KEPT
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
@@ -98,7 +99,11 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     params = trainable_params_per_gpu(model, setup, grid)
     mb_fwd = avg_layers * mb.layer_mix(model, "forward")
     mb_bwd = avg_layers * (mb.layer_mix(model, "backward") + mb.layer_mix(model, "recompute"))
-    dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume, setup.framework)
+    dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume, setup.framework,
+                         grad_bytes=dp_wire.GRAD_REDUCE_BYTES_BF16 if setup.grad_reduce_dtype == "bf16"
+                         else dp_wire.GRAD_REDUCE_BYTES,
+                         gather_bytes=dp_wire.PARAM_GATHER_BYTES_FP8 if setup.fp8_param_gather
+                         else dp_wire.PARAM_GATHER_BYTES)
     optimizer = optimizer_time(cluster, grid, params.dense, params.expert, assume)
 
     # FLOPs per step, whole cluster.

@@ -112,19 +112,23 @@ class _SwiGLUFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        """d up = g·silu(gate); d gate = g·up·σ(gate)·(1 + gate − silu(gate)), written straight into
-        the output buffer with in-place ops (no other full-size temporary, as in a fused kernel)."""
         (gate_up,) = ctx.saved_tensors
-        gate, up = gate_up.chunk(2, dim=-1)
-        grad = torch.empty_like(gate_up)
-        d_gate, d_up = grad.chunk(2, dim=-1)
-        torch.sigmoid(gate, out=d_gate)
-        torch.mul(gate, d_gate, out=d_up)  # silu(gate), as scratch
-        d_up.neg_().add_(gate).add_(1)  # 1 + gate − silu
-        d_gate.mul_(d_up).mul_(up).mul_(grad_out)
-        torch.sigmoid(gate, out=d_up)
-        d_up.mul_(gate).mul_(grad_out)
-        return grad
+        return _swiglu_grad(gate_up, grad_out)
+
+
+def _swiglu_grad(gate_up, grad_out):
+    """d up = g·silu(gate); d gate = g·up·σ(gate)·(1 + gate − silu(gate)), written straight into
+    the output buffer with in-place ops (no other full-size temporary, as in a fused kernel)."""
+    gate, up = gate_up.chunk(2, dim=-1)
+    grad = torch.empty_like(gate_up)
+    d_gate, d_up = grad.chunk(2, dim=-1)
+    torch.sigmoid(gate, out=d_gate)
+    torch.mul(gate, d_gate, out=d_up)  # silu(gate), as scratch
+    d_up.neg_().add_(gate).add_(1)  # 1 + gate − silu
+    d_gate.mul_(d_up).mul_(up).mul_(grad_out)
+    torch.sigmoid(gate, out=d_up)
+    d_up.mul_(gate).mul_(grad_out)
+    return grad
 
 
 class _FusedWgradLinearFn(torch.autograd.Function):
@@ -196,9 +200,33 @@ class FeedForward(nn.Module):
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
 
 
+class _WeightedSwiGLUFn(torch.autograd.Function):
+    """Megatron-Core's weighted_bias_swiglu (TEGroupedMLP, experts.py): the routing probability is
+    applied inside the activation, so the expert output needs no weighting later. Saves the fc1
+    output and the per-row probabilities only; the backward rebuilds silu(gate)·up for the
+    probabilities' gradient and frees it before writing the gradient of [gate, up]."""
+
+    @staticmethod
+    def forward(ctx, gate_up, probs):
+        ctx.save_for_backward(gate_up, probs)
+        gate, up = gate_up.chunk(2, dim=-1)
+        return F.silu(gate) * up * probs.unsqueeze(-1)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        gate_up, probs = ctx.saved_tensors
+        gate, up = gate_up.chunk(2, dim=-1)
+        act = F.silu(gate) * up
+        g_probs = torch.einsum("nf,nf->n", grad_out, act)
+        del act
+        grad_out.mul_(probs.unsqueeze(-1))  # in place, as the fused kernel keeps no scaled copy
+        return _swiglu_grad(gate_up, grad_out), g_probs
+
+
 class MoE(nn.Module):
     """Top-k softmax router, experts as separate SwiGLU MLPs (Hugging Face Mixtral/Qwen-MoE style),
-    force-balanced dispatch: the (token, expert) pairs sorted by expert split evenly."""
+    force-balanced dispatch: the (token, expert) pairs sorted by expert split evenly. The megatron
+    flavour applies the probability inside the experts' activation, as Megatron-Core does."""
 
     def __init__(self, c: OracleConfig):
         super().__init__()
@@ -216,8 +244,14 @@ class MoE(nn.Module):
         order = torch.argsort(top_i.flatten())
         token_ids = order // k
         dispatched = flat[token_ids].view(e, b * s * k // e, h)  # balanced: T·k/E rows per expert
-        out = torch.cat([expert(dispatched[i]) for i, expert in enumerate(self.experts)])
-        weighted = out * top_p.flatten()[order].unsqueeze(-1)
+        pair_probs = top_p.flatten()[order]
+        if self.c.fused_swiglu:  # Megatron-Core: the probability is applied inside the experts' activation
+            rows = pair_probs.view(e, -1)
+            weighted = torch.cat([ex.w2(_WeightedSwiGLUFn.apply(ex.w13(dispatched[i]), rows[i]))
+                                  for i, ex in enumerate(self.experts)])
+        else:  # Hugging Face / torchtitan: the expert output is weighted (and so kept)
+            out = torch.cat([expert(dispatched[i]) for i, expert in enumerate(self.experts)])
+            weighted = out * pair_probs.unsqueeze(-1)
         # scatter_add, as torchtitan's MoE (its backward keeps only the index; index_add's keeps `source`)
         combined = torch.zeros_like(flat).scatter_add(0, token_ids.unsqueeze(-1).expand(-1, h), weighted)
         return combined.view(b, s, h)

@@ -59,22 +59,29 @@ def test_moe_layer_bytes_per_token_under_the_recipe():
     assert _moe_saved("selective") == pytest.approx(expected)
 
 
-def test_moe_layer_without_recompute_keeps_the_expert_output_and_qkv():
+def test_moe_layer_without_recompute_keeps_qkv_but_no_expert_output():
     """No recompute, FP8: residual 2·2h + rstd 8, q/kv-down input h FP8, latents with their norm
     outputs (1536·2 + 576 + 512) bf16, q and k 128·192 each, v and output 128·128 each (bf16),
-    log-sum-exp 128 fp32, MLP input h FP8, router 512 + 208, per pair: FP8 input h + expert
-    output 2h + fused SwiGLU fc1 output and fc2 input 3·2048 bf16; shared expert 10,240."""
+    log-sum-exp 128 fp32, MLP input h FP8, router 512 + 208, per pair: FP8 input h + fused weighted
+    SwiGLU's input (fc1 output) 2·2048 bf16 + fc2's input 2048 FP8 (TE GroupedLinear keeps its FP8
+    cast, as a dense fc2); no expert output: Megatron-Core multiplies the routing probability inside
+    the activation whatever the recompute (megatron/core/transformer/moe/experts.py,
+    TEGroupedMLP.forward, `bias_act_func(fc1_output, bias_parallel, permuted_probs)`), and the
+    unpermute that sums the pairs back keeps only its index map; shared expert 10,240."""
     expected = (2 * 2 * H + 8 + H + (1536 * 2 + 576 + 512) * 2 + (2 * 128 * 192 + 2 * 128 * 128) * 2
-                + 128 * 4 + H + 512 + 208 + 8 * (H + 2 * H + 3 * 2048 * 2) + 10_240)
+                + 128 * 4 + H + 512 + 208 + 8 * (H + 2 * 2048 * 2 + 2048) + 10_240)
+    assert expected == 365_912
     assert _moe_saved("none") == pytest.approx(expected)
-    # The recipe keeps less than half of it.
-    assert _moe_saved("selective") < 0.5 * expected
+    # The recipe drops the latents' norm outputs (1536 + 512)·2, q, k, v (2·128·192 + 128·128)·2,
+    # the log-sum-exp 128·4 and the experts' fc2 inputs 8·2048 FP8.
+    dropped = (1536 + 512) * 2 + (2 * 128 * 192 + 128 * 128) * 2 + 128 * 4 + 8 * 2048
+    assert _moe_saved("none") - _moe_saved("selective") == pytest.approx(dropped)
 
 
 def test_deepseek_v3_published_layout_fits_with_the_recipe():
     """DeepSeek-V3 report sec. 3.2/4.2: 2,048 H800 (80 GB), TP1 PP16 EP64, seq 4096, batch 15,360,
     FP8 — trained within 80 GB. With selective (the MoE recipe) it must fit; without recompute the
-    16 in-flight micro-batches × 4 layers × 4096 tokens of ~0.5 MB each cannot."""
+    16 in-flight micro-batches × 4 layers × 4096 tokens of ~0.37 MB each cannot."""
     from shardwise.engine.evaluate import evaluate
     from shardwise.engine.inputs import build_cluster
 
@@ -135,3 +142,33 @@ def test_deepep_buffers_by_deepeps_own_size_hints():
     assert deepep_buffer_bytes(H, np.array([64]))[0] == 377_677_760 + 336_047_360
     assert deepep_buffer_bytes(H, np.array([8]))[0] == 335_709_760
     assert deepep_buffer_bytes(H, np.array([1]))[0] == 0
+
+
+def _moe_saved_with(modules: tuple[str, ...]) -> float:
+    grid = PlanGrid.from_strategy(Strategy(tp=1, pp=16, ep=64, recompute="selective"), 2048, 15360)
+    setup = TrainingSetup(precision="fp8", recompute_modules=modules)
+    return float(layer_activations(V3, setup, grid, ActivationOptions()).moe_saved[0])
+
+
+def test_a_recipe_list_of_mla_up_proj_only():
+    """Megatron-Bridge's GB200/B200/B300 DeepSeek-V3 recipes: recompute_granularity selective with
+    recompute_modules = [mla_up_proj] (perf_recipes/deepseek/gb200/deepseek_v3.py). Of the 365,912 B
+    kept without recompute (above) only q, k, v (2·128·192 + 128·128)·2 = 131,072 and the latents'
+    norm outputs (1536 + 512)·2 = 4,096 (rebuilt inside the up-projection checkpoint,
+    multi_latent_attention.py) go; the log-sum-exp (no core_attn), the FP8 norm outputs (no layernorm)
+    and the experts' fc2 inputs (no moe_act) stay: 365,912 − 131,072 − 4,096 = 230,744 B."""
+    assert _moe_saved_with(("mla_up_proj",)) == pytest.approx(365_912 - 131_072 - 4_096)
+    assert selective_modules(V3, TrainingSetup(recompute_modules=("mla_up_proj",))) == ("mla_up_proj",)
+
+
+def test_an_empty_recipe_list_recomputes_nothing():
+    """Megatron-Core with recompute_granularity selective and recompute_modules = [] (Bridge's GB300
+    DeepSeek-V3 MXFP8 recipe) recomputes no module: what the layer keeps is the no-recompute count."""
+    assert _moe_saved_with(()) == pytest.approx(_moe_saved("none"))
+
+
+def test_recompute_modules_are_checked():
+    with pytest.raises(ValueError, match="not modelled"):
+        TrainingSetup(recompute_modules=("mlp",))
+    with pytest.raises(ValueError, match="Megatron-Core option"):
+        TrainingSetup(framework="fsdp", recompute_modules=("core_attn",))
