@@ -50,3 +50,31 @@ def test_packed_document_length_reaches_the_recommendation(make_service):
     s = args["scenario"]
     assert name == "recommend_plans" and (s["seq_len"], s["mean_doc_len"], s["global_batch"]) == (4096, 250, 512)
     assert "could not read the mean document length" not in answer
+
+
+# ---- 2. a measured step time is a measurement to calibrate to, like a measured throughput -------------
+@pytest.mark.parametrize("text, seconds", [
+    ("our steps take 93 s with tp4 pp4", 93.0),
+    ("in production we see 12.4 s per iteration", 12.4),
+    ("we measured iteration time: 4.2 sec", 4.2),
+    ("benchmarked it, 8.5s/step", 8.5),
+    ("you said 60 s per step, why?", None),  # no measurement cue: the model's own number
+    ("what if the step time was 70s", None),
+    ("we measured 850 tok/s/gpu", None),  # a throughput, not a step time
+])
+def test_measured_step_time_needs_a_cue_and_a_step(text, seconds):
+    from shardwise.agent.planner.measured import measured_step_time
+
+    assert measured_step_time(text) == seconds
+
+
+def test_a_measured_step_time_is_calibrated_to(make_service):
+    [(calls, answer)] = ask(make_service(), "llama 3.1 8b on 16 h100, 4k ctx, gbs 256, tp2 zero1 mb1. in practice our steps "
+                                            "take 9.6 s - are we slower than you'd predict?")
+    name, args = calls[0]
+    assert name == "calibrate_to_measurement"
+    assert (args["measured_step_s"], args["measured_tokens_per_s_per_gpu"]) == (9.6, None)
+    assert (args["plan"]["tp"], args["plan"]["zero"], args["plan"]["micro_batch"]) == (2, 1, 1)
+    # tokens per step 4,096 x 256 = 1,048,576; / 9.6 s / 16 GPUs = 6,826.7 tokens/s per GPU
+    assert "**9.6 s per step**, which is **6,827 tokens/s per GPU**" in answer
+    assert "--measured-step-s 9.6" in answer
