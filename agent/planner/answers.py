@@ -10,6 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
+from .names import contrasted_concepts
 from .measured import measured_step_time, measured_throughput
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
@@ -58,7 +59,12 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             on_table = state.plan if same_scenario else None  # one knob named: the plan on the table with it
             plan = plan_with(on_table if len(knobs) == 1 else None, knobs) if knobs else on_table
             args.update(scenario=scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
-        text = result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+        contrasted = contrasted_concepts(normalise(message))
+        concepts = contrasted if intent.detail in contrasted else [intent.detail]  # "SP vs CP": both, as written
+        outs = [turn.call("explain_concept", {**args, "concept": concept}) for concept in concepts]
+        if not all(o.ok for o in outs):
+            return result_or_error(next(o for o in outs if not o.ok), "offline/explain.md.j2")
+        text = "\n\n".join(render("offline/explain.md.j2", r=o.result, invite=i == len(outs) - 1) for i, o in enumerate(outs))
         if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
             # "how come LoRA lets a 7B fit … walk me through the memory": the concept, then the breakdown
             memory = turn.call("estimate_memory", {"scenario": args["scenario"], "plan": args["plan"]})

@@ -301,6 +301,27 @@ def find_concept(text: str) -> str | None:
     return None
 
 
+# Two concepts set against each other: "SP vs CP", "difference between ZeRO and FSDP", "I mix up TP and SP"
+CONCEPT_CONTRAST = re.compile(r"\bvs\.?\b|\bversus\b|\bdiffer\w*\b|\bcompared?\s+(?:to|with)\b|\bmix(?:ing|ed)?\s+(?:\w+\s+)?up\b|"
+                              r"\bconfus\w*\b|\bsame\s+(?:thing\s+)?as\b|\bor\b")
+
+
+def contrasted_concepts(text: str) -> list[str]:
+    """The concepts a message sets against each other, in the order written ("sequence parallel vs context
+    parallel" -> [sequence_parallel, context_parallel]); [] when it names fewer than two or does not contrast them."""
+    from .quantities import NEGATED_MODE
+    text = NEGATED_MODE.sub(" ", text)
+    if not CONCEPT_CONTRAST.search(text):
+        return []
+    first: dict[str, int] = {}
+    for pattern, concept in CONCEPTS:
+        m = re.search(pattern, text)
+        if m and concept not in first:
+            first[concept] = m.start()
+    found = sorted(first, key=first.get)
+    return found[:2] if len(found) >= 2 else []
+
+
 def find_unknown(text: str, model: str | None) -> list[str]:
     unknown = [label for pattern, label in UNSUPPORTED_HARDWARE.items() if re.search(pattern, text)]
     if model is None:

@@ -78,3 +78,18 @@ def test_a_measured_step_time_is_calibrated_to(make_service):
     # tokens per step 4,096 x 256 = 1,048,576; / 9.6 s / 16 GPUs = 6,826.7 tokens/s per GPU
     assert "**9.6 s per step**, which is **6,827 tokens/s per GPU**" in answer
     assert "--measured-step-s 9.6" in answer
+
+
+# ---- 3. two concepts set against each other are both explained ---------------------------------------
+@pytest.mark.parametrize("message, concepts", [
+    ("i keep confusing tensor parallel with sequence parallel, can you explain?", ["tensor_parallel", "sequence_parallel"]),
+    ("ring attention versus sequence parallelism - what's the difference?", ["context_parallel", "sequence_parallel"]),
+    ("explain context parallelism", ["context_parallel"]),  # one concept: one explanation
+])
+def test_contrasted_concepts_are_both_explained(make_service, message, concepts):
+    [(calls, answer)] = ask(make_service(), message)
+    assert [(name, args["concept"]) for name, args in calls] == [("explain_concept", c) for c in concepts]
+    titles = {"tensor_parallel": "Tensor parallelism", "sequence_parallel": "Sequence parallelism (SP)",
+              "context_parallel": "Context parallelism (CP)"}
+    assert all(titles[c] in answer for c in concepts)
+    assert answer.count("Tell me your model and cluster") == 1  # the invitation once, at the end
