@@ -54,6 +54,13 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
     return "\n\n---\n\n".join(parts)
 
 
+def _length_name(side: dict) -> str:
+    """"8k context, global batch 256": a sequence-length side, in the units it is usually written in."""
+    seq = side["seq_len"]
+    name = f"{seq // 1024}k context" if seq % 1024 == 0 else f"{seq:,}-token context"
+    return name + (f", global batch {side['global_batch']}" if "global_batch" in side else "")
+
+
 def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
     """Two scenarios that differ in one fact, each with its own best plan."""
     results, names = [], []
@@ -76,6 +83,7 @@ def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict,
                      hardware_catalog.get_gpu(value).name if "gpu" in side else
                      f"{value} GPUs" if "gpus" in side else
                      out.result.scenario.model if "model" in side else
+                     _length_name(side) if "seq_len" in side else
                      f"{value} dispatcher" if "moe_dispatcher" in side else
                      ("no CUDA graphs" if value == "none" else f"{value} CUDA graphs") if "cuda_graphs" in side else
                      MODE_NAMES.get(value, value))

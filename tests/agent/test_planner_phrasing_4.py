@@ -93,3 +93,28 @@ def test_contrasted_concepts_are_both_explained(make_service, message, concepts)
               "context_parallel": "Context parallelism (CP)"}
     assert all(titles[c] in answer for c in concepts)
     assert answer.count("Tell me your model and cluster") == 1  # the invitation once, at the end
+
+
+# ---- 4. two sequence lengths, each maybe with its own batch, are two sides --------------------------
+@pytest.mark.parametrize("message, sides", [
+    ("seq 4096 @ gbs 512 or seq 8192 @ gbs 256?", ({"seq_len": 4096, "global_batch": 512}, {"seq_len": 8192, "global_batch": 256})),
+    ("32k context with a batch of 64 versus 64k with a batch of 32", ({"seq_len": 32768, "global_batch": 64},
+                                                                      {"seq_len": 65536, "global_batch": 32})),
+    ("2k vs 4k ctx, gbs 256 for both", ({"seq_len": 2048}, {"seq_len": 4096})),  # one batch said once: common
+    ("gbs 256 vs 512", None),  # batches, not lengths
+    ("8k or 16k?", None),  # no context word: could be a batch or a GPU count
+    ("1024 vs 2048 tokens per step", None),  # tokens per step are a batch
+])
+def test_two_lengths_are_two_sides(message, sides):
+    from shardwise.agent.planner.entities import normalise
+    from shardwise.agent.planner.sides import scenario_sides
+
+    assert scenario_sides(normalise(message)) == sides
+
+
+def test_two_lengths_each_get_their_best_plan(make_service):
+    [(calls, answer)] = ask(make_service(), "llama 3.1 8b on 16 h100: 4k context with gbs 512 versus 8k context with gbs 256, "
+                                            "what layout for each?")
+    assert [(name, a["scenario"]["seq_len"], a["scenario"]["global_batch"]) for name, a in calls] == [
+        ("recommend_plans", 4096, 512), ("recommend_plans", 8192, 256)]
+    assert "| 4k context, global batch 512 [R1] | 8k context, global batch 256 [R2] |" in answer
