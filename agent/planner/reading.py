@@ -33,7 +33,7 @@ from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUS
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
 from .intents import EXPLAIN_STRONG, OUT_OF_SCOPE, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
-from .names import find_export_formats
+from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
@@ -110,10 +110,16 @@ def read(message: str, state: ConversationState) -> Request:
         # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
         # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
+    new_framework = state.plan is not None and acts[0].kind == "export" and e.framework is not None \
+        and framework_said(text) and (state.scenario is None or e.framework != state.scenario.framework)
+    if new_framework and (PLAN_TOO.search(text) or state.user_plan is None):
+        # "we use deepspeed, not megatron: the plan there + the ds_config": the plan on the table was chosen for
+        # another framework; the best plan under the one said is recommended first, and that plan is exported
+        acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
     if len(acts) > 1 or acts[0].derived:
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
-            if act.kind == "what_if" or act.kind == "export" and state.plan is not None:
+            if act.kind == "what_if" or act.kind == "export" and state.plan is not None and not new_framework:
                 shared = shared.replace(act.clause, " ")
         request.context = extract(shared)
     request.acts = acts

@@ -118,3 +118,55 @@ def test_two_lengths_each_get_their_best_plan(make_service):
     assert [(name, a["scenario"]["seq_len"], a["scenario"]["global_batch"]) for name, a in calls] == [
         ("recommend_plans", 4096, 512), ("recommend_plans", 8192, 256)]
     assert "| 4k context, global batch 512 [R1] | 8k context, global batch 256 [R2] |" in answer
+
+
+# ---- 5. a framework said as how the user trains is a change of setup, also in a request for its config ---
+@pytest.mark.parametrize("message, said", [
+    ("we're on fsdp now", True),
+    ("we train with nanotron", True),
+    ("our stack is plain deepspeed", True),
+    ("deepspeed rather than megatron here", True),
+    ("give me the deepspeed config", False),  # a file format
+    ("ds_config for it pls", False),
+])
+def test_framework_said_as_how_we_train(message, said):
+    from shardwise.agent.planner.entities import normalise
+    from shardwise.agent.planner.names import framework_said
+
+    assert framework_said(normalise(message)) is said
+
+
+@pytest.mark.parametrize("message, formats, framework", [
+    ("we train with deepspeed, not megatron - config please", ["deepspeed"], "deepspeed"),
+    ("we're moving off megatron to fsdp, torchtitan toml?", ["fsdp", "torchtitan"], "fsdp"),  # in the order written
+    ("nanotron instead of megatron-lm", ["nanotron"], "nanotron"),
+])
+def test_a_framework_set_aside_is_neither_format_nor_framework(message, formats, framework):
+    from shardwise.agent.planner.entities import normalise
+    from shardwise.agent.planner.names import find_export_formats, find_framework
+
+    text = normalise(message)
+    assert (find_export_formats(text), find_framework(text)) == (formats, framework)
+
+
+def test_a_new_framework_with_its_config_re_recommends_under_it(make_service):
+    turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128 - best layout?",
+                "our trainer is deepspeed rather than megatron; what would the plan be there, and the ds config for it")
+    calls, answer = turns[1]
+    assert [name for name, _ in calls] == ["recommend_plans", "export_config"]
+    (_, rec), (_, exp) = calls
+    assert rec["scenario"]["framework"] == "deepspeed" and exp["scenario"]["framework"] == "deepspeed"
+    assert exp["format"] == "deepspeed"
+    # the plan exported is the one recommended under deepspeed in this turn, as its label in the answer reads
+    words = answer.split("**Recommended plan:** `")[1].split("`")[0].split()  # "TP=1 DP=16 ZeRO-3 micro-batch=1 …"
+    label = dict(w.replace("ZeRO-", "zero=").split("=") for w in words)
+    for word, field in {"TP": "tp", "PP": "pp", "CP": "cp", "zero": "zero", "micro-batch": "micro_batch",
+                        "recompute": "recompute"}.items():
+        assert str(exp["plan"][field]) == label.get(word, "1"), word
+    assert "megatron" not in [a.get("format") for _, a in calls]
+
+
+def test_a_config_format_alone_keeps_the_setup(make_service):
+    turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128 - best layout?", "give me the deepspeed config for it")
+    calls, _ = turns[1]
+    assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [("export_config", "deepspeed", None)]
