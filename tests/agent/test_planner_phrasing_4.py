@@ -170,3 +170,17 @@ def test_a_config_format_alone_keeps_the_setup(make_service):
     turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128 - best layout?", "give me the deepspeed config for it")
     calls, _ = turns[1]
     assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [("export_config", "deepspeed", None)]
+
+
+# ---- 6. a question about the user's plan is answered first, also when an alternative is asked after it ----
+@pytest.mark.parametrize("message", [
+    "mistral 7b on 8 h100, 8k, gbs 256: would tp2 zero1 mb2 fit and what throughput? and which plan would u go with instead",
+    "llama 3.1 8b, 16 h100, 4k ctx, gbs 512 -- tp1 zero3 mb2: what MFU does that get us, and what would you run instead?",
+])
+def test_the_users_plan_is_evaluated_before_the_alternative(make_service, message):
+    [(calls, answer)] = ask(make_service(), message)
+    assert [name for name, _ in calls] == ["evaluate_plan", "recommend_plans", "compare_plans"]
+    evaluated = calls[0][1]["plan"]
+    compared = calls[2][1]["plan_b"]
+    assert {k: evaluated[k] for k in ("tp", "zero", "micro_batch")} == {k: compared[k] for k in ("tp", "zero", "micro_batch")}
+    assert answer.index("[R1]") < answer.index("**Recommended plan:**")  # their plan's numbers come first
