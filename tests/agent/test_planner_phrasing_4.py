@@ -184,3 +184,21 @@ def test_the_users_plan_is_evaluated_before_the_alternative(make_service, messag
     compared = calls[2][1]["plan_b"]
     assert {k: evaluated[k] for k in ("tp", "zero", "micro_batch")} == {k: compared[k] for k in ("tp", "zero", "micro_batch")}
     assert answer.index("[R1]") < answer.index("**Recommended plan:**")  # their plan's numbers come first
+
+
+# ---- 7. a claim that a named plan fits is checked with the tools, not answered with a recommendation ----
+@pytest.mark.parametrize("message, tool", [
+    ("my lead says qwen2.5-7b fits on 8 h100 with tp8 zero1 mb1, 4k, gbs 256. could you verify?", "estimate_memory"),
+    ("colleague claims llama 3.1 8b runs fine on 8 h100 with tp2 zero1 mb4 at 8k, gbs 128 - true? and how fast", "evaluate_plan"),
+])
+def test_a_claim_about_a_named_plan_is_checked(make_service, message, tool):
+    [(calls, _)] = ask(make_service(), message)
+    assert [name for name, _ in calls] == [tool]
+
+
+def test_an_invalid_plan_is_not_said_to_fit(make_service):
+    # Qwen2.5-7B has 28 attention heads (its config.json, num_attention_heads): 8 does not divide 28
+    [(calls, answer)] = ask(make_service(), "qwen2.5-7b on 8 h100, tp8 zero1 mb1, 4k, gbs 256 - does it fit?")
+    assert [name for name, _ in calls] == ["estimate_memory"]
+    assert "is not a valid plan" in answer and "28 attention heads" in answer and "it fits" not in answer
+
