@@ -202,3 +202,13 @@ def test_an_invalid_plan_is_not_said_to_fit(make_service):
     assert [name for name, _ in calls] == ["estimate_memory"]
     assert "is not a valid plan" in answer and "28 attention heads" in answer and "it fits" not in answer
 
+
+
+# ---- 8. a DPO pair's length is the sequence length ------------------------------------------------------
+@pytest.mark.parametrize("message, seq_len", [
+    ("dpo on qwen2.5 7b, 16 h100, preference pairs of 4k tokens", 4096),
+    ("DPO for llama 3.1 8b on 8 h100, chosen/rejected pairs up to 3000 tokens", 3000),
+])
+def test_dpo_pair_length(message, seq_len):
+    e = extract(message)
+    assert (e.mode, e.seq_len) == ("dpo", seq_len)
