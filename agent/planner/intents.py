@@ -144,6 +144,10 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
                          r"\bconfirm\s+(?:it|that|this)\s+(?:fits|works|runs|is\s+(?:legal|valid|ok|fine))\b|"
                          r"\b(?:is\s+(?:that|this|it|he|she)|are\s+they)\s+(?:right|true|correct)\b|\btrue\s*\?|"
                          r"\b(?:says?|said|claims?|claimed|insists?|thinks?|reckons?)\b[^.?!]*\b(?:fits?|works?|runs?|oom\w*)\b")
+# What the claim is about: that the plan fits or runs (checked on that plan), not how it ranks ("zero3 is always slower
+# than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
+CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
+CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -231,7 +235,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")
-    if e.plans and (REVIEW.search(text) or CHECK_CLAIM.search(text) and not re.search(r"\b(?:best|optimal|fastest)\b", text)) \
+    if e.plans and (REVIEW.search(text) or CHECK_CLAIM.search(text) and CLAIMED_FIT.search(text) and not CLAIMED_RANK.search(text)) \
             and not re.search(r"\b(?:export|generate|write)\b", text):
         return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \

@@ -212,3 +212,12 @@ def test_an_invalid_plan_is_not_said_to_fit(make_service):
 def test_dpo_pair_length(message, seq_len):
     e = extract(message)
     assert (e.mode, e.seq_len) == ("dpo", seq_len)
+
+
+def test_a_claim_about_how_plans_rank_is_not_a_fit_check():
+    # "zero2 is slower than zero1" ranks two plans; checking one plan's fit would not answer it
+    from shardwise.agent.planner.intents import classify
+    from shardwise.agent.state import ConversationState
+
+    message = "llama 3 8b on 8 a100, 4k, gbs 128: a teammate says zero2 mb2 is slower than zero1 mb2 here, is that right?"
+    assert classify(message, extract(message), ConversationState()).family not in ("evaluate", "memory")
