@@ -1,5 +1,5 @@
 """Two scenarios side by side: "H100 vs H200 for 405B on 1024 GPUs", "64 or 128 GPUs?", "LoRA or QLoRA
-on 2 A100s", "bf16 vs fp8", "deepep vs alltoall dispatcher", "full or per-layer cuda graphs". Two values of one scenario fact joined by a contrast word; everything
+on 2 A100s", "bf16 vs fp8", "deepep vs alltoall dispatcher", "full or per-layer cuda graphs", "8k ctx (gbs 256) vs 16k ctx (gbs 128)". Two values of one scenario fact joined by a contrast word; everything
 else the message states is common to both sides. Plan knobs ("TP=4 vs TP=8") are plans, not
 scenarios, and are read by knobs.py."""
 
