@@ -8,8 +8,9 @@ from ...prompts.render import render
 from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState, advance_state
 from .answers import answer
-from .entities import Entities
+from .entities import Entities, normalise
 from .intents import Intent
+from .names import framework_said
 from .reading import Request, compares_with_discussed
 from .turn import Turn, base_gpu, base_gpus, base_per_node, result_or_error, scenario_args
 
@@ -28,8 +29,8 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
         kind, detail = act.kind, act.detail
         if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
             kind, e.plans = "compare", [{}, e.plans[0]]
-        if kind == "export" and running.plan is not None:
-            e.framework = None
+        if kind == "export" and running.plan is not None and not framework_said(normalise(act.clause)):
+            e.framework = None  # "the deepspeed config" is a file format; "we use deepspeed" changes the setup
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
                                  base_per_node=base_per_node(running), base=running.scenario)
         # Each act runs on the scenario so far with what its own clause states ("does that plan fit on 32 H200s?");
@@ -54,6 +55,13 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
     return "\n\n---\n\n".join(parts)
 
 
+def _length_name(side: dict) -> str:
+    """"8k context, global batch 256": a sequence-length side, in the units it is usually written in."""
+    seq = side["seq_len"]
+    name = f"{seq // 1024}k context" if seq % 1024 == 0 else f"{seq:,}-token context"
+    return name + (f", global batch {side['global_batch']}" if "global_batch" in side else "")
+
+
 def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
     """Two scenarios that differ in one fact, each with its own best plan."""
     results, names = [], []
@@ -76,6 +84,7 @@ def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict,
                      hardware_catalog.get_gpu(value).name if "gpu" in side else
                      f"{value} GPUs" if "gpus" in side else
                      out.result.scenario.model if "model" in side else
+                     _length_name(side) if "seq_len" in side else
                      f"{value} dispatcher" if "moe_dispatcher" in side else
                      ("no CUDA graphs" if value == "none" else f"{value} CUDA graphs") if "cuda_graphs" in side else
                      MODE_NAMES.get(value, value))

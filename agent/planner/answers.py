@@ -10,7 +10,8 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
-from .measured import measured_throughput
+from .names import contrasted_concepts
+from .measured import measured_step_time, measured_throughput
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -58,7 +59,12 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             on_table = state.plan if same_scenario else None  # one knob named: the plan on the table with it
             plan = plan_with(on_table if len(knobs) == 1 else None, knobs) if knobs else on_table
             args.update(scenario=scenario_args(scenario), plan=plan.model_dump() if plan is not None else None)
-        text = result_or_error(turn.call("explain_concept", args), "offline/explain.md.j2")
+        contrasted = contrasted_concepts(normalise(message))
+        concepts = contrasted if intent.detail in contrasted else [intent.detail]  # "SP vs CP": both, as written
+        outs = [turn.call("explain_concept", {**args, "concept": concept}) for concept in concepts]
+        if not all(o.ok for o in outs):
+            return result_or_error(next(o for o in outs if not o.ok), "offline/explain.md.j2")
+        text = "\n\n".join(render("offline/explain.md.j2", r=o.result, invite=i == len(outs) - 1) for i, o in enumerate(outs))
         if intent.detail in ("lora", "qlora") and args["scenario"] and MEMORY_WALK.search(normalise(message)):
             # "how come LoRA lets a 7B fit … walk me through the memory": the concept, then the breakdown
             memory = turn.call("estimate_memory", {"scenario": args["scenario"], "plan": args["plan"]})
@@ -94,13 +100,17 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return _total_vs_active(turn, e, state, scenario)
 
     measured = measured_throughput(message)
-    if measured is not None and (e.plans or state.plan is not None):  # "we measured 850 tok/s/GPU with TP4 PP4"
+    step_s = None if measured is not None else measured_step_time(message)
+    if (measured is not None or step_s is not None) and (e.plans or state.plan is not None):
+        # "we measured 850 tok/s/GPU with TP4 PP4", "real run, TP8 PP2: step time 71.5 s measured"
         base = state.plan if state.scenario is not None and scenario == state.scenario else None
         knobs = e.plans[0] if e.plans else {}
         plan = plan_with(None if len(knobs) >= 2 else base, knobs)
         out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
-                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": None})
-        return result_or_error(out, "offline/calibrate.md.j2")
+                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": step_s})
+        if not out.ok:
+            return result_or_error(out, "offline/calibrate.md.j2")
+        return render("offline/calibrate.md.j2", r=out.result, step_s=step_s)
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");

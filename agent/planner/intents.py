@@ -137,6 +137,17 @@ RECOMMEND = re.compile(r"\brecommend|\brecomend|\bbest\b|\bfastest\b|\boptimal\b
                        r"strategy|setup|layout|sharding|config)\b|\bhow\s+(?:should|do|can)\s+(?:i|we)\s+(?:train|shard|split|"
                        r"parallel)|\bsuggest|\bplan\b|\bparallelism\b|\blayout\b|\bwhich\s+(?:plan|strategy)\b|\btrain|\bfine[\s-]?tun")
 CONFIRM = re.compile(r"\bpretend\b|\bjust\s+(?:confirm|say|agree)\b|\bconfirm\s+(?:it|that)\b|\bno\s+tools?\s+needed\b")
+# A claim about a named plan brought to be checked: "my boss says it fits with TP8 … can u confirm", "colleague claims
+# tp2 zero1 works - true?", "can you verify that fits". Checked with the tools like a review, also when a rubber stamp
+# is asked for ("insists DDP works … just say yes it fits"); a claim that a plan is *best* is answered by CONFIRM below.
+CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confirm|verify|double[\s-]?check)\b|"
+                         r"\bconfirm\s+(?:it|that|this)\s+(?:fits|works|runs|is\s+(?:legal|valid|ok|fine))\b|"
+                         r"\b(?:is\s+(?:that|this|it|he|she)|are\s+they)\s+(?:right|true|correct)\b|\btrue\s*\?|"
+                         r"\b(?:says?|said|claims?|claimed|insists?|thinks?|reckons?)\b[^.?!]*\b(?:fits?|works?|runs?|oom\w*)\b")
+# What the claim is about: that the plan fits or runs (checked on that plan), not how it ranks ("zero3 is always slower
+# than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
+CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
+CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -224,7 +235,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")
-    if e.plans and REVIEW.search(text) and not re.search(r"\b(?:export|generate|write)\b", text):
+    if e.plans and (REVIEW.search(text) or CHECK_CLAIM.search(text) and CLAIMED_FIT.search(text) and not CLAIMED_RANK.search(text)) \
+            and not re.search(r"\b(?:export|generate|write)\b", text):
         return Intent("memory" if MEMORY.search(text) and not SPEED.search(text) else "evaluate")
     if e.export_format and (EXPORT.search(text) or state.export_format and len(text.split()) <= 6) or \
             EXPORT.search(text) and EXPORT_VERB.search(text):

@@ -263,8 +263,27 @@ CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\
                    r"\bsame\s+(?:thing\s+)?as\s+(?:plain\s+)?(?:fsdp2?|deepspeed|megatron)\b")
 
 
+FRAMEWORK_NAME = r"(?:megatron(?:[\s\-]?(?:lm|core|bridge))?|deep[\s\-]?speed|fsdp2?|torch[\s\-]?titan|nanotron|nemo|accelerate)\b"
+# A framework set aside: "deepspeed, not megatron", "rather than fsdp", "moving off megatron", "from megatron to …".
+# Neither how the user trains nor the file they want.
+SET_ASIDE = re.compile(r"\b(?:not|no|rather\s+than|instead\s+of|without|(?:switch|mov|migrat|port)\w*\s+(?:away\s+)?(?:from|off)|"
+                       r"(?:don'?t|do\s+not|never)\s+(?:use|run|train\s+(?:with|on|in))|from(?=\s+\S+\s+to\b))\s+"
+                       rf"(?:the\s+|plain\s+|using\s+)?{FRAMEWORK_NAME}")
+# A framework said as how the user trains: "we use deepspeed", "we're on fsdp", "we train with nanotron", "we switched
+# to deepspeed", "our stack is megatron", "deepspeed, not megatron". A change of setup, even in a request for its config.
+FRAMEWORK_SAID = re.compile(r"\b(?:we|i)(?:'re|'m|\s+are|\s+am)?\s+(?:\w+ly\s+|now\s+|also\s+)?(?:use|using|run|running|on|"
+                            r"train\w*\s+(?:with|on|in)|(?:moved?|moving|switch\w*|migrat\w*|port\w*)\s+(?:over\s+)?to)\s+"
+                            rf"(?:the\s+)?{FRAMEWORK_NAME}|\bour\s+(?:stack|framework|trainer|codebase|training\s+code)\s+is\s+"
+                            rf"(?:\w+\s+)?{FRAMEWORK_NAME}|{FRAMEWORK_NAME}\s*,?\s*(?:not|rather\s+than|instead\s+of)\s+{FRAMEWORK_NAME}")
+
+
+def framework_said(text: str) -> bool:
+    """Whether a (normalised) message says which framework the user trains with (FRAMEWORK_SAID)."""
+    return FRAMEWORK_SAID.search(text) is not None
+
+
 def find_export_format(text: str) -> str | None:
-    text = CITED.sub(" ", text)
+    text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
     for fmt, pattern in EXPORT_WORDS.items():
         if re.search(pattern, text):
             return fmt
@@ -273,7 +292,7 @@ def find_export_format(text: str) -> str | None:
 
 def find_export_formats(text: str) -> list[str]:
     """Every format named, in the order written ("megatron and deepspeed configs")."""
-    text = CITED.sub(" ", text)
+    text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
     found = {}
     for fmt, pattern in EXPORT_WORDS.items():
         m = re.search(pattern, text)
@@ -285,7 +304,7 @@ def find_export_formats(text: str) -> list[str]:
 def find_framework(text: str) -> str | None:
     """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
     cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""
-    text = CITED.sub(" ", text)
+    text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
     for framework, pattern in FRAMEWORK_WORDS.items():
         if re.search(pattern, text):
             return framework
@@ -299,6 +318,27 @@ def find_concept(text: str) -> str | None:
         if re.search(pattern, text):
             return concept
     return None
+
+
+# Two concepts set against each other: "SP vs CP", "difference between ZeRO and FSDP", "I mix up TP and SP"
+CONCEPT_CONTRAST = re.compile(r"\bvs\.?\b|\bversus\b|\bdiffer\w*\b|\bcompared?\s+(?:to|with)\b|\bmix(?:ing|ed)?\s+(?:\w+\s+)?up\b|"
+                              r"\bconfus\w*\b|\bsame\s+(?:thing\s+)?as\b|\bor\b")
+
+
+def contrasted_concepts(text: str) -> list[str]:
+    """The concepts a message sets against each other, in the order written ("sequence parallel vs context
+    parallel" -> [sequence_parallel, context_parallel]); [] when it names fewer than two or does not contrast them."""
+    from .quantities import NEGATED_MODE
+    text = NEGATED_MODE.sub(" ", text)
+    if not CONCEPT_CONTRAST.search(text):
+        return []
+    first: dict[str, int] = {}
+    for pattern, concept in CONCEPTS:
+        m = re.search(pattern, text)
+        if m and concept not in first:
+            first[concept] = m.start()
+    found = sorted(first, key=first.get)
+    return found[:2] if len(found) >= 2 else []
 
 
 def find_unknown(text: str, model: str | None) -> list[str]:

@@ -23,6 +23,7 @@ from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .defaults import unread_defaults
 from .entities import normalise
+from .names import framework_said
 from .intents import Intent
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
@@ -41,8 +42,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
     turn = Turn(reserve, record, profile)
-    if intent.family == "export" and state.plan is not None:
-        e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup
+    if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
+        e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
     patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),
                              base=state.scenario)
     scenario = patch.merged_over(state.scenario)

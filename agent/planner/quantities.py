@@ -50,7 +50,7 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
 
 
 NUMBER = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
-SAMPLE = r"(?:samples?|sequences?|seqs?|examples?|documents?|docs?|rows?|conversations?)\b"
+SAMPLE = r"(?:samples?|sequences?|seqs?|examples?|documents?|docs?|rows?|conversations?|pairs?)\b"  # DPO: "pairs of 2k tokens"
 # "at step 12k", "~iter 30k": a point in training, not a length
 STEP_BEFORE = re.compile(r"\b(?:steps?|iters?|iterations?|updates?)\s*[~#]?\s*$")
 BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbsz?|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")

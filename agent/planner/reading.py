@@ -33,7 +33,7 @@ from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUS
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
 from .intents import EXPLAIN_STRONG, OUT_OF_SCOPE, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
-from .names import find_export_formats
+from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
@@ -45,6 +45,7 @@ class Act:
     entities: Entities
     detail: str | None = None
     derived: bool = False  # read from what the clause points at (the runner-up, an alternative), not its family
+    against_best: bool = False  # a comparison the planner adds after "what would you pick instead?" (not asked as one)
 
 
 @dataclass
@@ -110,10 +111,16 @@ def read(message: str, state: ConversationState) -> Request:
         # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
         # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
+    new_framework = state.plan is not None and acts[0].kind == "export" and e.framework is not None \
+        and framework_said(text) and (state.scenario is None or e.framework != state.scenario.framework)
+    if new_framework and (PLAN_TOO.search(text) or state.user_plan is None):
+        # "we use deepspeed, not megatron: the plan there + the ds_config": the plan on the table was chosen for
+        # another framework; the best plan under the one said is recommended first, and that plan is exported
+        acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
     if len(acts) > 1 or acts[0].derived:
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
-            if act.kind == "what_if" or act.kind == "export" and state.plan is not None:
+            if act.kind == "what_if" or act.kind == "export" and state.plan is not None and not new_framework:
                 shared = shared.replace(act.clause, " ")
         request.context = extract(shared)
     request.acts = acts
@@ -172,7 +179,7 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
                                                    and len(a.entities.plans) == 1 and len(a.entities.plans[0]) >= 2]
             acts.append(Act("recommend", clause, _with_plans(ce, []), None))
             if named and kind != "compare":
-                acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None))
+                acts.append(Act("compare", clause, _with_plans(ce, [{}, named[0]]), None, against_best=True))
             elif kind == "compare":
                 acts.append(Act("compare", clause, ce, None))
             continue
@@ -229,9 +236,11 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
         if acts and kind in ("memory", "evaluate") and acts[-1].kind == "compare" and not ce.plans:
             continue  # "compare zero 1 and zero 3, then tell me which uses less memory": the comparison shows it
         acts.append(Act(kind, clause, ce, reading.detail))
-    # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison.
+    # An act on plans a later comparison covers ("do we need tp8? … tp4 pp2 or tp8 pp1, which is faster") is that comparison;
+    # not a question about the user's plan ("does tp4 pp2 fit, what MFU? what would you run instead?"), answered first in
+    # its own right before the best plan it is then compared with.
     acts = [a for i, a in enumerate(acts) if not (a.kind in ("evaluate", "compare") and any(
-        b.kind == "compare" and a.entities.plans and all(any(p.items() <= q.items() for q in b.entities.plans)
+        b.kind == "compare" and not (b.against_best and a.kind == "evaluate") and a.entities.plans and all(any(p.items() <= q.items() for q in b.entities.plans)
                                                          for p in a.entities.plans if p) for b in acts[i + 1:]))]
     for act in acts:  # "explain interleaving? what does vpp=2 buy me, tp8 pp4": the concept on the plan named
         if act.kind == "explain" and not act.entities.plans and len(e.plans) == 1 and len(e.plans[0]) >= 2:

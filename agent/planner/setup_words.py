@@ -76,17 +76,31 @@ GRAPHS_BARE = re.compile(rf"\b{CUDA}\b")
 PACKED = re.compile(r"\b(?:sample|sequence|seq|example|document|doc|data)[\s_-]+packing\b|\bpacking\b(?!\s+(?:bf16|fp8|weights?|params?))"
                     r"|\bpack(?:ed|s)?\s+(?:\w+[\s-]+){0,2}?(?:sequences?|seqs?|samples?|examples?|docs?|documents?|data(?:set)?|"
                     r"conversations?|instructions?|sft|chats?)\b"
-                    r"|\b(?:data(?:set)?|samples|sequences|examples|docs|documents)\s+(?:is|are|were|get|gets)\s+packed\b")
+                    r"|\b(?:data(?:set)?|samples|sequences|examples|docs|documents)\s+(?:is|are|were|get|gets)\s+packed\b|\b(?:seqs|sequences|samples)\s+packed\b"
+                    # "we pack them into 8k sequences", "packing it to 4k"
+                    r"|\bpack(?:ed|s|ing)?\s+(?:them|these|those|it|everything)\s+(?:in)?to\b"
+                    # masking attention at document boundaries only exists for packed data: "intra-doc masking"
+                    r"|\b(?:intra|cross|inter|per)[\s_-]?(?:doc|document|sample)s?[\s_-]+(?:attention[\s_-]+)?mask"
+                    r"|\b(?:doc|document)[\s_-]+(?:boundary[\s_-]+)?(?:attention[\s_-]+)?masking\b")
 LENGTH = r"(?:~|about\s+|around\s+|roughly\s+|approx(?:\.|imately)?\s+|avg\.?\s+|averag\w+\s+|typically\s+|<?)?\s*(\d{1,3}(?:,\d{3})+|\d+)\s*(k)?"
-UNIT = r"\s*-?\s*tok(?:en)?s?\b"
+UNIT = r"\s*-?\s*tok(?:en)?s?\b(?!\s*/\s*(?:s|sec|gpu)\b|\s+per\s+(?:s|sec|second|gpu)\b)"  # not a throughput
 DOC = r"(?:samples?|docs?|documents?|examples?|conversations?|instructions?|rows?)"
+# Words between documents and their length that say nothing else: "samples are short (avg 400 tokens)"
+DOC_WORD = r"(?:short|small|tiny|brief|long|mostly|usually|typically|only|quite|pretty|fairly|very|avg\.?|average|about|around|roughly)"
 # A mean document length said as such: "mean doc length 512", "avg sample len of ~300", "--mean-doc-len 512"
 MEAN_DOC_LEN = re.compile(rf"\b(?:mean|avg\.?|average|typical)[\s_-]+(?:{DOC}|seq(?:uence)?)[\s_-]+len(?:gth)?\s*(?:of|=|:|is|~)?\s*{LENGTH}(?:{UNIT})?")
 # With packing said: "samples of ~200 tokens", "~200 tokens each", "200-token samples", "~200 tokens per sample"
 DOC_LEN = re.compile(rf"\b{DOC}\s+(?:of|with|at|averaging|around|about)\s+{LENGTH}{UNIT}"
                      rf"|(?<![\w.])~?\s*(\d{{1,3}}(?:,\d{{3}})+|\d+)\s*(k)?{UNIT}\s+(?:each|(?:per|a|an|/)\s*{DOC})"
                      rf"|(?<![\w.])~?\s*(\d{{1,3}}(?:,\d{{3}})+|\d+)\s*(k)?{UNIT}\s+(?:\w+\s+)?{DOC}"
-                     rf"|\b{DOC}\s+(?:are|were)\s+{LENGTH}{UNIT}")
+                     rf"|\b{DOC}\s+(?:are|were)\s+{LENGTH}{UNIT}"
+                     # a length qualified by words about the documents: "samples are short (avg 400 tokens)",
+                     # "docs are mostly ~300 tokens", "samples average 400 tokens"
+                     rf"|\b{DOC}\s+(?:are|were|average|averaging|run)\s+(?:{DOC_WORD}[\s,(:-]+){{1,3}}{LENGTH}{UNIT}"
+                     # with packing said, a length called an average is a document's: the packed sequence has no
+                     # average ("(avg 400 tokens)", "400 tokens on average")
+                     rf"|\b(?:avg\.?|average|mean)\s+(?:of\s+)?(?:~|about\s+|around\s+|roughly\s+)?(\d{{1,3}}(?:,\d{{3}})+|\d+)\s*(k)?{UNIT}"
+                     rf"|(?<![\w.])~?\s*(\d{{1,3}}(?:,\d{{3}})+|\d+)\s*(k)?{UNIT}\s+(?:on\s+)?(?:avg|average)\b")
 
 
 # Two values of one option contrasted ("deepep vs alltoall dispatcher", "full or per-layer cuda graphs", "with or

@@ -1,5 +1,5 @@
 """Two scenarios side by side: "H100 vs H200 for 405B on 1024 GPUs", "64 or 128 GPUs?", "LoRA or QLoRA
-on 2 A100s", "bf16 vs fp8", "deepep vs alltoall dispatcher", "full or per-layer cuda graphs". Two values of one scenario fact joined by a contrast word; everything
+on 2 A100s", "bf16 vs fp8", "deepep vs alltoall dispatcher", "full or per-layer cuda graphs", "8k ctx (gbs 256) vs 16k ctx (gbs 128)". Two values of one scenario fact joined by a contrast word; everything
 else the message states is common to both sides. Plan knobs ("TP=4 vs TP=8") are plans, not
 scenarios, and are read by knobs.py."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from .names import _gpu_patterns, find_model
+from .quantities import K
 from .setup_words import setup_sides
 
 CONTRAST = re.compile(r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst|/)\s*")
@@ -86,6 +87,42 @@ def _joined_sides(text: str) -> tuple[dict, ...] | None:
     return None
 
 
+# Two sequence lengths, each maybe with its own batch: "8k ctx (gbs 256) vs 16k ctx (gbs 128)", "4k vs 8k context",
+# "seq 4096 with gbs 512 or seq 8192 with gbs 256". A context word must be in the pair: "8k or 16k" alone may be a
+# batch or a GPU count and is not read; "2048 vs 4096 tokens per step" is a batch.
+CTX_WORD = r"(?:ctx|context(?:\s+length)?|seq(?:uence)?(?:\s+len(?:gth)?)?|seqs|sequences|tokens?)"
+
+
+def _length_side(w: str) -> str:
+    """One side: a length, its context word before or after, and maybe its own global batch in sequences."""
+    return (rf"(?:(?P<{w}1>{CTX_WORD})\s*[=:]?\s*)?(?P<{w}n>\d+(?:\.\d+)?k|\d{{3,7}})(?![\w.])(?:\s*(?P<{w}2>{CTX_WORD}))?"
+            r"(?:\s*[(,]?\s*(?:with\s+|@\s*|at\s+)?(?:an?\s+)?(?:gbs|global\s+batch(?:\s+size)?|batch(?:\s+size)?|bs)\s*(?:of|=|:)?\s*"
+            rf"(?P<{w}b>\d[\d,]*)(?!\s*[km]?\s*tok)(?:\s+(?:seqs|sequences))?[^()]*?\)?)?")
+
+
+LENGTH_SIDES = re.compile(_length_side("a") + r"\s*(?:\bvs\.?|\bversus|\bor|\bcompared\s+(?:to|with)|\bagainst)\s*"
+                          + _length_side("b") + r"(?!\s*(?:gpus?|cards|nodes?|boxes|servers|x\b))"
+                          r"(?<!tokens)(?<!token)(?!\s*(?:per|/|a|an|each)\s*(?:step|batch|iter\w*|update|gpu|sec\w*|s)\b)")
+
+
+def _length_sides(text: str) -> tuple[dict, dict] | None:
+    for m in LENGTH_SIDES.finditer(text):
+        worded = [bool(m.group(f"{w}1") or m.group(f"{w}2")) for w in "ab"]
+        if not any(worded):
+            continue
+        sides = []
+        for w in "ab":
+            number = m.group(f"{w}n")
+            sides.append({"seq_len": int(float(number[:-1]) * K) if number.endswith("k") else int(number)})
+        batches = [m.group(f"{w}b") for w in "ab"]
+        if all(batches):  # each side its own batch; one batch said once ("4k vs 8k ctx, gbs 512") is common to both
+            for side, batch in zip(sides, batches):
+                side["global_batch"] = int(batch.replace(",", ""))
+        if sides[0] != sides[1]:
+            return sides[0], sides[1]
+    return None
+
+
 def scenario_sides(text: str) -> tuple[dict, ...] | None:
     """({fact: value}, {fact: value}, …) for the scenarios a (normalised) message contrasts, or None: two,
     or more GPUs listed ("H100, H200 or B200"). Count facts are {"gpus": n} or {"nodes": n}."""
@@ -123,4 +160,4 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
                 if va != vb:
                     return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
-    return setup_sides(text) or _joined_sides(text)
+    return _length_sides(text) or setup_sides(text) or _joined_sides(text)
