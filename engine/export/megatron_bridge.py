@@ -92,7 +92,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
                   ("model.recompute_num_layers", "1")]
     elif s.recompute == "selective":
         pairs += [("model.recompute_granularity", "selective"), ("model.recompute_method", "null"),
-                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ", ".join(selective_modules(plan.model, plan.setup)) + "]")]
+                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ",".join(selective_modules(plan.model, plan.setup)) + "]")]
     else:
         pairs += [("model.recompute_granularity", "null"), ("model.recompute_method", "null"),
                   ("model.recompute_num_layers", "null")]
