@@ -72,12 +72,6 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
         words.append("--moe-a2a-overlap")
     if scenario.cuda_graphs not in (None, "none"):
         words += ["--cuda-graphs", scenario.cuda_graphs]
-    if scenario.recompute_modules is not None:
-        words += ["--recompute-modules", ",".join(scenario.recompute_modules)]
-    if scenario.grad_reduce_dtype == "bf16":
-        words.append("--grad-reduce-in-bf16")
-    if scenario.fp8_param_gather:
-        words.append("--fp8-param-gather")
     if plan.sequence_parallel is False:
         words.append("--no-sp")
     if args.measured_tokens_per_s_per_gpu is not None:

@@ -112,10 +112,6 @@ class ScenarioFacts(BaseModel):
     moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
     moe_a2a_overlap: bool = False
     cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with")
-    recompute_modules: str = Field(default="default", description="Megatron --recompute-modules of selective "
-                                                                  "recompute, comma-separated; default = the model's set")
-    grad_reduce_dtype: str = Field(default="fp32", description="gradient buffer and DP reduction dtype")
-    fp8_param_gather: bool = Field(default=False, description="FP8 primary weights (--fp8-param-gather)")
 
 
 def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
@@ -141,9 +137,6 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                       else "")
                    + (", EP all-to-all overlapped" if model.moe is not None and setup.moe_a2a_overlap else "")
                    + (f", {setup.cuda_graphs} CUDA graphs" if setup.cuda_graphs != "none" else "")
-                   + (f", recompute modules {','.join(setup.recompute_modules)}" if setup.recompute_modules else "")
-                   + (", BF16 gradient reduction" if setup.grad_reduce_dtype == "bf16" else "")
-                   + (", FP8 primary weights" if setup.fp8_param_gather else "")
                    + (f", packed documents of {setup.mean_doc_len:,} tokens on average" if setup.mean_doc_len else ""))
     return ScenarioFacts(arguments=args, description=description, model=model.name, params_billion=round(params_b, 2),
                          approximate_model=model.approximate, gpu=cluster.gpu.id, gpus=cluster.num_gpus,
@@ -152,10 +145,7 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
                          mode=mode_name(setup), precision=setup.precision, framework=setup.framework,
                          moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
-                         cuda_graphs=setup.cuda_graphs,
-                         recompute_modules=",".join(setup.recompute_modules) if setup.recompute_modules is not None
-                         else "default", grad_reduce_dtype=setup.grad_reduce_dtype,
-                         fp8_param_gather=setup.fp8_param_gather)
+                         cuda_graphs=setup.cuda_graphs)
 
 
 class Difference(BaseModel):

@@ -69,11 +69,6 @@ class Scenario(Args):
     mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
     cuda_graphs: Literal["none", "per-layer", "full-iteration"] | None = Field(
         None, description="CUDA graphs (Megatron only); default none")
-    recompute_modules: list[Literal["core_attn", "layernorm", "mla_up_proj", "moe_act"]] | None = Field(
-        None, description="Megatron only: what selective recompute recomputes; default the model's set")
-    grad_reduce_dtype: Literal["fp32", "bf16"] | None = Field(
-        None, description="Megatron only: bf16 = --grad-reduce-in-bf16; default fp32")
-    fp8_param_gather: bool | None = Field(None, description="Megatron + fp8 only: FP8 primary weights; default false")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -125,10 +120,7 @@ class Scenario(Args):
                                precision=self.precision or "bf16", framework=self.framework or "megatron",
                                moe_dispatcher=self.moe_dispatcher or "alltoall",
                                moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len,
-                               cuda_graphs=self.cuda_graphs or "none",
-                               recompute_modules=None if self.recompute_modules is None else tuple(self.recompute_modules),
-                               grad_reduce_dtype=self.grad_reduce_dtype or "fp32",
-                               fp8_param_gather=bool(self.fp8_param_gather))
+                               cuda_graphs=self.cuda_graphs or "none")
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
 

@@ -23,7 +23,7 @@ PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_b
               "sequence_parallel")
 CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens",
                      "mode", "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap",
-                     "mean_doc_len", "cuda_graphs", "recompute_modules", "grad_reduce_dtype", "fp8_param_gather")
+                     "mean_doc_len", "cuda_graphs")
 
 
 class WhatIfArgs(Args):
@@ -100,9 +100,7 @@ def engine_change(before: Scenario, after: Scenario) -> dict:
              "network": (b.cluster.network.id, a.cluster.network.id)}
     pairs.update({name: (getattr(b.setup, name), getattr(a.setup, name))
                   for name in ("seq_len", "global_batch", "lora_rank", "precision", "framework",
-                               "moe_dispatcher", "moe_a2a_overlap", "mean_doc_len", "cuda_graphs",
-                               "grad_reduce_dtype", "fp8_param_gather")})
-    pairs["recompute_modules"] = (b.setup.recompute_modules, a.setup.recompute_modules)
+                               "moe_dispatcher", "moe_a2a_overlap", "mean_doc_len", "cuda_graphs")})
     pairs["mode"] = (mode_name(b.setup), mode_name(a.setup))
     post_b, post_a = b.setup.post_training, a.setup.post_training
     if post_a is not None and post_a.generates:  # the rollout shape, as the engine's what-if takes it
@@ -134,7 +132,7 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     changed = [Change(field=k, before=getattr(before_facts, k), after=getattr(after_facts, k))
                for k in ("model", "gpu", "gpus", "gpus_per_node", "nodes", "network", "seq_len", "global_batch",
                          "global_batch_tokens", "mode", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap",
-                         "cuda_graphs", "recompute_modules", "grad_reduce_dtype", "fp8_param_gather")
+                         "cuda_graphs")
                if getattr(before_facts, k) != getattr(after_facts, k)]
     b, a = before.best, after.best
     plan_changes = []
