@@ -39,10 +39,10 @@ def test_without_the_flags_the_setup_says_the_defaults(capsys):
     (["--recompute-modules", "core_attn,mlp"], "recompute module(s) mlp are not modelled; valid: core_attn, layernorm"),
     (["--recompute-modules", ","], "expected module names separated by commas"),
 ])
-@pytest.mark.parametrize("command", ["evaluate", "recommend", "explain", "export"])
+@pytest.mark.parametrize("command", ["evaluate", "recommend", "explain", "export", "calibrate"])
 def test_invalid_use_is_one_line_exit_2(capsys, command, flags, message):
-    extra = ["--format", "megatron"] if command == "export" else []
-    scenario = DENSE if command in ("evaluate", "export") else DENSE[:6]  # recommend/explain choose the plan
+    extra = {"export": ["--format", "megatron"], "calibrate": ["--measured-step-s", "2"]}.get(command, [])
+    scenario = DENSE if command in ("evaluate", "export", "calibrate") else DENSE[:6]  # recommend/explain choose the plan
     code, out, err = run(capsys, command, *scenario, *extra, *flags)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err
