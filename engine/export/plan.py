@@ -91,4 +91,7 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
         notes.append(f"the plan was priced with {', '.join(megatron_only)} (Megatron-Core options), which {fmt} "
                      f"does not take: its memory and gradient bytes differ, so re-run `shardwise evaluate "
                      f"--framework {checked_setup.framework}` without them")
+    if setup.recompute_modules is not None and strategy.recompute != "selective":
+        notes.append(f"--recompute-modules apply to selective recompute; this plan recomputes {strategy.recompute}, "
+                     f"so {','.join(setup.recompute_modules)} are not used")
     return ExportPlan(model, cluster, setup, strategy), notes

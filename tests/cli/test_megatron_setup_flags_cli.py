@@ -96,3 +96,18 @@ def test_what_if_changes_each_option(capsys):
     assert code == 2 and err.count("\n") == 1 and "'fp32' or 'bf16'" in err
     code, out, err = run(capsys, "what-if", *small, "--change", "fp8_param_gather=true")
     assert code == 2 and err.count("\n") == 1 and "needs framework megatron and precision fp8" in err
+
+
+def test_the_text_setup_line_names_the_options(capsys):
+    code, out, err = run(capsys, "evaluate", *DENSE, "--precision", "fp8", "--fp8-param-gather", "--grad-reduce-in-bf16",
+                         "--recompute-modules", "core_attn,layernorm")
+    assert code == 0, err
+    assert "megatron, recompute modules core_attn+layernorm, BF16 gradients, FP8 weights" in out
+
+
+def test_export_says_the_modules_are_unused_without_selective_recompute(capsys):
+    code, out, err = run(capsys, "export", "--format", "megatron", *DENSE, "--recompute", "full",
+                         "--recompute-modules", "core_attn,layernorm")
+    assert code == 0, err
+    assert "--recompute-modules apply to selective recompute" in err
+    assert "--recompute-modules" not in out.split("note:")[0].split("RECOMPUTE_ARGS=(")[1].split(")")[0]
