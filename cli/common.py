@@ -13,7 +13,7 @@ from ..engine.inputs import build_cluster, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import CUDA_GRAPH_MODES, MOE_DISPATCHERS, TrainingSetup
+from ..engine.training import CUDA_GRAPH_MODES, MOE_DISPATCHERS, RECOMPUTE_MODULE_NAMES, TrainingSetup
 from .profile_file import add_profile_arg
 
 
@@ -47,6 +47,16 @@ def seq_len_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a sequence length such as 8192 or 8k "
                                          f"(a positive whole number of tokens), got {text!r}")
     return int(value)
+
+
+def module_list(text: str) -> tuple[str, ...]:
+    """'core_attn,layernorm' or 'core_attn layernorm' -> ('core_attn', 'layernorm'); names are checked by
+    TrainingSetup, so a wrong one gets the engine's message."""
+    names = tuple(n for n in text.replace(",", " ").split() if n)
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected module names separated by commas "
+                                         f"({', '.join(RECOMPUTE_MODULE_NAMES)}), got {text!r}")
+    return names
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -101,6 +111,17 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                    help="CUDA graphs the step is replayed with (Megatron-Core --cuda-graph-impl; megatron only): none "
                         "(default), per-layer (transformer_engine; dropless MoE experts stay eager), or full-iteration "
                         "(the whole forward-backward as one graph: no host launch time; MoE needs --moe-dispatcher deepep)")
+    g.add_argument("--recompute-modules", type=module_list, metavar="M,M,...",
+                   help="what --recompute selective recomputes (Megatron-Core --recompute-modules; megatron only): "
+                        f"comma-separated subset of {', '.join(RECOMPUTE_MODULE_NAMES)} (default: core_attn for dense "
+                        "models; core_attn, layernorm and mla_up_proj/moe_act where the model has them)")
+    g.add_argument("--grad-reduce-in-bf16", action="store_true",
+                   help="keep and reduce gradients in BF16 instead of FP32 (Megatron-Core --grad-reduce-in-bf16, as "
+                        "Megatron-Bridge's performance recipes run; megatron only): half the gradient memory and DP "
+                        "gradient bytes")
+    g.add_argument("--fp8-param-gather", action="store_true",
+                   help="FP8 primary weights (Megatron-Core --fp8-param-gather; megatron with --precision fp8 only): "
+                        "no BF16 weight copy, weights gathered in FP8")
 
 
 def add_cost_args(p: argparse.ArgumentParser) -> None:
@@ -157,6 +178,9 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
                           moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),
                           cuda_graphs=getattr(args, "cuda_graphs", None) or "none",
+                          recompute_modules=getattr(args, "recompute_modules", None),
+                          grad_reduce_dtype="bf16" if getattr(args, "grad_reduce_in_bf16", False) else "fp32",
+                          fp8_param_gather=bool(getattr(args, "fp8_param_gather", False)),
                           mean_doc_len=getattr(args, "mean_doc_len", None))
 
 

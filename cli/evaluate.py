@@ -58,7 +58,20 @@ def moe_dispatch_words(setup) -> str:
 
 def cuda_graph_words(setup) -> str:
     """', full-iteration CUDA graphs' when the step is replayed as graphs."""
-    return "" if setup.cuda_graphs == "none" else f", {setup.cuda_graphs} CUDA graphs"
+    return ("" if setup.cuda_graphs == "none" else f", {setup.cuda_graphs} CUDA graphs") + megatron_option_words(setup)
+
+
+def megatron_option_words(setup) -> str:
+    """', recompute modules core_attn+layernorm, BF16 gradients, FP8 weights' for the options a user set."""
+    words = []
+    modules = getattr(setup, "recompute_modules", None)
+    if modules is not None:
+        words.append("recompute modules " + "+".join(modules))
+    if getattr(setup, "grad_reduce_dtype", "fp32") == "bf16":
+        words.append("BF16 gradients")
+    if getattr(setup, "fp8_param_gather", False):
+        words.append("FP8 weights")
+    return "".join(", " + w for w in words)
 
 
 def packed_note(mean_doc_len: int | None) -> str:

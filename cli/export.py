@@ -32,7 +32,8 @@ from .files import read_json_file
 from .profile_file import profile_from_args
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
-               "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "prompt_len", "response_len", "group_size", "inference_tp",
+               "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "recompute_modules", "grad_reduce_in_bf16",
+               "fp8_param_gather", "prompt_len", "response_len", "group_size", "inference_tp",
                "reference_dtype")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
@@ -126,7 +127,10 @@ def setup_from_summary(s: dict) -> TrainingSetup:
                           lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
                           moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)), mean_doc_len=s.get("mean_doc_len"),
-                          cuda_graphs=s.get("cuda_graphs", "none"))
+                          cuda_graphs=s.get("cuda_graphs", "none"),
+                          recompute_modules=None if s.get("recompute_modules") is None else tuple(s["recompute_modules"]),
+                          grad_reduce_dtype=s.get("grad_reduce_dtype", "fp32"),
+                          fp8_param_gather=bool(s.get("fp8_param_gather", False)))
 
 
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                               description="Re-run the recommendation with an input changed (gpu, gpus, "
                                           "gpus_per_node, network, seq_len, global_batch, global_batch_tokens, "
                                           "mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, cuda_graphs, "
-                                          "mean_doc_len) and report what changed and why.")
+                                          "mean_doc_len, recompute_modules, grad_reduce_dtype, fp8_param_gather) and report what changed and why.")
     add_scenario_args(p)
     p.add_argument("--change", action="append", required=True, metavar="INPUT=VALUE",
                    help="e.g. gpu=h200, gpus=128, seq_len=16k, mode=lora, network=ib-xdr (repeatable)")

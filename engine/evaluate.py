@@ -138,6 +138,8 @@ def setup_summary(setup: TrainingSetup) -> SetupSummary:
                         lora_rank=setup.lora_rank, precision=setup.precision, framework=setup.framework,
                         moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
                         cuda_graphs=setup.cuda_graphs,
+                        recompute_modules=None if setup.recompute_modules is None else list(setup.recompute_modules),
+                        grad_reduce_dtype=setup.grad_reduce_dtype, fp8_param_gather=setup.fp8_param_gather,
                         post_training=setup.post_training, mean_doc_len=setup.mean_doc_len)
 
 

@@ -144,6 +144,11 @@ class SetupSummary(_Result):
     moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch")
     cuda_graphs: str = Field(default="none", description="CUDA graphs the step is replayed with (none, per-layer, "
                                                          "full-iteration)")
+    recompute_modules: list[str] | None = Field(default=None, description="Megatron-Core --recompute-modules that "
+                                                "selective recompute means; None = shardwise's set for the model")
+    grad_reduce_dtype: str = Field(default="fp32", description="gradient buffer and DP reduction dtype (fp32, or "
+                                                               "bf16 = --grad-reduce-in-bf16)")
+    fp8_param_gather: bool = Field(default=False, description="FP8 primary weights (--fp8-param-gather)")
     mean_doc_len: int | None = Field(default=None, description="packed sequences: mean document length in tokens "
                                                                "(attention by document); None = one per sequence")
 

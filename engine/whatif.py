@@ -1,8 +1,9 @@
 """What-if: re-run the recommendation with one input changed, and say what changed and why.
 
 Inputs that can change: gpu, num_gpus, gpus_per_node, network, seq_len, global_batch,
-global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, cuda_graphs, and for GRPO/PPO
-prompt_len, response_len, group_size, inference_tp. The answer is data: the two
+global_batch_tokens, mode, lora_rank, precision, framework, moe_dispatcher, moe_a2a_overlap, cuda_graphs,
+recompute_modules (core_attn,layernorm or none = the model's default set), grad_reduce_dtype (fp32/bf16),
+fp8_param_gather, and for GRPO/PPO prompt_len, response_len, group_size, inference_tp. The answer is data: the two
 recommendations, how the best plan's knobs moved, each time/memory term before and after,
 and named reasons with their numbers.
 """
@@ -25,7 +26,7 @@ from .training import TrainingSetup
 
 INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batch", "global_batch_tokens", "mode",
           "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "prompt_len", "response_len",
-          "group_size", "inference_tp", "mean_doc_len")
+          "group_size", "inference_tp", "mean_doc_len", "recompute_modules", "grad_reduce_dtype", "fp8_param_gather")
 ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
@@ -87,6 +88,9 @@ def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
     if isinstance(change, str):
         pairs = []
         for part in filter(None, (p.strip() for p in change.split(","))):
+            if "=" not in part and pairs and pairs[-1][0].replace("-", "_") == "recompute_modules":
+                pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]},{part}")  # recompute_modules=core_attn,layernorm
+                continue
             if "=" not in part:
                 raise ShardwiseInputError(f"what-if change {part!r} must look like input=value, e.g. gpu=h200")
             key, value = part.split("=", 1)
@@ -142,6 +146,12 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
             update[name] = str(changes[name]).lower()
     if "moe_a2a_overlap" in changes:
         update["moe_a2a_overlap"] = _parse_bool("moe_a2a_overlap", changes["moe_a2a_overlap"])
+    if "grad_reduce_dtype" in changes:
+        update["grad_reduce_dtype"] = str(changes["grad_reduce_dtype"]).lower()
+    if "fp8_param_gather" in changes:
+        update["fp8_param_gather"] = _parse_bool("fp8_param_gather", changes["fp8_param_gather"])
+    if "recompute_modules" in changes:
+        update["recompute_modules"] = _parse_modules(changes["recompute_modules"])
     update.update(_post_training_update(setup, changes, seq))
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
@@ -190,6 +200,20 @@ def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: in
     return update
 
 
+def _parse_modules(value: Any) -> tuple[str, ...] | None:
+    """'core_attn,layernorm' (or a list) -> a tuple TrainingSetup checks; 'none'/'default' -> None, the
+    model's default selective set."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "default", "")):
+        return None
+    names = value.replace("+", ",").replace(" ", ",").split(",") if isinstance(value, str) else list(value)
+    return tuple(str(n).strip() for n in names if str(n).strip())
+
+
+def _shown(value: Any) -> Any:
+    """A tuple of recompute modules as typed (core_attn,layernorm); None as 'default'."""
+    return ",".join(value) if isinstance(value, tuple) else value
+
+
 def _parse_bool(name: str, value: Any) -> bool:
     text = str(value).strip().lower()
     if text in ("1", "true", "yes", "on"):
@@ -208,7 +232,9 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
 
     pairs += [(n, getattr(setup, n), getattr(new_setup, n))
               for n in ("seq_len", "global_batch", "lora_rank", "precision", "framework", "moe_dispatcher",
-                        "moe_a2a_overlap", "cuda_graphs", "mean_doc_len")]
+                        "moe_a2a_overlap", "cuda_graphs", "mean_doc_len", "grad_reduce_dtype", "fp8_param_gather")]
+    pairs.append(("recompute_modules", _shown(setup.recompute_modules) or "default",
+                  _shown(new_setup.recompute_modules) or "default"))
     pairs.insert(6, ("mode", mode_name(setup), mode_name(new_setup)))
     return [InputChange(input=n, before=b, after=a) for n, b, a in pairs if b != a]
 

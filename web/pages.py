@@ -33,7 +33,8 @@ router = APIRouter(include_in_schema=False)
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
                 "framework": "megatron", "config_json": "", "params": "", "response_len": "",
-                "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none"}
+                "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
+                "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -55,6 +56,10 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
                             "precision": f.get("precision") or "bf16", "framework": f.get("framework") or "megatron",
                             "moe_dispatcher": f.get("moe_dispatcher") or "alltoall",
                             "cuda_graphs": f.get("cuda_graphs") or "none",
+                            "grad_reduce_dtype": f.get("grad_reduce_dtype") or "fp32",
+                            "fp8_param_gather": f.get("fp8_param_gather") == "on",
+                            "recompute_modules": [m for m in f.get("recompute_modules", "").replace(",", " ").split()]
+                            or None,
                             "top_k": PAGE_TOP_K}
     choice = f.get("model", "")
     if choice == "__config__":

@@ -62,6 +62,13 @@ class ScenarioRequest(_Body):
                                                               "(Megatron-Core --overlap-moe-expert-parallel-comm)")
     cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron only): "
                                                                 "none, per-layer or full-iteration")
+    recompute_modules: list[str] | None = Field(
+        default=None, max_length=8, description="Megatron only: --recompute-modules that selective recompute means "
+                                                "(core_attn, layernorm, mla_up_proj, moe_act); null = the model's default set")
+    grad_reduce_dtype: Literal["fp32", "bf16"] = Field(
+        default="fp32", description="Megatron only: gradient buffer and DP reduction dtype (bf16 = --grad-reduce-in-bf16)")
+    fp8_param_gather: bool = Field(default=False, description="Megatron with precision fp8 only: FP8 primary weights "
+                                                              "(--fp8-param-gather)")
     mean_doc_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                      description="packed sequences: mean document length in tokens, attended per "
                                                  "document (varlen flash attention); null = one per sequence")
@@ -78,7 +85,9 @@ class ScenarioRequest(_Body):
                               group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
                               precision=self.precision, framework=self.framework,
                               moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
-                              cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
+                              cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len,
+                              recompute_modules=None if self.recompute_modules is None else tuple(self.recompute_modules),
+                              grad_reduce_dtype=self.grad_reduce_dtype, fp8_param_gather=self.fp8_param_gather)
 
 
 def batch_tokens(value: int | str) -> float:

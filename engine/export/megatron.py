@@ -83,6 +83,10 @@ def precision_args(plan: ExportPlan) -> list[str]:
         # E4M3 forward, E5M2 gradients, per-tensor current scaling: Megatron-Bridge's
         # bf16_with_fp8_current_scaling_mixed recipe.
         args += ["--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"]
+    if plan.setup.fp8_param_gather:  # FP8 primary weights, gathered in FP8 (TrainingSetup.fp8_param_gather)
+        args.append("--fp8-param-gather")
+    if plan.setup.grad_reduce_dtype == "bf16":  # BF16 main-gradient buffer and DP reduction
+        args.append("--grad-reduce-in-bf16")
     return args
 
 
@@ -91,7 +95,7 @@ def recompute_args(plan: ExportPlan) -> list[str]:
         return ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     if plan.strategy.recompute == "selective":
         modules = selective_modules(plan.model, plan.setup)
-        if modules == MEGATRON_DENSE_SELECTIVE_MODULES:
+        if modules == MEGATRON_DENSE_SELECTIVE_MODULES and plan.setup.recompute_modules is None:
             return ["--recompute-granularity", "selective"]
         return ["--recompute-granularity", "selective", "--recompute-modules", *modules]
     return []
@@ -198,6 +202,11 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
         raise ExportRefused(FORMAT, f"Megatron-LM's pretrain_gpt.py has no {plan.setup.mode.upper()} adapters",
                             "export --format megatron-bridge (peft=lora) or use --mode full")
     cuda_graphs.refuse_dropless_moe_full_iteration(plan, FORMAT)
+    if plan.setup.fp8_param_gather and plan.strategy.zero_stage == 0:
+        # validate_args (core_v0.16.1): "--fp8-param-gather only supported with distributed optimizer, torch
+        # fsdp2, megatron fsdp, or inference mode"
+        raise ExportRefused(FORMAT, "Megatron-LM runs --fp8-param-gather only with the distributed optimizer or "
+                            "Megatron-FSDP, and this plan is ZeRO-0", "use --zero 1 or higher, or drop --fp8-param-gather")
 
 
 def groups(plan: ExportPlan) -> tuple[list[tuple[str, list[str]]], list[str]]:

@@ -92,7 +92,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
                   ("model.recompute_num_layers", "1")]
     elif s.recompute == "selective":
         pairs += [("model.recompute_granularity", "selective"), ("model.recompute_method", "null"),
-                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ", ".join(selective_modules(plan.model, plan.setup)) + "]")]
+                  ("model.recompute_num_layers", "null"), ("model.recompute_modules", "[" + ",".join(selective_modules(plan.model, plan.setup)) + "]")]
     else:
         pairs += [("model.recompute_granularity", "null"), ("model.recompute_method", "null"),
                   ("model.recompute_num_layers", "null")]
@@ -147,6 +147,28 @@ def cuda_graph_notes(plan: ExportPlan) -> list[str]:
     return notes
 
 
+def precision_notes(plan: ExportPlan) -> list[str]:
+    """BF16 gradients and FP8 primary weights as recipe code, not overrides: they are MixedPrecisionConfig
+    fields (grad_reduce_in_fp32, fp8_param_gather) that Bridge copies onto the DDP and model configs at setup
+    (training/mixed_precision.py update_config_with_precision_overrides, called from config.py), so a
+    ddp.grad_reduce_in_fp32 override is overwritten, and mixed_precision.* cannot be overridden while
+    mixed_precision is a preset name (Hydra: "Could not override 'mixed_precision.…'")."""
+    setup, out = plan.setup, []
+    if setup.grad_reduce_dtype == "bf16":
+        out.append("the plan keeps and reduces gradients in BF16: in the recipe set cfg.mixed_precision = "
+                   "get_mixed_precision_config(cfg.mixed_precision); cfg.mixed_precision.grad_reduce_in_fp32 = "
+                   "False; cfg.ddp.grad_reduce_in_fp32 = False (as Bridge's performance recipes do; an override "
+                   "of ddp.grad_reduce_in_fp32 alone is reset by the mixed-precision preset)")
+    if setup.precision == "fp8" and setup.fp8_param_gather:
+        out.append(f"{MIXED_PRECISION['fp8']} keeps FP8 primary weights (fp8_param_gather = True), as the plan "
+                   "was priced")
+    elif setup.precision == "fp8":
+        out.append(f"{MIXED_PRECISION['fp8']} turns on fp8_param_gather (FP8 primary weights), which the plan "
+                   "was priced without: set cfg.mixed_precision.fp8_param_gather = False in the recipe to match, "
+                   "or price it with --fp8-param-gather")
+    return out
+
+
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     pairs = overrides(plan)
     name, own = recipe(plan)
@@ -158,7 +180,7 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
              f"    scripts/training/run_recipe.py --recipe {name} \\"]
     lines += [f"    {k}={v} \\" for k, v in pairs[:-1]] + [f"    {pairs[-1][0]}={pairs[-1][1]}"]
     body = "\n".join(line for line in lines if line) + "\n"
-    own += host_notes + cuda_graph_notes(plan)
+    own += host_notes + cuda_graph_notes(plan) + precision_notes(plan)
     own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
     if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or plan.setup.moe_a2a_overlap):
         # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not

@@ -84,4 +84,14 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
         notes.append(f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run "
                      f"(a Megatron-Core option): its host launch time is back, so re-run `shardwise evaluate "
                      f"--cuda-graphs none --framework {checked_setup.framework}`")
+    megatron_only = [flag for flag, on in (("--recompute-modules", setup.recompute_modules is not None),
+                                           ("--grad-reduce-in-bf16", setup.grad_reduce_dtype != "fp32"),
+                                           ("--fp8-param-gather", setup.fp8_param_gather)) if on]
+    if megatron_only and checked_setup.framework != "megatron":
+        notes.append(f"the plan was priced with {', '.join(megatron_only)} (Megatron-Core options), which {fmt} "
+                     f"does not take: its memory and gradient bytes differ, so re-run `shardwise evaluate "
+                     f"--framework {checked_setup.framework}` without them")
+    if setup.recompute_modules is not None and strategy.recompute != "selective":
+        notes.append(f"--recompute-modules apply to selective recompute; this plan recomputes {strategy.recompute}, "
+                     f"so {','.join(setup.recompute_modules)} are not used")
     return ExportPlan(model, cluster, setup, strategy), notes
