@@ -36,9 +36,23 @@ def test_plan_flags_beside_from_plan_are_refused(tmp_path, capsys, flag):
     assert code == 2 and out == "" and err.count("\n") == 1 and flag[0] in err
 
 
-def test_evaluate_json_at_another_sequence_length_is_refused(tmp_path, capsys):
-    # evaluate --json carries no setup: the export used the default 4,096 tokens for an 8k plan.
+def test_evaluate_json_carries_its_setup(tmp_path, capsys):
+    # evaluate --json states the setup it ran under, so an 8k plan exports at 8,192 tokens as given
     path = _save(tmp_path, capsys, "ev.json", "evaluate", *SCENARIO, "--tp", 2, "--seq-len", "8k")
+    code, out, err = run(capsys, "export", "--format", "megatron", "--from-plan", path)
+    assert code == 0, err
+    assert "--seq-length 8192" in out
+
+
+def test_evaluate_json_without_setup_at_another_sequence_length_is_refused(tmp_path, capsys):
+    # an evaluate object without `setup` (as printed before it carried one): the export would use the
+    # default 4,096 tokens for an 8k plan, so it is refused and the flag to add is named
+    import json
+
+    path = _save(tmp_path, capsys, "ev.json", "evaluate", *SCENARIO, "--tp", 2, "--seq-len", "8k")
+    plan = json.loads(path.read_text())
+    del plan["setup"]
+    path.write_text(json.dumps(plan))
     code, out, err = run(capsys, "export", "--format", "megatron", "--from-plan", path)
     assert code == 2 and "8,192" in err and "--seq-len 8192" in err
     code, out, err = run(capsys, "export", "--format", "megatron", "--from-plan", path, "--seq-len", "8k")
