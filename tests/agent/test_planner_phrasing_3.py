@@ -14,17 +14,7 @@ from shardwise.agent.planner.names import find_link_speed
 from shardwise.agent.state import ConversationState
 from shardwise.engine.inputs import parse_token_count
 
-
-def ask(service, *messages):
-    """[(tool calls [(name, arguments)], answer)] for each turn of one conversation."""
-    from shardwise.agent.events import DoneEvent
-
-    session, out = None, []
-    for message in messages:
-        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
-        session = done.session_id
-        out.append(([(c["name"], c["arguments"]) for c in done.tool_calls], done.answer))
-    return out
+from support.chat import ask
 
 
 # ---- 1. the global batch in sequences, however it is abbreviated ------------------------------------
