@@ -61,3 +61,14 @@ def test_an_exporters_code_settings_are_said_in_words():
     note = 'TP=2: load the model with tp_plan="auto"; Accelerator(gradient_accumulation_steps=16), data.train_batch_size=64'
     assert _settings_in_words(note) == ('TP=2: load the model with tp_plan set to "auto"; Accelerator('
                                         'gradient_accumulation_steps set to 16), data.train_batch_size set to 64')
+
+
+@pytest.mark.parametrize("slowdown, said", [(2.6, "(2.6 % slower than `TP=2 CP=2`)"),
+                                            (-2.6, "(2.6 % faster than `TP=2 CP=2` as priced for deepspeed)")])
+def test_a_substitute_export_says_slower_or_faster_by_its_sign(slowdown, said):
+    # a substitute plan can be predicted faster than the one asked for; "-2.6 % slower" read as nonsense
+    r = dict(exported=True, substituted_for="TP=2 CP=2", format="deepspeed", refused_reason="no TP with Ulysses",
+             plan="TP=1 CP=4", filename="ds_config.json", lines=40, planned_for="deepspeed", slowdown_percent=slowdown,
+             id="r1", warnings=[])
+    text = render("offline/export.md.j2", r=r)
+    assert said in text and "-2.6" not in text
