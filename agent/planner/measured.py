@@ -24,12 +24,15 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\s*(?:of|=|:|is|wa
                        rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking)\s+(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}")
 
 
+def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
+    """The figure the user says they measured, matched by `pattern`, or None without a measuring cue."""
+    lowered = text.lower()
+    return pattern.search(lowered) if CUE.search(lowered) else None
+
+
 def measured_throughput(text: str) -> float | None:
     """Tokens/s per GPU the user says they measured, or None."""
-    lowered = text.lower()
-    if not CUE.search(lowered):
-        return None
-    m = THROUGHPUT.search(lowered)
+    m = _measured(text, THROUGHPUT)
     if m is None:
         return None
     value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
@@ -38,10 +41,7 @@ def measured_throughput(text: str) -> float | None:
 
 def measured_step_time(text: str) -> float | None:
     """Seconds per training step the user says they measured, or None."""
-    lowered = text.lower()
-    if not CUE.search(lowered):
-        return None
-    m = STEP_TIME.search(lowered)
+    m = _measured(text, STEP_TIME)
     if m is None:
         return None
     value = float(next(g for g in m.groups() if g is not None))
