@@ -149,12 +149,17 @@ class SetupWords:
     packed: bool = False  # the data is said to be packed (with or without a document length)
 
 
+def _kept(named: list[tuple[int, str]], text: str) -> list[str]:
+    """The names (at their start offsets) not said to be replaced: "from the alltoall to …", "no deepep"."""
+    return [name for start, name in sorted(named) if not REPLACED.search(text[max(0, start - 24):start])]
+
+
 def _dispatcher(text: str) -> str | None:
     flag = DISPATCHER_FLAG.search(text)
     if flag:
         return {"flex": "deepep"}.get(flag.group(1), flag.group(1))
-    named = sorted((m.start(), name) for name, pattern in DISPATCHERS for m in pattern.finditer(text))
-    kept = [name for start, name in named if not REPLACED.search(text[max(0, start - 24):start])]
+    named = [(m.start(), name) for name, pattern in DISPATCHERS for m in pattern.finditer(text)]
+    kept = _kept(named, text)
     if len(set(kept)) == 1:
         return kept[0]
     if not kept and named and all(name == "deepep" for _, name in named):
@@ -174,9 +179,9 @@ def _graphs(text: str) -> tuple[str | None, bool]:
     """(cuda graphs, scope assumed)."""
     if GRAPHS_OFF.search(text):
         return "none", False
-    scoped = sorted((m.start(), scope) for scope, pattern in (("full-iteration", GRAPHS_FULL), ("per-layer", GRAPHS_PER_LAYER))
-                    for m in pattern.finditer(text))
-    kept = {scope for start, scope in scoped if not REPLACED.search(text[max(0, start - 24):start])}
+    scoped = [(m.start(), scope) for scope, pattern in (("full-iteration", GRAPHS_FULL), ("per-layer", GRAPHS_PER_LAYER))
+              for m in pattern.finditer(text)]
+    kept = set(_kept(scoped, text))
     if len(kept) == 1:  # "per-layer graphs instead of full cuda graphs": the one kept
         return kept.pop(), False
     if scoped:
