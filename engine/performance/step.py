@@ -30,6 +30,7 @@ from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
 from .post_training import add_post_training
 from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
+from .tied_embeddings import tied_embedding_sync_time
 from .topology import pp_group
 from .tp import tp_time_per_layer
 
@@ -99,11 +100,13 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     params = trainable_params_per_gpu(model, setup, grid)
     mb_fwd = avg_layers * mb.layer_mix(model, "forward")
     mb_bwd = avg_layers * (mb.layer_mix(model, "backward") + mb.layer_mix(model, "recompute"))
+    grad_bytes = dp_wire.GRAD_REDUCE_BYTES_BF16 if setup.grad_reduce_dtype == "bf16" else dp_wire.GRAD_REDUCE_BYTES
     dp = dp_exposed_time(cluster, grid, params, avg_layers, mb_fwd, mb_bwd, assume, setup.framework,
-                         grad_bytes=dp_wire.GRAD_REDUCE_BYTES_BF16 if setup.grad_reduce_dtype == "bf16"
-                         else dp_wire.GRAD_REDUCE_BYTES,
+                         grad_bytes=grad_bytes,
                          gather_bytes=dp_wire.PARAM_GATHER_BYTES_FP8 if setup.fp8_param_gather
                          else dp_wire.PARAM_GATHER_BYTES)
+    # A tied embedding's two copies (first and last stage) are summed after the DP sync, exposed.
+    tied_sync = tied_embedding_sync_time(model, cluster, setup, grid, grad_bytes, assume)
     optimizer = optimizer_time(cluster, grid, params.dense, params.expert, assume)
 
     # FLOPs per step, whole cluster.
@@ -121,7 +124,7 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
         ep_comm=m * avg_layers * ep_layer,
         pp_bubble=bubble,
         pp_comm=pp_p2p_time(model, cluster, grid, mb.tokens, assume),
-        dp_comm=dp,
+        dp_comm=dp + tied_sync,
         optimizer=optimizer,
         model_flops_per_step=model_flops.astype(np.float64),
         hardware_flops_per_step=(hw_per_token * tokens).astype(np.float64),
@@ -130,6 +133,7 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
             "attention_s": m * avg_layers * mb.dense_layer.attention_forward,
             "microbatch_s": per_mb_avg,
             "host_wait_s": m * host_wait,
+            "tied_embedding_sync_s": tied_sync,
         },
     )
     return add_post_training(policy, model, cluster, setup, grid, assume)
