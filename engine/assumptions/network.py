@@ -118,10 +118,14 @@ PP_P2P_OVERLAP_FRACTION_INTERLEAVED = 0.8
 PP_P2P_OVERLAP_FRACTION_1F1B = 0.0
 
 # How a framework's ZeRO-1/2 reduces gradients: Megatron's distributed optimizer, DeepSpeed and
-# FSDP reduce-scatter them; nanotron keeps its DDP all-reduce and then all-gathers the updated
-# parameter shards (nanotron/src/nanotron/optim/zero.py), moving 1.5× the bytes.
+# FSDP reduce-scatter them; so did nanotron as the Ultra-Scale Playbook sweep ran it (early 2025):
+# under ZeRO-1 its DDP comm hook calls reduce_scatter_coalesced (get_fp32_accum_hook with
+# reduce_scatter=optimizer.inherit_from(ZeroDistributedOptimizer), src/nanotron/helpers.py and
+# optim/gradient_accumulator.py at 0e0a27e, 2025-02), then ZeroDistributedOptimizer all-gathers
+# the updated shards (optim/zero.py). That branch raises NotImplementedError only since 7bc9923
+# (2025-06-23, after the sweep). True here would mean a full all-reduce before the gather.
 ZERO_GRADIENTS_ALL_REDUCED: dict[str, bool] = {"megatron": False, "fsdp": False, "deepspeed": False,
-                                               "nanotron": True}
+                                               "nanotron": False}
 
 # --- Wire formats --------------------------------------------------------------------------
 # Gradients are reduced in FP32 by default: Megatron sets accumulate_allreduce_grads_in_fp32
