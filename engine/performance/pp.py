@@ -53,6 +53,18 @@ def pipeline_time(per_mb_avg: np.ndarray, per_mb_busiest: np.ndarray, grid: Plan
     return np.where(grid.pp > 1, (m + (grid.pp - 1) / grid.vpp) * per_mb_busiest, m * per_mb_avg)
 
 
+def pipeline_time_uneven(per_mb_avg: np.ndarray, per_mb_busiest: np.ndarray, all_stages: np.ndarray,
+                         grid: PlanGrid) -> np.ndarray:
+    """1F1B wall time when the stages differ: a flow shop of m identical micro-batches through
+    stages of times t_r takes sum(t_r) + (m − 1)·max(t_r) — the fill and drain pass through
+    every stage once at its own pace, not at the busiest one's. `all_stages`: sum(t_r) for one
+    micro-batch (forward + backward through the whole model), never less than p average stages
+    (the host floor is paid on every stage)."""
+    m = grid.num_microbatches
+    fill = np.maximum(all_stages, grid.pp * per_mb_avg)
+    return np.where(grid.pp > 1, (m - 1) * per_mb_busiest + fill, m * per_mb_avg)
+
+
 def pp_p2p_time(model: ModelSpec, cluster: Cluster, grid: PlanGrid, tokens: np.ndarray,
                 assume: PerformanceAssumptions) -> np.ndarray:
     """Exposed send/receive time per step on one rank: activations forward and their gradients

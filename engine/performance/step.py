@@ -14,7 +14,7 @@ import numpy as np
 
 from ..arrays import TimeArrays
 from ..assumptions import network as dp_wire
-from ..assumptions.compute import FULL_RECOMPUTE_HOST_FACTOR
+from ..assumptions.compute import FULL_RECOMPUTE_HOST_FACTOR, PIPELINE_FILL_PER_STAGE
 from ..assumptions.cuda_graphs import HOST_FLOOR_KEPT
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
@@ -29,7 +29,7 @@ from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
 from .post_training import add_post_training
-from .pp import busiest_stage_layers, pipeline_time, pp_p2p_time
+from .pp import busiest_stage_layers, pipeline_time, pipeline_time_uneven, pp_p2p_time
 from .tied_embeddings import tied_embedding_sync_time
 from .topology import pp_group
 from .tp import tp_time_per_layer
@@ -93,7 +93,9 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     per_mb_avg = per_mb_avg + host_wait
     per_mb_busiest = np.maximum(per_mb_busiest, per_mb_avg)
 
-    pipeline = pipeline_time(per_mb_avg, per_mb_busiest, grid)
+    # Every stage's own forward + backward: the model's layers and the logit layer once.
+    pipeline = (pipeline_time_uneven(per_mb_avg, per_mb_busiest, (L + extra) * per_layer, grid)
+                if setup.framework in PIPELINE_FILL_PER_STAGE else pipeline_time(per_mb_avg, per_mb_busiest, grid))
     bubble = np.maximum(pipeline - m * per_mb_avg, 0.0)
 
     # Data parallelism and the optimizer.
