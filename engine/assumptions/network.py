@@ -102,9 +102,10 @@ FSDP_OVERLAP_FRACTION: float = calibrated.FSDP_OVERLAP_FRACTION
 # for forward and one for backward (FULL_SHARD) and one reduce-scatter: 3·layers collectives, 2·layers
 # under SHARD_GRAD_OP. Each is a NCCL ring of n−1 steps (collectives.ring_latency). In the MosaicML
 # llm-foundry H100 tables at 128-512 GPUs (pure FSDP, weak scaling, fixed micro-batch) the measured
-# step grows linearly in n while the modelled compute and bandwidth terms are flat: MPT-1b/3b/7b lose
-# 0.55-0.75 of those collectives' summed ring latency (NCCL's NVLink 3.4 us / network 14 us per step)
-# per doubling. Why prefetching hides the bandwidth but not the latency is not identified (candidates:
+# step grows linearly in n while the modelled compute and bandwidth terms are flat: from one doubling
+# to the next MPT-1b/3b/7b grow by 0.55-0.8 of the growth of those collectives' summed ring latency
+# (the catalog's per-hop 3.4 us NVLink / 9.6 us InfiniBand, NCCL's hwLat); fitted on all runs: 0.90
+# (docs/performance.md, "FSDP at scale"). Why prefetching hides the bandwidth but not the latency is not identified (candidates:
 # every ring step is a synchronisation of all n ranks that waits for the slowest, and the NCCL kernel
 # holds its SMs through the latency-bound steps); nanotron's per-tensor ZeRO-0 rings show the same
 # (ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR ~ 3.5 us, NCCL's NVLink per-step latency). Frameworks not
