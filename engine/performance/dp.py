@@ -95,7 +95,7 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     # PyTorch FSDP's SHARD_GRAD_OP (its ZeRO-2) gathers and reduce-scatters layer by layer on every
     # micro-batch; the unhidden share of those rings' step latency (assumption, network.py).
     exposed_latency = assume.fsdp_ring_latency_exposed_for(framework)
-    zero2_rings = np.where((zero >= 1) & (zero <= 2) & (params.dense > 0),
+    zero2_rings = np.where((zero == 2) & (params.dense > 0),
                            n.FSDP_COLLECTIVES_PER_LAYER_ZERO2 * layers_per_stage * ring_latency(dense_links), 0.0)
     once = (exposed_reduce + exposed_gather + gather_copies + assume.zero0_ring_step_for(framework) * ring_steps
             + grid.num_microbatches * exposed_latency * zero2_rings)
