@@ -53,6 +53,7 @@ PARAMS = [
     ("zero1_gather_nanotron_us", 2.0, 0.0, 20.0),  # per DP rank × parameter tensor
     ("zero0_ring_step_nanotron_us", 2.0, 0.0, 20.0),  # per ring step × gradient tensor, ZeRO-0 all-reduce
     ("fsdp_overlap", 0.9, 0.0, 1.0),
+    ("fsdp_ring_latency_exposed", 0.5, 0.0, 1.0),  # PyTorch FSDP: unhidden share of its rings' step latency
     ("tp_overlap", 0.6, 0.0, 0.85),
     ("fp8_rowwise_factor", 0.8, 0.4, 1.0),
     ("moe_host_per_expert_us", 20.0, 0.0, 200.0),  # dropless MoE host time per local expert (assumptions/moe.py)
@@ -116,6 +117,7 @@ def assumptions(v: dict[str, float]) -> PerformanceAssumptions:
         zero1_gather_host_per_rank_tensor={"nanotron": v["zero1_gather_nanotron_us"] * 1e-6},
         zero0_ring_step_per_tensor={"nanotron": v["zero0_ring_step_nanotron_us"] * 1e-6},
         fsdp_overlap=v["fsdp_overlap"],
+        fsdp_ring_latency_exposed={"fsdp": v["fsdp_ring_latency_exposed"]},
         tp_overlap={**DEFAULT_ASSUMPTIONS.tp_overlap, "megatron": v["tp_overlap"]},
         fp8_rowwise_factor=v["fp8_rowwise_factor"],
         moe_host_time_per_expert_fwd=v["moe_host_per_expert_us"] * 1e-6,
@@ -140,6 +142,7 @@ def current_values() -> dict[str, float]:
         "zero1_gather_nanotron_us": getattr(k, "ZERO1_GATHER_HOST_S_PER_RANK_TENSOR", {}).get("nanotron", 0.0) * 1e6,
         "zero0_ring_step_nanotron_us": getattr(k, "ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR", {}).get("nanotron", 0.0) * 1e6,
         "fsdp_overlap": k.FSDP_OVERLAP_FRACTION, "tp_overlap": k.TP_OVERLAP_FRACTION,
+        "fsdp_ring_latency_exposed": getattr(k, "FSDP_RING_LATENCY_EXPOSED_FRACTION", {}).get("fsdp", 0.0),
         "fp8_rowwise_factor": k.FP8_ROWWISE_GEMM_FACTOR,
         "moe_host_per_expert_us": k.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S * 1e6,
     }
@@ -217,6 +220,7 @@ DP_OVERLAP_FRACTION_ZERO1 = {{"nanotron": {v['dp_overlap_nanotron_zero1']}}}  # 
 ZERO1_GATHER_HOST_S_PER_RANK_TENSOR = {{"nanotron": {v['zero1_gather_nanotron_us']}e-6}}  # nanotron ZeRO-1 copies
 ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR = {{"nanotron": {v['zero0_ring_step_nanotron_us']}e-6}}  # nanotron ZeRO-0 per-tensor rings
 FSDP_OVERLAP_FRACTION = {v['fsdp_overlap']}
+FSDP_RING_LATENCY_EXPOSED_FRACTION = {{"fsdp": {v['fsdp_ring_latency_exposed']}}}  # PyTorch FSDP, unhidden ring-step latency
 TP_OVERLAP_FRACTION = {v['tp_overlap']}
 FP8_ROWWISE_GEMM_FACTOR = {v['fp8_rowwise_factor']}  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
 MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = {v['moe_host_per_expert_us']}e-6  # dropless MoE layer, forward, exposed host time per local expert

@@ -11,28 +11,28 @@ and a few groups hold most of the runs (engine/calibration/band_statistics.py). 
 
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
-    'all': (-0.1270, 0.1395, 661),
-    'dense': (-0.1066, 0.1266, 629),
+    'all': (-0.1052, 0.1438, 661),
+    'dense': (-0.0933, 0.1268, 629),
     'megatron|blackwell|moe': (-0.4049, 0.2141, 26),
-    'megatron|dense': (-0.0815, 0.1650, 37),
+    'megatron|dense': (-0.0814, 0.1652, 37),
     'megatron|moe': (-0.4115, 0.2157, 32),
     'moe': (-0.4115, 0.2157, 32),
-    'nanotron|dense': (-0.1546, 0.0963, 430),
-    'nanotron|hopper|dense': (-0.1546, 0.0963, 430),
-    'pytorch|ampere|dense': (-0.0865, 0.1351, 92),
-    'pytorch|dense': (-0.1111, 0.1052, 162),
-    'pytorch|hopper|dense': (-0.1519, 0.0913, 70),
+    'nanotron|dense': (-0.1544, 0.0963, 430),
+    'nanotron|hopper|dense': (-0.1544, 0.0963, 430),
+    'pytorch|ampere|dense': (-0.0824, 0.1352, 92),
+    'pytorch|dense': (-0.0922, 0.1062, 162),
+    'pytorch|hopper|dense': (-0.1370, 0.0914, 70),
 }
 THROUGHPUT_COVERAGE = {'megatron|blackwell|moe': (18, 15), 'megatron|dense': (17, 14), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 28), 'pytorch|ampere|dense': (47, 43), 'pytorch|hopper|dense': (39, 35)}
 THROUGHPUT_COVERAGE_CI = {'megatron|blackwell|moe': (0.706, 1.000), 'megatron|dense': (0.636, 1.000), 'megatron|moe': (0.000, 1.000), 'nanotron|hopper|dense': (0.500, 0.794), 'pytorch|ampere|dense': (0.826, 0.979), 'pytorch|hopper|dense': (0.789, 0.975), 'all held-out runs': (0.808, 0.915)}
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {
-    'calibrated|nanotron|dense': (-0.1432, 0.0940, 464),
-    'calibrated|pytorch|dense': (-0.0508, 0.1669, 81),
+    'calibrated|nanotron|dense': (-0.1433, 0.0939, 464),
+    'calibrated|pytorch|dense': (-0.0395, 0.1669, 81),
 }
-CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 49), 'regime band megatron|dense': (8, 6)}
-CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.621, 0.851), 'regime band megatron|dense': (0.667, 1.000), 'all held-out runs': (0.636, 0.839)}
+CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 51), 'regime band megatron|dense': (8, 6)}
+CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.625, 0.909), 'regime band megatron|dense': (0.667, 1.000), 'all held-out runs': (0.639, 0.885)}
 
 # Peak memory per GPU, by framework stack, on the runs that report it.
 MEMORY_BANDS = {

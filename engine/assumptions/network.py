@@ -96,6 +96,26 @@ DP_BUCKET_PARAMS = 40_000_000
 # ZeRO-3/FSDP: share of the per-micro-batch parameter all-gathers and gradient reduce-scatters
 # hidden behind that micro-batch's compute by prefetching (calibrated).
 FSDP_OVERLAP_FRACTION: float = calibrated.FSDP_OVERLAP_FRACTION
+# Share of the ring-step latency of PyTorch FSDP's per-layer collectives that prefetching does not
+# hide (calibrated, "fsdp" only). FSDP wraps each transformer block as one unit (llm-foundry's
+# fsdp_wrap_fn, torchtitan's fully_shard per block), so a micro-batch issues one all-gather per unit
+# for forward and one for backward (FULL_SHARD) and one reduce-scatter: 3·layers collectives, 2·layers
+# under SHARD_GRAD_OP. Each is a NCCL ring of n−1 steps (collectives.ring_latency). In the MosaicML
+# llm-foundry H100 tables at 128-512 GPUs (pure FSDP, weak scaling, fixed micro-batch) the measured
+# step grows linearly in n while the modelled compute and bandwidth terms are flat: from one doubling
+# to the next MPT-1b/3b/7b grow by 0.55-0.8 of the growth of those collectives' summed ring latency
+# (the catalog's per-hop 3.4 us NVLink / 9.6 us InfiniBand, NCCL's hwLat); fitted on all runs: 0.90
+# (docs/performance.md, "FSDP at scale"). Why prefetching hides the bandwidth but not the latency is not identified (candidates:
+# every ring step is a synchronisation of all n ranks that waits for the slowest, and the NCCL kernel
+# holds its SMs through the latency-bound steps); nanotron's per-tensor ZeRO-0 rings show the same
+# (ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR ~ 3.5 us, NCCL's NVLink per-step latency). Frameworks not
+# listed: 0 (Megatron's FSDP and DeepSpeed ZeRO-3 bucket differently; no scaling series to fit them on).
+FSDP_RING_LATENCY_EXPOSED_FRACTION: dict[str, float] = getattr(calibrated, "FSDP_RING_LATENCY_EXPOSED_FRACTION", {})
+# FSDP collectives per layer and micro-batch whose ring latency the term above charges: FULL_SHARD
+# (ZeRO-3) gathers for forward and backward and reduce-scatters; SHARD_GRAD_OP (ZeRO-2) keeps the
+# gathered parameters from forward to backward (PyTorch FSDP ShardingStrategy docs).
+FSDP_COLLECTIVES_PER_LAYER_ZERO3 = 3
+FSDP_COLLECTIVES_PER_LAYER_ZERO2 = 2
 # Tensor-parallel collectives overlapped with GEMMs. Megatron with Transformer Engine
 # --tp-comm-overlap (userbuffers) and torchtitan's async TP hide part of them (calibrated, bounded
 # at 0.85: the first gather and last reduce of a layer have no GEMM to hide behind); plain

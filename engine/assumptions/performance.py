@@ -36,6 +36,8 @@ class PerformanceAssumptions:
     zero0_ring_step_per_tensor: dict[str, float] = field(
         default_factory=lambda: dict(n.ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR))
     fsdp_overlap: float = n.FSDP_OVERLAP_FRACTION
+    fsdp_ring_latency_exposed: dict[str, float] = field(
+        default_factory=lambda: dict(n.FSDP_RING_LATENCY_EXPOSED_FRACTION))
     zero_grads_all_reduced: dict[str, bool] = field(default_factory=lambda: dict(n.ZERO_GRADIENTS_ALL_REDUCED))
     tp_overlap: dict[str, float] = field(default_factory=lambda: dict(n.TP_OVERLAP_FRACTION))
     cp_overlap: float = n.CP_OVERLAP_FRACTION
@@ -72,6 +74,9 @@ class PerformanceAssumptions:
     def zero0_ring_step_for(self, framework: str) -> float:
         return self.zero0_ring_step_per_tensor.get(framework, 0.0)
 
+    def fsdp_ring_latency_exposed_for(self, framework: str) -> float:
+        return self.fsdp_ring_latency_exposed.get(framework, 0.0)
+
     def link_fraction(self, network: NetworkSpec) -> float:
         return self.bandwidth_fraction.get(n.link_kind(network), self.bandwidth_fraction["other"])
 
@@ -102,6 +107,8 @@ class PerformanceAssumptions:
                                                framework: self.zero1_gather_host_for(software)},
             zero0_ring_step_per_tensor={**self.zero0_ring_step_per_tensor,
                                         framework: self.zero0_ring_step_for(software)},
+            fsdp_ring_latency_exposed={**self.fsdp_ring_latency_exposed,
+                                       framework: self.fsdp_ring_latency_exposed_for(software)},
             tp_overlap={**self.tp_overlap, framework: self.tp_overlap_for(software)},
             kernel_stack={**self.kernel_stack, framework: self.kernel_stack.get(software, "pytorch")},
             zero_grads_all_reduced={**self.zero_grads_all_reduced,

@@ -24,7 +24,7 @@ from ..assumptions import network as n
 from ..assumptions.performance import PerformanceAssumptions
 from ..cluster import Cluster
 from ..plans import PlanGrid
-from .collectives import all_gather_time, all_reduce_time, reduce_scatter_time
+from .collectives import all_gather_time, all_reduce_time, reduce_scatter_time, ring_latency, ring_transfer_time
 from .topology import GroupLinks, dp_group, expert_dp_group, group_links
 
 
@@ -48,10 +48,16 @@ def _sync_once(params: np.ndarray, links: GroupLinks, zero: np.ndarray,
     return np.where(has, reduce, 0.0), np.where(has, gather, 0.0)
 
 
-def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks, grad_bytes: float = n.GRAD_REDUCE_BYTES,
-                          gather_bytes: float = n.PARAM_GATHER_BYTES) -> np.ndarray:
-    gathers = 2 * all_gather_time(params * gather_bytes, links)  # forward + backward
-    return np.where(params > 0, gathers + reduce_scatter_time(params * grad_bytes, links), 0.0)
+def _zero3_per_microbatch(params: np.ndarray, links: GroupLinks, units: np.ndarray,
+                          grad_bytes: float = n.GRAD_REDUCE_BYTES,
+                          gather_bytes: float = n.PARAM_GATHER_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, of which ring-step latency) of one micro-batch's ZeRO-3 traffic: every one of `units`
+    FSDP units (one per layer) all-gathers its parameters for forward and again for backward and
+    reduce-scatters its gradients, each collective a ring that pays its own step latency."""
+    transfer = 2 * ring_transfer_time(params * gather_bytes, links) + ring_transfer_time(params * grad_bytes, links)
+    latency = n.FSDP_COLLECTIVES_PER_LAYER_ZERO3 * np.maximum(units, 1) * ring_latency(links)
+    has = params > 0
+    return np.where(has, transfer + latency, 0.0), np.where(has, latency, 0.0)
 
 
 def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, layers_per_stage: np.ndarray,
@@ -86,14 +92,24 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     ring = grid.dp * grid.cp
     ring_steps = np.where((zero == 0) & dense_links.crosses_nodes & (params.dense > 0),
                           n.PARAM_TENSORS_PER_LAYER * layers_per_stage * 2 * (ring - 1), 0)
-    once = exposed_reduce + exposed_gather + gather_copies + assume.zero0_ring_step_for(framework) * ring_steps
+    # PyTorch FSDP's SHARD_GRAD_OP (its ZeRO-2) gathers and reduce-scatters layer by layer on every
+    # micro-batch; the unhidden share of those rings' step latency (assumption, network.py).
+    exposed_latency = assume.fsdp_ring_latency_exposed_for(framework)
+    zero2_rings = np.where((zero == 2) & (params.dense > 0),
+                           n.FSDP_COLLECTIVES_PER_LAYER_ZERO2 * layers_per_stage * ring_latency(dense_links), 0.0)
+    once = (exposed_reduce + exposed_gather + gather_copies + assume.zero0_ring_step_for(framework) * ring_steps
+            + grid.num_microbatches * exposed_latency * zero2_rings)
 
     # ZeRO-3/FSDP: every micro-batch, prefetched behind that micro-batch's compute; the first
-    # layer's gather of each pass cannot be prefetched.
-    per_mb = (_zero3_per_microbatch(params.dense, zero3_links, grad_bytes, gather_bytes)
-              + _zero3_per_microbatch(params.expert, expert_links, grad_bytes, gather_bytes))
-    first_layer = per_mb / np.maximum(layers_per_stage, 1)
-    exposed_mb = np.maximum(per_mb - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
+    # layer's gather of each pass cannot be prefetched, and part of every ring's step latency is
+    # not hidden at all (FSDP_RING_LATENCY_EXPOSED_FRACTION).
+    dense_mb, dense_lat = _zero3_per_microbatch(params.dense, zero3_links, layers_per_stage, grad_bytes, gather_bytes)
+    expert_mb, expert_lat = _zero3_per_microbatch(params.expert, expert_links, layers_per_stage, grad_bytes,
+                                                  gather_bytes)
+    unhidden = exposed_latency * (dense_lat + expert_lat)
+    hideable = dense_mb + expert_mb - unhidden
+    first_layer = hideable / np.maximum(layers_per_stage, 1)
+    exposed_mb = unhidden + np.maximum(hideable - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
     hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * grad_bytes, replica_links), 0.0)
     zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - overlap * mb_backward, bucket * hsdp)
 
@@ -102,5 +118,6 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
 
 
 def _choose(mask: np.ndarray, a: GroupLinks, b: GroupLinks) -> GroupLinks:
-    return GroupLinks(**{f: (np.where(mask, getattr(a, f), getattr(b, f)) if f != "intra_bandwidth" else a.intra_bandwidth)
+    per_cluster = ("intra_bandwidth", "intra_latency")  # properties of the cluster, equal in both
+    return GroupLinks(**{f: (np.where(mask, getattr(a, f), getattr(b, f)) if f not in per_cluster else getattr(a, f))
                          for f in a.__dataclass_fields__})

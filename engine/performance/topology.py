@@ -29,7 +29,8 @@ class GroupLinks:
     ring_bandwidth: np.ndarray  # bytes/s a ring collective sustains per rank (bus bandwidth)
     nic_bandwidth: np.ndarray  # bytes/s of one rank's own share of the node's NICs (all-to-all, p2p)
     intra_bandwidth: float  # bytes/s of the intra-node link (achievable)
-    latency: np.ndarray  # seconds per step
+    latency: np.ndarray  # seconds per step (the network's when the group crosses nodes)
+    intra_latency: np.ndarray | float | None = None  # seconds per step on the intra-node link (None: = latency)
 
 
 def group_links(cluster: Cluster, size: np.ndarray, stride: np.ndarray, assume: PerformanceAssumptions) -> GroupLinks:
@@ -51,7 +52,8 @@ def group_links(cluster: Cluster, size: np.ndarray, stride: np.ndarray, assume: 
     inter_lat = (inter.latency_us or DEFAULT_LATENCY_US) * 1e-6
     latency = np.where(crosses, inter_lat, intra_lat)
     return GroupLinks(size=size, crosses_nodes=crosses, members_per_node=per_node, ring_bandwidth=ring_bw,
-                      nic_bandwidth=np.where(crosses, nic_bw, intra_bw), intra_bandwidth=intra_bw, latency=latency)
+                      nic_bandwidth=np.where(crosses, nic_bw, intra_bw), intra_bandwidth=intra_bw, latency=latency,
+                      intra_latency=intra_lat)
 
 
 def tp_group(cluster: Cluster, grid, assume: PerformanceAssumptions) -> GroupLinks:
