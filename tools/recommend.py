@@ -16,7 +16,6 @@ from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
 from .calibration import active_profile
-from .export import Format
 from .scenario import Args, Plan, Scenario
 
 DEFAULT_TOP_K = 3
@@ -47,8 +46,7 @@ class Constraints(Args):
 
 class RecommendArgs(Args):
     scenario: Scenario
-    export_format: Format | None = Field(None, description="the config format the user will export to: rank only "
-                                                            "plans it can write")
+    export_format: str | None = Field(None, description="only plans it writes")
     top_k: int | None = Field(None, description=f"plans to return, 1-{MAX_TOP_K}; default {DEFAULT_TOP_K}")
     headroom: float | None = Field(None, description="GPU memory fraction kept free, 0-0.5; default 0.1")
     constraints: Constraints | None = None
