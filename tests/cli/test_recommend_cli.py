@@ -152,3 +152,11 @@ def test_recommend_export_when_the_format_writes_no_fitting_plan(capsys):
 def test_recommend_export_needs_a_known_format(capsys):
     code, _, err = run(capsys, "recommend", *DS_SCENARIO, "--export", "jax")
     assert code == 2 and "invalid choice: 'jax'" in err
+
+
+def test_recommend_export_with_export_dir_writes_only_that_format(capsys, tmp_path):
+    code, _, err = run(capsys, "recommend", *DS_SCENARIO, "--top", "1", "--export", "deepspeed",
+                       "--export-dir", tmp_path)
+    assert code == 0 and "wrote 1 export files" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.txt", "ds_config.json"]
+    assert "refused" not in (tmp_path / "README.txt").read_text()  # the best plan kept is one ds_config writes
