@@ -9,8 +9,9 @@ flags for what that lacks); scenario flags given on the command line win over th
 The file goes to stdout or -o; the header (for JSON, which has no comments) and the notes go
 to stderr.
 
-Hooks read by cli/recommend.py: `recommend --export-dir DIR` writes every format for the top
-plan (plus README.txt with headers, notes and refusals); `recommend --json --exports` adds
+Hooks read by cli/recommend.py: `recommend --export FORMAT` ranks only plans FORMAT writes;
+`recommend --export-dir DIR` writes every format (or only --export's) for the top plan (plus
+README.txt with headers, notes and refusals); `recommend --json --exports` adds
 `exports` to each plan: {format: {filename, text, header, warnings} | {refused: reason}}.
 """
 
@@ -203,6 +204,9 @@ def _implied_seq_len(plan: dict) -> int | None:
 
 def add_recommend_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("export")
+    g.add_argument("--export", metavar="FORMAT", choices=FORMATS,
+                   help="the format you will export to: rank only plans it can write, and say how many faster "
+                        f"ones it refuses and why ({', '.join(FORMATS)}); with --export-dir, write only it")
     g.add_argument("--export-dir", metavar="DIR", help="write every export format for the top plan into DIR")
     g.add_argument("--exports", action="store_true",
                    help="with --json: add each plan's exports ({format: file or refusal}) under plans[i].exports")
@@ -222,7 +226,9 @@ def extend_recommend(args: argparse.Namespace, recommendation, payload: dict) ->
     if not (getattr(args, "export_dir", None) or getattr(args, "exports", False)):
         return
     if not recommendation.plans:
-        print("no plan fits, so there is nothing to export", file=sys.stderr)
+        why = (f"{recommendation.export_format} writes none of the plans that fit" if recommendation.fitting
+               else "no plan fits")
+        print(f"{why}, so there is nothing to export", file=sys.stderr)
         return
     model, cluster, setup = model_from_args(args), cluster_from_args(args), setup_from_args(args)
     if args.exports and args.json:
@@ -230,8 +236,10 @@ def extend_recommend(args: argparse.Namespace, recommendation, payload: dict) ->
             exports = export_all(model, cluster, setup, strategy_from_summary(plan.strategy.model_dump()))
             out["exports"] = {fmt: _as_json(r) for fmt, r in exports.items()}
     if args.export_dir:
-        write_export_dir(Path(args.export_dir), export_all(model, cluster, setup,
-                                                           strategy_from_summary(recommendation.plans[0].strategy.model_dump())))
+        exports = export_all(model, cluster, setup, strategy_from_summary(recommendation.plans[0].strategy.model_dump()))
+        if getattr(args, "export", None):
+            exports = {args.export: exports[args.export]}
+        write_export_dir(Path(args.export_dir), exports)
 
 
 def write_export_dir(directory: Path, exports: dict[str, ExportResult | ExportRefused]) -> None:

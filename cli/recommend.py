@@ -23,6 +23,7 @@ from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_a
 from .evaluate import moe_dispatch_words, packed_note
 from .post_training_text import post_training_lines
 from .profile_file import profile_from_args
+from .recommend_exports import carried_lines, nothing_exportable, set_aside_lines
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -92,7 +93,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
-                       headroom=args.headroom, profile=profile_from_args(args), **constraints_from_args(args))
+                       headroom=args.headroom, profile=profile_from_args(args),
+                       export_format=getattr(args, "export", None), list_exports=True, **constraints_from_args(args))
     result = with_cost(result, **cost_args_from(args))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
@@ -133,7 +135,7 @@ def _header(r: Recommendation) -> list[str]:
         lines.append("pinned   " + ", ".join(f"{k}={v}" for k, v in r.constraints.items()))
     if r.excluded:
         lines.append("excluded " + " · ".join(f"{k} {v:,}" for k, v in r.excluded.items()))
-    return lines
+    return lines + set_aside_lines(r)
 
 
 def _why(r: Recommendation) -> list[str]:
@@ -190,7 +192,7 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
 def render_recommendation(r: Recommendation) -> str:
     lines = _header(r) + [""]
     if not r.plans:
-        return "\n".join(lines + render_nothing_fits(r.nothing_fits))
+        return "\n".join(lines + (render_nothing_fits(r.nothing_fits) if r.nothing_fits else nothing_exportable(r)))
     best = r.plans[0]
     lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}",
               *calibration_lines(best, "         ")]
@@ -201,6 +203,7 @@ def render_recommendation(r: Recommendation) -> str:
     lines += _why(r) + _near_ties(r)
     if len(r.plans) > 1:
         lines += ["", "alternatives (fastest first):"] + plans_table(r.plans)
+    lines += carried_lines(r)
     if best.warnings:
         lines += [""] + [f"warning: [{w.rule}] {w.message}" for w in best.warnings]
     return "\n".join(lines)

@@ -44,6 +44,18 @@ class NothingFits(_Result):
                                       description="when no plan is valid: an example of each rule that excluded plans")
 
 
+class SetAside(_Result):
+    """Plans ranked faster than the last one kept that the chosen export format refuses, by cause."""
+
+    rule: str = Field(description="the exporter's limit, e.g. 'tp_with_ulysses_cp'")
+    count: int
+    reason: str = Field(description="the refusal of the fastest plan set aside for this cause")
+    hint: str = ""
+    fastest: StrategySummary | None = Field(default=None, description="the fastest plan set aside for this cause")
+    fastest_step_s: float | None = Field(default=None, description="its predicted step time (same tokens per step "
+                                                                   "as every plan, so step times compare speeds)")
+
+
 class Recommendation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -60,3 +72,9 @@ class Recommendation(_Result):
     ranking_resolution: float = Field(default=0.0, description="gap below which measured runs order plans little "
                                                               "better than chance (0.05 = 5 %)")
     nothing_fits: NothingFits | None = None
+    export_format: str | None = Field(default=None, description="the export format asked for: `plans` holds only "
+                                                                "plans it can write, fastest first")
+    set_aside: list[SetAside] = Field(default_factory=list,
+                                      description="with export_format: fitting plans ranked above the last plan kept "
+                                                  "that the format refuses, counted by cause")
+    export_checked: int = Field(default=0, description="with export_format: fitting plans tried against the format")

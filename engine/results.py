@@ -168,3 +168,5 @@ class Evaluation(_Result):
     post_training: PostTrainingReport | None = None
     setup: SetupSummary | None = Field(default=None, description="the training setup the plan was evaluated "
                                        "under (evaluate; recommend states it once, at its top level)")
+    export_formats: list[str] | None = Field(default=None, description="recommend: the export formats "
+                                             "(`shardwise export --format`) that write this plan; the others refuse it")

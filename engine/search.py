@@ -20,6 +20,8 @@ from .constraints import Constraints, parse_constraints
 from .enumerate import Enumeration, enumerate_plans
 from .errors import ShardwiseInputError
 from .evaluate import cluster_summary, evaluate, model_summary, setup_summary
+from .export import FORMATS
+from .export.carriers import EXPORT_POOL, Carried, exportable, formats_carrying, refusal
 from .model_spec import ModelSpec
 from .plans import PlanGrid
 from .recommendation import Recommendation
@@ -123,23 +125,49 @@ def near_best(step_s: np.ndarray) -> int:
     return int(np.count_nonzero(step_s[1:] < step_s[0] * (1.0 + RANKING_RESOLUTION)))
 
 
+def near_best_carried(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSetup, ranking: Ranking,
+                      carried: Carried) -> int:
+    """near_best among the plans the format writes: the kept ones, then the walk goes on past
+    the last plan checked while plans are still within RANKING_RESOLUTION of the best kept."""
+    if not carried.kept:
+        return 0
+    bound = ranking.step_s[carried.kept[0]] * (1.0 + RANKING_RESOLUTION)
+    near = sum(1 for i in carried.kept[1:] if ranking.step_s[i] < bound)
+    i = carried.checked
+    while i < min(len(ranking.fitting), EXPORT_POOL) and ranking.step_s[i] < bound:
+        near += refusal(fmt, model, cluster, setup, ranking.fitting.strategy(i)) is None
+        i += 1
+    return near
+
+
 def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: int = 5,
               headroom: float = DEFAULT_HEADROOM, profile: CalibrationProfile | None = None,
+              export_format: str | None = None, list_exports: bool = False,
               **constraints) -> Recommendation:
     """The top_k fastest plans that fit in capacity × (1 − headroom), or what would fit.
-    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration)."""
+    `profile`: a CalibrationProfile from the user's own measured run (None: the shipped calibration).
+    `export_format`: rank only plans that format writes (engine/export/carriers.py), counting the
+    faster ones it refuses; `list_exports`: name, for each plan returned, the formats that write it."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ShardwiseInputError(f"top_k must be a whole number ≥ 1, got {top_k!r}")
     headroom = check_headroom(headroom)
     c = parse_constraints(constraints)
     setup = with_framework(setup, c)
     ranking = rank(model, cluster, setup, c, headroom, profile)
+    indices, carried = list(range(min(top_k, len(ranking.fitting)))), None
+    if export_format is not None:
+        carried = exportable(check_format(export_format), model, cluster, setup, ranking.fitting, ranking.step_s, top_k)
+        indices = carried.kept
     # the setup is stated once, at the recommendation's top level, not in every plan
     plans = [evaluate(model, cluster, setup, ranking.fitting.strategy(i), headroom, profile=profile
                       ).model_copy(update={"setup": None})
-             for i in range(min(top_k, len(ranking.fitting)))]
+             for i in indices]
+    if list_exports:
+        plans = [p.model_copy(update={"export_formats": formats_carrying(model, cluster, setup,
+                                                                         ranking.fitting.strategy(i))})
+                 for p, i in zip(plans, indices)]
     nothing = None
-    if not plans:
+    if not len(ranking.fitting):
         from .nothing_fits import explain_nothing_fits
 
         nothing = explain_nothing_fits(model, cluster, setup, c, headroom, ranking.scan)
@@ -147,5 +175,14 @@ def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: i
         model=model_summary(model), cluster=cluster_summary(cluster), setup=setup_summary(setup),
         headroom=headroom, constraints=c.as_dict(), plans=plans, searched=ranking.scan.enumeration.searched,
         valid=len(ranking.scan.grid), fitting=len(ranking.fitting), excluded=ranking.excluded,
-        near_best=near_best(ranking.step_s), ranking_resolution=RANKING_RESOLUTION, nothing_fits=nothing,
+        near_best=near_best_carried(export_format, model, cluster, setup, ranking, carried) if carried
+        else near_best(ranking.step_s),
+        ranking_resolution=RANKING_RESOLUTION, nothing_fits=nothing, export_format=export_format,
+        set_aside=carried.set_aside if carried else [], export_checked=carried.checked if carried else 0,
     )
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise ShardwiseInputError(f"unknown export format {fmt!r}; valid formats: {', '.join(FORMATS)}")
+    return fmt

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -31,6 +32,42 @@ CUDA_GRAPH_FRAMEWORKS: tuple[str, ...] = ("megatron",)
 # `recompute_modules`): what each drops from memory and adds to the backward is in docs/memory.md ("MoE/MLA
 # recipe") and engine/performance/compute.py.
 RECOMPUTE_MODULE_NAMES: tuple[str, ...] = ("core_attn", "layernorm", "mla_up_proj", "moe_act")
+
+
+@dataclass(frozen=True)
+class MegatronOnlyOption:
+    """A setup option only Megatron-Core has: when it is set, what it needs, and the sentence saying so."""
+
+    field: str  # the TrainingSetup field
+    used: Callable[[Any], bool]  # set away from its default
+    allowed: Callable[[Any], bool]  # the setup can run it
+    message: Callable[[Any], str]  # why not, and what is valid
+
+
+def _on_megatron(s) -> bool:
+    return s.framework == "megatron"
+
+
+# Megatron-Core core_v0.16.1 options (megatron/training/arguments.py), checked in this order by TrainingSetup.
+MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
+    MegatronOnlyOption(
+        "cuda_graphs", lambda s: s.cuda_graphs != "none", lambda s: s.framework in CUDA_GRAPH_FRAMEWORKS,
+        lambda s: (f"{s.cuda_graphs} CUDA graphs are a Megatron-Core option (--cuda-graph-impl); "
+                   f"{s.framework} has no CUDA-graph training step to model: use framework "
+                   f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with {s.framework}")),
+    MegatronOnlyOption(
+        "recompute_modules", lambda s: s.recompute_modules is not None, _on_megatron,
+        lambda s: (f"recompute modules are a Megatron-Core option (--recompute-modules); {s.framework} "
+                   f"has its own selective recompute: leave recompute_modules unset with {s.framework}")),
+    MegatronOnlyOption(
+        "grad_reduce_dtype", lambda s: s.grad_reduce_dtype != "fp32", _on_megatron,
+        lambda s: (f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {s.framework} "
+                   f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {s.framework}")),
+    MegatronOnlyOption(
+        "fp8_param_gather", lambda s: s.fp8_param_gather, lambda s: _on_megatron(s) and s.precision == "fp8",
+        lambda s: ("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
+                   f"framework megatron and precision fp8, not {s.framework} / {s.precision}")),
+)
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -78,35 +115,18 @@ class TrainingSetup(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _cuda_graphs_need_megatron(self) -> "TrainingSetup":
-        if self.cuda_graphs != "none" and self.framework not in CUDA_GRAPH_FRAMEWORKS:
-            raise ValueError(f"{self.cuda_graphs} CUDA graphs are a Megatron-Core option (--cuda-graph-impl); "
-                             f"{self.framework} has no CUDA-graph training step to model: use framework "
-                             f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with "
-                             f"{self.framework}")
-        return self
-
-    @model_validator(mode="after")
     def _known_recompute_modules(self) -> "TrainingSetup":
-        if self.recompute_modules is None:
-            return self
-        unknown = [m for m in self.recompute_modules if m not in RECOMPUTE_MODULE_NAMES]
+        unknown = [m for m in self.recompute_modules or () if m not in RECOMPUTE_MODULE_NAMES]
         if unknown:
             raise ValueError(f"recompute module(s) {', '.join(unknown)} are not modelled; valid: "
                              f"{', '.join(RECOMPUTE_MODULE_NAMES)}")
-        if self.framework != "megatron":
-            raise ValueError(f"recompute modules are a Megatron-Core option (--recompute-modules); {self.framework} "
-                             f"has its own selective recompute: leave recompute_modules unset with {self.framework}")
         return self
 
     @model_validator(mode="after")
-    def _megatron_weight_and_gradient_dtypes(self) -> "TrainingSetup":
-        if self.grad_reduce_dtype != "fp32" and self.framework != "megatron":
-            raise ValueError(f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {self.framework} "
-                             f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {self.framework}")
-        if self.fp8_param_gather and (self.framework != "megatron" or self.precision != "fp8"):
-            raise ValueError("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
-                             f"framework megatron and precision fp8, not {self.framework} / {self.precision}")
+    def _megatron_only_options(self) -> "TrainingSetup":
+        for option in MEGATRON_ONLY_OPTIONS:  # in the table's order: the first one broken is the one said
+            if option.used(self) and not option.allowed(self):
+                raise ValueError(option.message(self))
         return self
 
     @model_validator(mode="after")

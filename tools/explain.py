@@ -13,6 +13,7 @@ from pydantic import Field
 
 from ..engine.evaluate import evaluate
 from ..engine.params import total_params
+from ..engine.training import CUDA_GRAPH_FRAMEWORKS, CUDA_GRAPH_MODES
 from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
@@ -36,7 +37,7 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora", "post_training"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -45,6 +46,7 @@ TITLES = {
     "activation_recompute": "Activation recomputation", "micro_batch": "Micro-batches and gradient accumulation",
     "mfu": "MFU (model FLOPs utilisation)", "memory_breakdown": "Where GPU memory goes",
     "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
+    "cuda_graphs": "CUDA graphs",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -54,6 +56,7 @@ RELATED = {
     "activation_recompute": ["memory_breakdown"], "micro_batch": ["pipeline_bubble"], "mfu": ["memory_breakdown"],
     "memory_breakdown": ["zero", "activation_recompute"], "lora": ["qlora"], "qlora": ["lora"],
     "post_training": ["memory_breakdown", "lora"],
+    "cuda_graphs": ["activation_recompute", "expert_parallel"],  # per-layer refuses full recompute; MoE needs deepep
 }
 
 
@@ -183,9 +186,27 @@ def post_training_numbers(s: ResolvedScenario, plan: Plan) -> dict:
     return n
 
 
+def cuda_graph_numbers(s: ResolvedScenario, plan: Plan) -> dict:
+    """The plan's step time under each graph mode (engine evaluate()); a mode the plan cannot run
+    says why, in the engine's words. Frameworks without graphs get no numbers to compare."""
+    n: dict = {"framework": s.setup.framework, "current": s.setup.cuda_graphs}
+    if s.setup.framework not in CUDA_GRAPH_FRAMEWORKS:
+        return n
+    for mode in CUDA_GRAPH_MODES:
+        setup = s.setup.model_copy(update={"cuda_graphs": mode})
+        e = evaluate(s.model, s.cluster, setup, plan.strategy(), profile=active_profile())
+        key = mode.replace("-", "_")
+        n[f"{key}_step_ms"] = r(1e3 * e.time.step_s, 1) if e.valid and e.time is not None else None
+        if not e.valid:
+            n[f"{key}_invalid"] = e.violations[0].message
+    return n
+
+
 def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
     if concept == "post_training":
         return post_training_numbers(s, plan)
+    if concept == "cuda_graphs":
+        return cuda_graph_numbers(s, plan)
     e = _eval(s, plan)
     if concept in ("pipeline_bubble", "virtual_pipeline"):
         return pipeline_numbers(e)

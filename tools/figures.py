@@ -58,6 +58,8 @@ class PlanFigures(BaseModel):
     step_ms_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the step time, ms")
     likely_basis: str | None = Field(None, description="which measured runs the intervals come from")
     calibration: str | None = Field(None, description="the user's calibration profile, where it applied")
+    export_formats: list[str] | None = Field(None, description="export formats that write this plan (recommend); "
+                                                               "the others refuse it")
 
 
 def plan_figures(e: Evaluation) -> PlanFigures:
@@ -71,7 +73,7 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         warnings=[f"[{w.rule}] {w.message}" for w in e.warnings],
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
         memory_free_gib=r(m.capacity_gib - m.total_gib), memory_percent_of_capacity=r(100 * m.total_gib / m.capacity_gib, 1),
-        memory_terms=memory_terms, calibration=e.calibration,
+        memory_terms=memory_terms, calibration=e.calibration, export_formats=e.export_formats,
     )
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput

@@ -10,6 +10,7 @@ from ..engine.plan_label import plan_label
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.results import Evaluation
 from ..engine.explain import explain
+from ..engine.export.carriers import formats_carrying
 from ..engine.search import RANK_RESOLUTION_S, recommend
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
@@ -45,6 +46,7 @@ class Constraints(Args):
 
 class RecommendArgs(Args):
     scenario: Scenario
+    export_format: str | None = Field(None, description="only plans it writes")
     top_k: int | None = Field(None, description=f"plans to return, 1-{MAX_TOP_K}; default {DEFAULT_TOP_K}")
     headroom: float | None = Field(None, description="GPU memory fraction kept free, 0-0.5; default 0.1")
     constraints: Constraints | None = None
@@ -66,6 +68,16 @@ class FixFacts(BaseModel):
     fits: bool
     lowest_memory_gib: float | None
     plan: str | None
+
+
+class SetAsideFacts(BaseModel):
+    """Faster plans the chosen export format refuses, by cause."""
+
+    count: int
+    reason: str
+    hint: str
+    fastest: str | None = Field(None, description="the fastest plan set aside for this cause")
+    faster_percent: float | None = Field(None, description="its tokens/s over the best plan kept, minus 100 %")
 
 
 class NothingFitsFacts(BaseModel):
@@ -100,6 +112,11 @@ class RecommendResult(Result):
     counterfactuals: list[CounterfactualFacts] = Field(default_factory=list,
                                                        description="the best plan with one knob changed")
     nothing_fits: NothingFitsFacts | None = None
+    export_format: str | None = Field(None, description="when asked: only plans this format writes are ranked")
+    set_aside: list[SetAsideFacts] = Field(default_factory=list,
+                                           description=f"fitting plans that export_format refuses, by cause, "
+                                                       f"among those faster than the last of the {RUNNER_UP_POOL} "
+                                                       f"best plans it writes")
     recommendation: Recommendation
 
     def hidden_from_model(self) -> set[str]:
@@ -109,6 +126,8 @@ class RecommendResult(Result):
         return self.recommendation.plans[0] if self.recommendation.plans else None
 
     def summary(self) -> str:
+        if self.best is None and self.export_format and self.fitting:
+            return f"{self.export_format} writes none of the {self.fitting:,} fitting plans [{self.id}]"
         if self.best is None:
             return f"nothing fits among {self.searched:,} plans [{self.id}]"
         return (f"best of {self.fitting:,} fitting plans: {self.best.label}, "
@@ -148,10 +167,29 @@ def nothing_fits_facts(n: NothingFits) -> NothingFitsFacts:
                             blocking=[f"[{v.rule}] {v.message}" for v in n.blocking])
 
 
+def set_aside_facts(rec: Recommendation) -> list[SetAsideFacts]:
+    best_step = rec.plans[0].time.step_s if rec.plans else None
+    return [SetAsideFacts(count=a.count, reason=a.reason, hint=a.hint,
+                          fastest=plan_label(a.fastest, "tools") if a.fastest else None,
+                          faster_percent=r(100 * (best_step / a.fastest_step_s - 1), 1)
+                          if best_step and a.fastest_step_s else None)
+            for a in rec.set_aside]
+
+
+def with_export_formats(rec: Recommendation, k: int, scenario) -> Recommendation:
+    """The first k plans (those shown) name the export formats that write them (asked of the
+    exporters); the rest, kept only to find the runner-up, are left as they are."""
+    shown = [p.model_copy(update={"export_formats": formats_carrying(
+        scenario.model, scenario.cluster, scenario.setup, Plan.from_strategy(p.strategy).strategy())})
+        for p in rec.plans[:k]]
+    return rec.model_copy(update={"plans": shown + rec.plans[k:]})
+
+
 def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float | None = None,
                   constraints: Constraints | None = None, explain_best: bool = True,
-                  rec: Recommendation | None = None) -> RecommendResult:
-    """The recommendation as a tool result; `rec` when the engine already made it (what-if)."""
+                  rec: Recommendation | None = None, export_format: str | None = None) -> RecommendResult:
+    """The recommendation as a tool result; `rec` when the engine already made it (what-if).
+    `export_format`: rank only plans that format writes (the engine counts what it set aside)."""
     resolved = scenario.resolve()
     k = max(1, min(top_k or DEFAULT_TOP_K, MAX_TOP_K))
     kwargs = constraints.as_engine() if constraints else {}
@@ -159,7 +197,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         kwargs["headroom"] = headroom
     if rec is None:
         rec = recommend(resolved.model, resolved.cluster, resolved.setup, top_k=max(k, RUNNER_UP_POOL),
-                        profile=active_profile(), **kwargs)
+                        profile=active_profile(), export_format=export_format, **kwargs)
+    rec = with_export_formats(rec, k, resolved)
     figures = [plan_figures(e) for e in rec.plans]
     best = figures[0] if figures else None
     runner = runner_up(rec.plans, figures)
@@ -176,6 +215,7 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         fitting=rec.fitting, excluded=rec.excluded, best=best, alternatives=figures[1:k], why_best=why,
         near_best=rec.near_best, ranking_resolution_percent=r(100 * rec.ranking_resolution, 1), binding=binding, counterfactuals=options,
         nothing_fits=nothing_fits_facts(rec.nothing_fits) if rec.nothing_fits else None,
+        export_format=rec.export_format, set_aside=set_aside_facts(rec),
         recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))
 
 
@@ -183,7 +223,8 @@ def recommend_plans(args: RecommendArgs) -> RecommendResult:
     if args.headroom is not None and not 0 <= args.headroom <= 0.5:
         from ..engine.errors import ShardwiseInputError
         raise ShardwiseInputError(f"headroom is a fraction between 0 and 0.5, got {args.headroom}")
-    return run_recommend(args.scenario, args.top_k, args.headroom, args.constraints)
+    return run_recommend(args.scenario, args.top_k, args.headroom, args.constraints,
+                         export_format=args.export_format)
 
 
 RECOMMEND_PLANS = Tool(

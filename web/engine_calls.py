@@ -61,7 +61,8 @@ def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
     return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
-                            profile=req.profile, **(req.constraints or {}))
+                            profile=req.profile, export_format=req.export_format, list_exports=True,
+                            **(req.constraints or {}))
 
 
 def export(req: ExportRequest) -> ExportResponse:

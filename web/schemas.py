@@ -152,6 +152,9 @@ class RecommendRequest(ScenarioRequest):
         default=None, description="pin or bound knobs of the search: {'tp': 8}, {'max_pp': 4}, {'recompute': 'full'}, "
                                   "{'zero': [1, 3]}; unknown names are refused with the allowed list",
         examples=[{"max_pp": 4}])
+    export_format: ExportFormat | None = Field(
+        default=None, description="the format you will export to: rank only plans it can write; `set_aside` counts "
+                                  "the faster ones it refuses, by cause (shardwise recommend --export)")
 
 
 class ExportRequest(PlanFields, ScenarioRequest):

@@ -243,7 +243,7 @@ def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:
     from . import engine_calls
     from ..engine.errors import ShardwiseInputError
 
-    scenario = request.model_dump(exclude={"top_k", "headroom", "constraints"})
+    scenario = request.model_dump(exclude={"top_k", "headroom", "constraints", "export_format"})
     plan = {"tp": s.tp, "pp": s.pp, "vpp": s.vpp, "cp": s.cp, "ep": s.ep, "etp": s.etp, "zero": s.zero_stage,
             "micro_batch": s.micro_batch, "recompute": s.recompute, "sequence_parallel": s.sequence_parallel}
     tabs = []

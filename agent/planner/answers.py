@@ -126,6 +126,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             # "it / that / yours" is the plan under discussion, even where this message restates the setup
             a = (base or state.plan) if not e.plans[0] else _side(turn, scenario, base, e.plans[0], same_layout)
             b = _side(turn, scenario, base, e.plans[1], same_layout)
+            if intent.detail == "claimed_best" and a == b and state.plan_result:
+                # the plan said to be the best is the one the search ranks first: nothing to compare it with
+                return render("offline/claimed_best_confirmed.md.j2", plan=a, result_id=state.plan_result)
             out = turn.call("compare_plans", {"scenario": scenario_args(scenario), "plan_a": a.model_dump(),
                                               "plan_b": b.model_dump()})
             return result_or_error(out, "offline/compare.md.j2")
@@ -135,9 +138,17 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         # ("would qlora let us use mb 4?"); several knobs name a plan of their own
         same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model, scenario.params)
         plan = plan_with(None if len(knobs) >= 2 else base or (state.plan if same_model else None), knobs)
+        read_as = None
+        if intent.detail == "claimed_best" and len(knobs) == 1 and base is None:
+            # "TP=16 is optimal": the claim is about the best TP=16 can do, as the comparison after it reads it
+            plan, read_as = _best_with(turn, scenario, None, knobs), knobs
         tool = "estimate_memory" if family == "memory" else "evaluate_plan"
         out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
-        return result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
+        text = result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
+        if read_as and out.ok:
+            knob, value = next(iter(read_as.items()))
+            text = render("offline/claimed_best.md.j2", knob=knob, value=value).strip() + "\n\n" + text
+        return text
 
     if family == "export":
         fmt = intent.detail or state.export_format or DEFAULT_FORMAT[scenario.framework or "megatron"]

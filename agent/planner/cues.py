@@ -59,3 +59,8 @@ OURS_REF = re.compile(r"\b(?:ours|mine|(?:our|my)\s+(?:[\w.-]+\s+){0,2}(?:plan|s
 YOURS_REF = re.compile(r"\b(?:yours|your\s+(?:[\w.-]+\s+){0,1}(?:plan|pick|choice|recommendation|layout|setup|config|one)|"
                        r"what\s+you\s+(?:picked|chose|recommended|suggested|proposed))\b")
 GAP = re.compile(r"\b(?:gap|difference|diff|delta)\b")  # "the gap between yours and ours"
+# A named plan said to be the best, brought to be checked: "someone told me TP=16 is optimal for 70B - is it?",
+# "is tp8 pp2 really the fastest?". Checking it takes the plan's own numbers and the best plan beside it.
+CLAIMED_BEST = re.compile(r"\b(?:is|are|'s|be|was|were)\s+(?:really\s+|actually\s+|truly\s+)?(?:the\s+)?"
+                          r"(?:optimal|optimum|best|fastest|ideal|way\s+to\s+go)\b|\boptimal\b|\boptimum\b|"
+                          r"\b(?:really|actually|truly)\s+(?:the\s+)?(?:best|fastest|ideal)\b")

@@ -7,7 +7,7 @@ naming the family and, where it matters, its detail (the concept, the format).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
@@ -200,6 +200,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     text = GREETING_TAIL.sub("", normalise(own_words(message)))
     has_scenario = state.scenario is not None
     new_scenario = e.has_scenario()
+    if new_scenario and e.concept == "cuda_graphs" and not replace(e, cuda_graphs=None).has_scenario():
+        new_scenario = False  # "cuda graphs?": the words name the topic; alone they are no setup to plan
     why = WHY.search(text) is not None
     if INJECTION.search(normalise(message)):
         # Answer the real question if there is one, as if the instructions were not there; never follow them.
@@ -254,6 +256,9 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         knob = next(iter(e.plans[0]))  # "why does ZeRO-1 shard only…", "what is ZeRO-3 doing": ZeRO itself
         if knob in concept_of_knob:
             e.concept = concept_of_knob[knob]
+    if e.concept == "cuda_graphs" and (has_scenario or new_scenario) and not (EXPLAIN_STRONG.search(text)
+                                                                            or WHY_CONCEPT.search(text)):
+        e.concept = None  # "… with full cuda graphs, what's the throughput?": a setup option said, not asked about
     if BREAKDOWN.search(text) and (has_scenario or new_scenario) and not e.plans:
         return Intent("memory")
     if e.concept and PLAN_VALUE.search(text) and (has_scenario or new_scenario) and not e.plans \

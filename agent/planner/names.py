@@ -50,6 +50,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
     (r"\bq[\s\-]?lora\b", "qlora"),
     (r"\blora\b", "lora"),
     (r"\bdpo\b|\bgrpo\b|\bppo\b|\brlhf\b|post[\s\-]?train|reference\s+model|\brollouts?\b", "post_training"),
+    (r"\bcuda[\s\-]?graph", "cuda_graphs"),  # before "pipelin…": "cuda graphs with pipelining" is about graphs
     # interleaving before the bubble: "what does interleaved 1F1B buy me, how much bubble goes away" is about VPP
     (r"interleav|virtual\s*(?:pipeline|stage)|\bvpp\b(?!\s*[=:]?\s*\d)", "virtual_pipeline"),
     (r"bubble", "pipeline_bubble"),

@@ -44,6 +44,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     turn = Turn(reserve, record, profile)
     if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
+    if intent.family == "explain" and intent.detail == "cuda_graphs":
+        e.cuda_graphs, e.cuda_graphs_unscoped = None, False  # the topic asked about, not a setting: every mode is shown
     patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),
                              base=state.scenario)
     scenario = patch.merged_over(state.scenario)

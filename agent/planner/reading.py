@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
-from .cues import (ALTERNATIVE, CHANGE_SAID, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
+from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
-from .intents import EXPLAIN_STRONG, OUT_OF_SCOPE, RECOMMEND_CUE, Intent, classify, what_if_split, without_injection
+from .intents import (CHECK_CLAIM, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
+                      without_injection)
 from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
@@ -102,6 +103,13 @@ def read(message: str, state: ConversationState) -> Request:
     if len(acts) < 2 and not any(a.derived for a in acts):
         acts = [Act(intent.family, message, e, intent.detail)]
     acts = [one for act in acts for one in _each_format(act)]  # "both: megatron and deepspeed configs"
+    if len(acts) == 1 and acts[0].kind in ("evaluate", "memory") and _claims_best(text, acts[0].entities):
+        # "someone told me TP=16 is optimal - is it?": the plan's own numbers, the best plan, then the two compared
+        named = acts[0].entities.plans[0]
+        acts = [Act("evaluate", acts[0].clause, acts[0].entities, "claimed_best", derived=True),
+                Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None),
+                Act("compare", acts[0].clause, _with_plans(acts[0].entities, [{}, named]), "claimed_best",
+                    against_best=True)]
     for act in acts:  # "evaluate it at 16k instead": that plan under the change, not the change's best plan
         if act.kind == "what_if" and state.plan is not None and EVALUATE_IT.search(normalise(act.clause)):
             act.kind = "evaluate"
@@ -132,6 +140,12 @@ CLASS = {"recommend": "plan", "why_best": "plan", "evaluate": "layout", "memory"
          "what_if": "what_if", "explain": "explain", "export": "export", "lookup_model": "facts", "list_models": "facts",
          "list_hardware": "facts"}
 CATCH_ALL = ("recommend", "why_best", "evaluate")  # what a whole message reads as when its requests are mixed
+
+
+def _claims_best(text: str, e: Entities) -> bool:
+    """One plan named and said to be the best, asked about ("… is optimal - is it?", "is tp8 the fastest?")."""
+    return len(e.plans) == 1 and bool(e.plans[0]) and CLAIMED_BEST.search(text) is not None \
+        and (QUESTION.search(text) is not None or CHECK_CLAIM.search(text) is not None)
 
 
 def _each_format(act: Act) -> list[Act]:

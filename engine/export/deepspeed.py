@@ -35,26 +35,30 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.precision == "fp8":
         raise ExportRefused(FORMAT, "DeepSpeed's config has no FP8 training switch (FP8 comes from Transformer "
                                     "Engine layers in the model code)",
-                            "use --precision bf16 for DeepSpeed, or export --format megatron/torchtitan/accelerate")
+                            "use --precision bf16 for DeepSpeed, or export --format megatron/torchtitan/accelerate",
+                            rule="fp8")
     if s.hsdp_replicas > 1:
         raise ExportRefused(FORMAT, f"HSDP ({s.hsdp_replicas} replicas) needs hierarchical ZeRO-3 sharding, and "
                                     "DeepSpeed 0.19 removed MiCS (zero_optimization.mics_shard_size)",
-                            "use hsdp_replicas=1, or export --format torchtitan/fsdp/accelerate")
+                            "use hsdp_replicas=1, or export --format torchtitan/fsdp/accelerate", rule="hsdp")
     if s.pp > 1 and (s.tp > 1 or s.ep > 1 or s.cp > 1):
         used = ", ".join(f"{n}={v}" for n, v in (("TP", s.tp), ("EP", s.ep), ("CP", s.cp)) if v > 1)
         raise ExportRefused(FORMAT, f"DeepSpeed's pipeline engine (PP={s.pp}) cannot be combined with its automatic "
                                     f"tensor/expert parallelism or Ulysses ({used})",
-                            "TP with PP needs Megatron-DeepSpeed: export --format megatron, or use PP=1")
+                            "TP with PP needs Megatron-DeepSpeed: export --format megatron, or use PP=1",
+                            rule="pp_with_tp_ep_cp")
     if s.etp > 1:
         raise ExportRefused(FORMAT, f"AutoEP does not support expert tensor parallelism (ETP={s.etp})",
-                            "use ETP=1 for DeepSpeed")
+                            "use ETP=1 for DeepSpeed", rule="etp")
     if s.tp > 1 and s.cp > 1:
         raise ExportRefused(FORMAT, f"Ulysses sequence parallelism (CP={s.cp}) splits the ranks into SP x DP only, "
                                     f"leaving no group for AutoTP (TP={s.tp})",
-                            "use TP=1 with CP, or export --format megatron/torchtitan")
+                            "use TP=1 with CP, or export --format megatron/torchtitan",
+                            rule="tp_with_ulysses_cp")
     if s.ep > 1 and s.cp > 1 and s.zero_stage == 3:
         raise ExportRefused(FORMAT, "AutoEP with ZeRO-3 does not support Ulysses sequence parallelism",
-                            "use ZeRO-1/2, CP=1, or export --format megatron")
+                            "use ZeRO-1/2, CP=1, or export --format megatron",
+                            rule="ep_zero3_with_ulysses_cp")
 
 
 def zero_section(plan: ExportPlan) -> dict:

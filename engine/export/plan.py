@@ -75,7 +75,8 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ExportRefused(fmt, f"the plan is invalid for {checked_setup.framework}: [{first.rule}] "
                                  f"{first.message}{more}",
-                            "fix the plan (see `shardwise evaluate`) before exporting it")
+                            "fix the plan (see `shardwise evaluate`) before exporting it",
+                            rule=f"invalid_for_{checked_setup.framework}:{first.rule}")
     notes = [f"[{w.rule}] {w.message}" for w in warnings]
     if family is not None and setup.framework != family:
         notes.append(f"the plan was evaluated for framework {setup.framework!r}; {fmt} runs on {family!r}-style "

@@ -14,12 +14,16 @@ from ..errors import ShardwiseInputError
 
 
 class ExportRefused(ShardwiseInputError):
-    """The framework cannot express this plan; the message says why and what would work."""
+    """The framework cannot express this plan; the message says why and what would work.
 
-    def __init__(self, fmt: str, reason: str, hint: str = "") -> None:
+    `rule` names the limit hit, without the plan's numbers, so refusals of many plans can be
+    counted by cause (recommend with an export format); empty when the reason is its own name."""
+
+    def __init__(self, fmt: str, reason: str, hint: str = "", rule: str = "") -> None:
         self.format = fmt
         self.reason = reason
         self.hint = hint
+        self.rule = rule or reason
         super().__init__(f"cannot export this plan to {fmt}: {reason}" + (f"; {hint}" if hint else ""))
 
 

@@ -99,3 +99,64 @@ def test_near_ties_are_counted_and_said(capsys):
         assert f"near-ties: {within} other plan(s) are predicted within 5%" in out
     else:
         assert "near-ties" not in out
+
+
+# Llama-3-70B on 64 H100 at 16k tokens for DeepSpeed: the fastest plan uses TP with Ulysses CP,
+# which ds_config cannot write (tests/engine/export/test_recommend_exportable.py checks that premise).
+DS_SCENARIO = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--gpus", "64", "--seq-len", "16384",
+               "--global-batch", "256", "--framework", "deepspeed"]
+
+
+def test_recommend_export_ranks_only_plans_the_format_writes(capsys):
+    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--top", "3", "--export", "deepspeed", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["export_format"] == "deepspeed" and len(data["plans"]) == 3
+    for plan in data["plans"]:
+        assert "deepspeed" in plan["export_formats"]
+        s = plan["strategy"]
+        assert not (s["tp"] > 1 and s["cp"] > 1)  # the export's tp_with_ulysses_cp refusal
+    rules = {a["rule"]: a["count"] for a in data["set_aside"]}
+    assert rules.get("tp_with_ulysses_cp", 0) >= 1
+    # the file the user asked for is then written for the best plan, not refused
+    from shardwise.cli.export import strategy_from_summary
+    from shardwise.engine.export import export_plan
+    from shardwise.engine.inputs import build_cluster
+    from shardwise.engine.model_catalog import get_model
+    from shardwise.engine.training import TrainingSetup
+    export_plan("deepspeed", get_model("llama-3-70b"), build_cluster("h100-sxm", 64),
+                TrainingSetup(seq_len=16384, global_batch=256, framework="deepspeed"),
+                strategy_from_summary(data["plans"][0]["strategy"]))
+
+
+def test_recommend_export_text_says_what_was_set_aside_and_which_formats_write_each_plan(capsys):
+    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--top", "2", "--export", "deepspeed")
+    assert code == 0
+    assert "export   deepspeed: only plans it writes are ranked;" in out
+    assert "Ulysses sequence parallelism (CP=" in out and "over the best plan kept" in out
+    assert "exports (formats that write each plan" in out
+    without = run(capsys, "recommend", *DS_SCENARIO, "--top", "2")[1]
+    best_unfiltered = next(line for line in without.splitlines() if line.startswith("BEST"))
+    assert "CP=" in best_unfiltered and "TP=1 " not in best_unfiltered and best_unfiltered not in out
+    listed = without.split("exports (formats that write each plan")[1].splitlines()[1]
+    assert "deepspeed" not in listed  # the unfiltered best says ds_config cannot carry it
+
+
+def test_recommend_export_when_the_format_writes_no_fitting_plan(capsys):
+    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--precision", "fp8", "--top", "2", "--export", "deepspeed")
+    assert code == 0
+    assert "NOTHING EXPORTABLE" in out and "NOTHING FITS" not in out
+    assert "use --precision bf16 for DeepSpeed" in out
+
+
+def test_recommend_export_needs_a_known_format(capsys):
+    code, _, err = run(capsys, "recommend", *DS_SCENARIO, "--export", "jax")
+    assert code == 2 and "invalid choice: 'jax'" in err
+
+
+def test_recommend_export_with_export_dir_writes_only_that_format(capsys, tmp_path):
+    code, _, err = run(capsys, "recommend", *DS_SCENARIO, "--top", "1", "--export", "deepspeed",
+                       "--export-dir", tmp_path)
+    assert code == 0 and "wrote 1 export files" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.txt", "ds_config.json"]
+    assert "refused" not in (tmp_path / "README.txt").read_text()  # the best plan kept is one ds_config writes

@@ -249,3 +249,23 @@ def test_runner_up_is_not_a_tie():
     why = result.why_best
     assert why.step_ms_saved > 0 and why.speedup_percent > 0
     assert why.deciding_term.b_minus_a > 0  # the runner-up spends more time in the deciding term
+
+
+def test_recommend_for_an_export_format_ranks_what_it_writes_and_counts_what_it_set_aside():
+    # Llama-3-70B, 64 H100, 16k tokens, DeepSpeed: the fastest plan is TP with Ulysses CP (see
+    # tests/engine/export/test_recommend_exportable.py), which ds_config refuses.
+    scenario = {"model": "llama-3-70b", "gpu": "h100-sxm", "gpus": 64, "seq_len": 16384, "global_batch": 256,
+                "framework": "deepspeed"}
+    plain = call("recommend_plans", {"scenario": scenario, "top_k": 2})
+    result = call("recommend_plans", {"scenario": scenario, "top_k": 2, "export_format": "deepspeed"})
+    assert "deepspeed" not in plain.best.export_formats
+    assert result.export_format == "deepspeed" and "deepspeed" in result.best.export_formats
+    model, cluster = get_model("llama-3-70b"), build_cluster("h100-sxm", 64)
+    setup = TrainingSetup(seq_len=16384, global_batch=256, framework="deepspeed")
+    export_plan("deepspeed", model, cluster, setup, Strategy(**{k: getattr(result.best.strategy, k) for k in (
+        "tp", "pp", "cp", "ep", "zero_stage", "micro_batch", "recompute", "sequence_parallel")}))
+    fastest = next(a for a in result.set_aside if a.fastest == plain.best.label)
+    assert "Ulysses" in fastest.reason
+    # its speed-up is the two plans' tokens/s, as the figures report them
+    assert fastest.faster_percent == pytest.approx(100 * (plain.best.tokens_per_s / result.best.tokens_per_s - 1),
+                                                   abs=0.06)

@@ -188,3 +188,18 @@ def test_moe_dispatcher_in_the_body_is_the_cli_flag(client, capsys):
                         "--moe-dispatcher", "deepep", "--moe-a2a-overlap", "--json")
     assert r.json() == expected
     assert client.post("/api/evaluate", json={**body, "moe_dispatcher": "nccl"}).status_code == 422
+
+
+def test_recommend_with_an_export_format_answers_what_the_cli_prints(client, capsys):
+    scenario = {"model": "llama-3-70b", "gpu": "h100-sxm", "gpus": 64, "seq_len": 16384, "global_batch": 256,
+                "framework": "deepspeed"}
+    r = client.post("/api/recommend", json={**scenario, "top_k": 2, "export_format": "deepspeed"})
+    assert r.status_code == 200, r.text
+    expected = cli_json(capsys, "recommend", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--gpus", "64",
+                        "--seq-len", "16384", "--global-batch", "256", "--framework", "deepspeed", "--top", "2",
+                        "--export", "deepspeed", "--json")
+    got = r.json()
+    for key in ("plans", "export_format", "set_aside", "export_checked", "near_best"):
+        assert got[key] == expected[key], key
+    assert all("deepspeed" in p["export_formats"] for p in got["plans"])
+    assert client.post("/api/recommend", json={**scenario, "export_format": "jax"}).status_code == 422

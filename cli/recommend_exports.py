@@ -1,0 +1,50 @@
+"""recommend's words about exports: which formats write each plan, and — with `--export FMT` —
+the faster plans that format refuses, set aside by cause."""
+
+from __future__ import annotations
+
+from ..engine.export import planning_framework
+from ..engine.plan_label import plan_label
+from ..engine.recommendation import Recommendation
+
+
+def set_aside_lines(r: Recommendation) -> list[str]:
+    """Under the header: what the chosen format costs the ranking."""
+    if r.export_format is None:
+        return []
+    fmt = r.export_format
+    lines = []
+    runs_on = planning_framework(fmt, r.setup.framework)
+    if runs_on != r.setup.framework:
+        lines.append(f"note     {fmt} runs {runs_on}-style plans and these were ranked for {r.setup.framework}: "
+                     f"add --framework {runs_on} for its own times")
+    total = sum(a.count for a in r.set_aside)
+    if not total:
+        return lines + [f"export   {fmt}: it writes every plan ranked here, none set aside"]
+    where = (f"{total:,} fitting plan(s) ranked above the last plan shown" if r.plans
+             else f"all {r.export_checked:,} fitting plans checked")
+    lines.append(f"export   {fmt}: only plans it writes are ranked; {where} set aside:")
+    best_step = r.plans[0].time.step_s if r.plans else None
+    for a in r.set_aside:
+        faster = ""
+        if best_step and a.fastest_step_s:
+            faster = f", {best_step / a.fastest_step_s - 1:+.1%} tokens/s over the best plan kept"
+        fastest = f" (fastest: {plan_label(a.fastest, 'cli')}{faster})" if a.fastest else ""
+        lines.append(f"  {a.count:>5,} × {a.reason}{fastest}")
+    return lines
+
+
+def nothing_exportable(r: Recommendation) -> list[str]:
+    hints = dict.fromkeys(a.hint for a in r.set_aside if a.hint)
+    return ([f"NOTHING EXPORTABLE: {r.fitting:,} plans fit, but {r.export_format} writes none of the "
+             f"{r.export_checked:,} checked (why: above). What would work:"] + [f"  {h}" for h in hints])
+
+
+def carried_lines(r: Recommendation) -> list[str]:
+    """Numbered like the alternatives table: the formats that write each plan."""
+    if not r.plans or r.plans[0].export_formats is None:
+        return []
+    lines = ["", "exports (formats that write each plan: shardwise export --format F; the others refuse it):"]
+    for i, p in enumerate(r.plans, 1):
+        lines.append(f"  {i:<3}{', '.join(p.export_formats) or 'none'}")
+    return lines
