@@ -76,6 +76,7 @@ def test_stored_coverage_is_counted_on_held_out_runs():
     from shardwise.engine.calibration.band_statistics import TOTAL
 
     for table, ci in ((eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
+                      (eb.HOLDOUT_FOLD_COVERAGE, eb.HOLDOUT_FOLD_COVERAGE_CI),
                       (eb.CALIBRATED_COVERAGE, eb.CALIBRATED_COVERAGE_CI),
                       (eb.MEMORY_COVERAGE, eb.MEMORY_COVERAGE_CI),
                       (eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
