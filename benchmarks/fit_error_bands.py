@@ -4,11 +4,14 @@
     python benchmarks/fit_error_bands.py --write   # ... and regenerate engine/assumptions/error_bands.py
 
 Throughput: the 10th and 90th percentiles of log(measured / predicted) tokens/s per GPU, per
-regime (engine/calibration/regimes.py), taken on the runs whose group is NOT held out
-(CalibrationRun.holdout), each group counting once (engine/calibration/band_statistics.py: a
-band is for a new group, and a few groups hold most runs); coverage is then counted on the
-held-out groups only, which neither the engine's constants nor the bands have seen, with a 95 %
-CI from resampling held-out groups.
+regime (engine/calibration/regimes.py), each group counting once (engine/calibration/
+band_statistics.py: a band is for a new group, and a few groups hold most runs), taken on the
+OUT-OF-FOLD predictions of every run (engine/calibration/out_of_fold.py; run
+benchmarks/cross_fit.py --write first after an engine change). Coverage is cross-fitted (CV+,
+engine/calibration/cross_fit.py): each of the three folds of groups against the bands of the
+other two, so every run is checked once against bands and constants that never saw its group; a
+95 % CI from resampling groups. The official split as before (in-sample bands of folds 1-2,
+checked on fold 0) is printed and stored for continuity.
 Calibrated: the same on the transfer check (engine/calibration/transfer.py: calibrate on the
 smallest run of a family, predict the rest), bands from the families not held out (each family
 once), coverage on the held-out families.
@@ -22,14 +25,17 @@ calibrating on one run of each release.
 from __future__ import annotations
 
 import argparse
-import zlib
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from shardwise.engine.calibration.band_statistics import (
-    MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, cluster_bootstrap_ci, regime_of)
+    MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, regime_of)
+from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
+from shardwise.engine.calibration.folds import HOLDOUT_FOLD
+from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.regimes import stack_of
 from shardwise.engine.calibration.report import build_report
 from shardwise.engine.calibration.runs import CalibrationRun, load_runs
@@ -37,28 +43,7 @@ from shardwise.engine.calibration.transfer import (
     families, hindsight_family, transfer_all, transfer_older_releases)
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "assumptions" / "error_bands.py"
-
-def lookup(bands: dict, keys: list[str]) -> tuple[str, tuple[float, float, int]]:
-    for k in keys:
-        if k in bands:
-            return k, bands[k]
-    raise KeyError(keys)
-
-
-def coverage(bands: dict, items: list[Item]) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[float, float]]]:
-    """Per regime used: (held-out runs, runs inside their band); and the cluster-bootstrap 95 % CI of
-    each share, plus the pooled one under TOTAL."""
-    hits: dict[str, list[tuple[bool, str]]] = defaultdict(list)
-    for keys, value, cluster in items:
-        k, (lo, hi, _) = lookup(bands, keys)
-        hits[k].append((lo <= value <= hi, cluster))
-    counts = {k: (len(h), sum(ok for ok, _ in h)) for k, h in sorted(hits.items())}
-    ci = {k: cluster_bootstrap_ci([ok for ok, _ in h], [c for _, c in h]) for k, h in sorted(hits.items())}
-    every = [x for h in hits.values() for x in h]
-    if every:
-        ci[TOTAL] = cluster_bootstrap_ci([ok for ok, _ in every], [c for _, c in every])
-    return counts, ci
-
+FRESH = 1e-9  # relative: fold 0's stored out-of-fold predictions must equal today's (same engine, same constants)
 
 def calibrated_key(run: CalibrationRun) -> str:
     return f"calibrated|{stack_of(run.host_framework)}|{'moe' if run.model.moe is not None else 'dense'}"
@@ -105,30 +90,6 @@ def easier_check(report, runs) -> None:
         print(f"  {regime:<26} " + "; ".join(parts))
 
 
-def rotation_check(report, runs) -> None:
-    """Is the held-out figure typical of the split? The same bands derived with each of the three
-    CRC32 folds of the groups held out in turn (runs.py holds out fold 0). Folds 1 and 2 were in the
-    fit of the engine's constants, which can only make them look easier, so this checks the band
-    method against split luck, not the engine."""
-    def fold(group: str) -> int:
-        return zlib.crc32(group.encode()) % 3
-
-    def item(x) -> Item:
-        return regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group
-
-    parts, every = [], []
-    for f in range(3):
-        bands = bands_by_level([item(x) for x in report.rows if fold(x.group) != f])
-        for keys, value, group in (item(x) for x in report.rows if fold(x.group) == f):
-            lo, hi, _ = lookup(bands, keys)[1]
-            every.append((lo <= value <= hi, group))
-        inside = [ok for ok, g in every if fold(g) == f]
-        parts.append(f"fold {f} {sum(inside)}/{len(inside)} ({np.mean(inside):.0%})")
-    lo, hi = cluster_bootstrap_ci([ok for ok, _ in every], [g for _, g in every])
-    print(f"each fold of groups held out in turn (fold 0 is the held-out split): {', '.join(parts)}; "
-          f"all {sum(ok for ok, _ in every)}/{len(every)} ({np.mean([ok for ok, _ in every]):.1%}, 95 % CI {lo:.0%}-{hi:.0%})")
-
-
 def _print(title: str, bands: dict, counts: dict, ci: dict, clusters: dict | None = None) -> None:
     print(f"{title} bands (log measured/predicted, 10th-90th pct, fitted runs, each cluster once):")
     for k, (lo, hi, n) in bands.items():
@@ -145,6 +106,20 @@ def coverage_line(title: str, counts: dict, ci: dict) -> str:
             ", ".join(f"{k} {v[1]}/{v[0]} ({v[1] / v[0]:.0%}, {ci[k][0]:.0%}-{ci[k][1]:.0%})" for k, v in counts.items()))
 
 
+def out_of_fold_items(report, runs) -> list[FoldItem]:
+    """The out-of-fold residual of every run (benchmarks/cross_fit.py), after checking that the file
+    describes today's engine: the same runs, and fold 0's predictions (the shipped constants) equal
+    to today's."""
+    oof = {x.key: x for x in load_out_of_fold()}
+    today = {x.key: x.predicted_tokens_per_gpu for x in report.rows}
+    stale = set(oof) != set(today) or any(
+        abs(x.predicted_tokens_per_gpu / today[k] - 1) > FRESH for k, x in oof.items() if x.fold == HOLDOUT_FOLD)
+    if stale:
+        sys.exit("out_of_fold_predictions.csv does not match today's engine: run benchmarks/cross_fit.py --write first")
+    return [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group,
+             x.fold) for x in oof.values()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
@@ -156,24 +131,32 @@ def main() -> None:
         return [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group)
                 for x in rows]
 
-    fitted_rows = [x for x in report.rows if not x.holdout]
-    tp_bands = bands_by_level(items(fitted_rows))
-    tp_cov, tp_ci = coverage(tp_bands, items([x for x in report.rows if x.holdout]))
+    # Shipped bands: every group's out-of-fold residual. Coverage: CV+ (cross_fit.py).
+    oof = out_of_fold_items(report, runs)
+    tp_bands = bands_by_level([(k, v, g) for k, v, g, _ in oof])
+    cv = cross_fitted_coverage(oof)
     groups: dict[str, set] = defaultdict(set)
-    for keys, _, g in items(fitted_rows):
+    for keys, _, g, _ in oof:
         for k in keys:
             groups[k].add(g)
+    # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
+    official_bands = bands_by_level(items([x for x in report.rows if not x.holdout]))
+    official_cov, official_ci = coverage(official_bands, items([x for x in report.rows if x.holdout]))
 
     # A calibrated band per stack and kind, where that stack's fitted families give enough runs
     # (PyTorch-native, nanotron); elsewhere (Megatron: a few Bridge runs; MoE) a calibrated
-    # prediction keeps its uncalibrated regime band: no narrowing the data cannot justify.
+    # prediction keeps its uncalibrated regime band: no narrowing the data cannot justify. The
+    # held-out families are checked against the regime bands that never saw fold 0 (CV+ fold 0).
     transfer = transfer_all()
     cal_fit = [([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
                for f in transfer if not f.held_out for r in f.rows]
     cal_band = bands_by_level(cal_fit)
-    cal_held, combined = calibrated_items([f for f in transfer if f.held_out], runs, cal_band, tp_bands)
+    cal_held, combined = calibrated_items([f for f in transfer if f.held_out], runs, cal_band,
+                                          cv.bands_by_fold[HOLDOUT_FOLD])
     cal_cov, cal_ci = coverage(combined, cal_held)
 
+    # Memory: not cross-fitted (no constant of the throughput fit is behind it; nanotron's one memory
+    # factor is fitted on the groups not held out): bands on those groups, coverage on fold 0, as before.
     mem_rows = [x for x in report.rows if x.memory_error is not None]
 
     def mem_items(rows) -> list[Item]:
@@ -183,7 +166,7 @@ def main() -> None:
     mem_bands = bands_by_level(mem_items([x for x in mem_rows if not x.holdout]), MIN_MEMORY_RUNS)
     mem_cov, mem_ci = coverage(mem_bands, mem_items([x for x in mem_rows if x.holdout]))
 
-    # Older Megatron-Bridge releases: never used by the fit or the bands.
+    # Older Megatron-Bridge releases: never used by the fit or the bands; checked against the shipped bands.
     older = transfer_older_releases()
     old_items = [(regime_of(runs[r.key]), float(np.log(r.measured / r.uncalibrated)), f.family)
                  for f in older for r in f.rows]
@@ -192,8 +175,14 @@ def main() -> None:
     old_cal_cov, old_cal_ci = coverage(old_combined, old_cal)
 
     easier_check(report, runs)
-    rotation_check(report, runs)
-    _print("throughput", tp_bands, tp_cov, tp_ci, {k: len(v) for k, v in groups.items()})
+    print("throughput bands (log measured/out-of-fold predicted, 10th-90th pct, every group once):")
+    for k, (lo, hi, n) in tp_bands.items():
+        print(f"  {k:<28} {np.expm1(lo):+6.1%} .. {np.expm1(hi):+6.1%}  n={n} in {len(groups[k])} groups")
+    print("  " + coverage_line("cross-fitted (CV+) coverage, every run held out once", cv.counts, cv.ci))
+    print("  by fold (bands from the other two folds' out-of-fold residuals): " + ", ".join(
+        f"fold {f} {c}/{n} ({c / n:.0%})" for f, (n, c) in cv.by_fold.items()))
+    print("  " + coverage_line("official split as before (in-sample bands of folds 1-2, fold 0)", official_cov,
+                               official_ci))
     _print("calibrated", cal_band, cal_cov, cal_ci)
     _print("memory", mem_bands, mem_cov, mem_ci)
     print(coverage_line("older Megatron-Bridge releases (never fitted), uncalibrated", old_cov, old_ci))
@@ -204,7 +193,7 @@ def main() -> None:
     print(f"ceiling of one-scale calibration (fitted in hindsight on every run of each family): "
           f"MAPE {before:.1%} -> {after:.1%} (x{after / before:.2f}) over {len(rows)} runs")
     if args.write:
-        write(tp_bands, tp_cov, tp_ci, cal_band, cal_cov, cal_ci, mem_bands, mem_cov, mem_ci,
+        write(tp_bands, cv, official_cov, official_ci, cal_band, cal_cov, cal_ci, mem_bands, mem_cov, mem_ci,
               old_cov, old_ci, old_cal_cov, old_cal_ci)
 
 
@@ -216,22 +205,30 @@ def _ci(ci: dict) -> str:
     return "{" + ", ".join(f"{k!r}: ({lo:.3f}, {hi:.3f})" for k, (lo, hi) in ci.items()) + "}"
 
 
-def write(tp, tp_cov, tp_ci, cal, cal_cov, cal_ci, mem, mem_cov, mem_ci, old_cov, old_ci, old_cal_cov, old_cal_ci) -> None:
+def write(tp, cv, official_cov, official_ci, cal, cal_cov, cal_ci, mem, mem_cov, mem_ci, old_cov, old_ci, old_cal_cov, old_cal_ci) -> None:
     OUT.write_text(f'''"""Error bands — GENERATED by benchmarks/fit_error_bands.py, do not edit by hand.
 
 Each band is (10th, 90th percentile of log(measured / predicted), runs): an 80 % interval for
-a prediction is predicted × exp(band). Derived on the calibration runs whose group is not
-held out, each group (transfer check: each family) counting once — a band is for a new group,
-and a few groups hold most of the runs (engine/calibration/band_statistics.py). *_COVERAGE is
-(held-out runs, held-out runs inside their band) per regime used, the honest check of the 80 %;
-*_COVERAGE_CI its 95 % CI from resampling held-out groups (families), per regime and pooled
-({TOTAL!r}). engine/calibration/regimes.py names the regimes.
+a prediction is predicted × exp(band). Each group (transfer check: each family) counts once — a
+band is for a new group, and a few groups hold most of the runs (engine/calibration/
+band_statistics.py). Throughput bands are taken on every run's OUT-OF-FOLD residual (predicted by
+constants fitted without its fold of groups: benchmarks/cross_fit.py); the others on the groups
+not held out. *_COVERAGE is (held-out runs, held-out runs inside their band) per regime used, the
+honest check of the 80 %; *_COVERAGE_CI its 95 % CI from resampling held-out groups (families),
+per regime and pooled ({TOTAL!r}). engine/calibration/regimes.py names the regimes.
 """
 
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= {MIN_RUNS} runs wins).
 THROUGHPUT_BANDS = {_fmt(tp)}
-THROUGHPUT_COVERAGE = {tp_cov!r}
-THROUGHPUT_COVERAGE_CI = {_ci(tp_ci)}
+# Cross-fitted (CV+, engine/calibration/cross_fit.py): each fold's out-of-fold residuals against the
+# bands of the other two folds, pooled: every used run held out once.
+THROUGHPUT_COVERAGE = {cv.counts!r}
+THROUGHPUT_COVERAGE_CI = {_ci(cv.ci)}
+THROUGHPUT_COVERAGE_BY_FOLD = {cv.by_fold!r}  # fold -> (runs, inside)
+# For continuity, the official split as before: bands from the in-sample residuals of folds 1-2
+# (the shipped constants were fitted on them), checked on fold 0.
+HOLDOUT_FOLD_COVERAGE = {official_cov!r}
+HOLDOUT_FOLD_COVERAGE_CI = {_ci(official_ci)}
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {_fmt(cal)}

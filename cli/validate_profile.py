@@ -83,9 +83,13 @@ def render_profile_check(families: bool = True) -> str:
     lines += _summary("shipped calibration families (in-sample: the engine's constants were fitted on them)", shipped)
     lines += _leave_family_out_summary()
     lines += _summary("older Megatron-Bridge releases (software the engine was not fitted on)", older)
-    lines += ["", "80 % intervals (bands from fitted groups, each group once; coverage on held-out groups; "
-                  "benchmarks/fit_error_bands.py):",
+    lines += ["", "80 % intervals (each group once; throughput cross-fitted: each fold of groups against bands and "
+                  "constants fitted without it; benchmarks/cross_fit.py, fit_error_bands.py):",
               "  " + _coverage("throughput", eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
+              "    by fold: " + ", ".join(f"fold {f} {c}/{n} ({c / n:.0%})"
+                                          for f, (n, c) in eb.THROUGHPUT_COVERAGE_BY_FOLD.items()),
+              "  " + _coverage("throughput, official split as before (in-sample bands of folds 1-2, fold 0)",
+                               eb.HOLDOUT_FOLD_COVERAGE, eb.HOLDOUT_FOLD_COVERAGE_CI),
               "  " + _coverage("after calibration", eb.CALIBRATED_COVERAGE, eb.CALIBRATED_COVERAGE_CI),
               "  " + _coverage("peak memory", eb.MEMORY_COVERAGE, eb.MEMORY_COVERAGE_CI),
               "  " + _coverage("older Megatron-Bridge releases (never fitted), throughput",

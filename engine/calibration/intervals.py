@@ -1,7 +1,7 @@
 """80 % intervals for a prediction: throughput, step time and peak memory.
 
 The band of a scenario is read from engine/assumptions/error_bands.py (generated from the
-calibration residuals by benchmarks/fit_error_bands.py) at the most specific regime with
+out-of-fold calibration residuals, cross_fit.py / out_of_fold.py, by benchmarks/fit_error_bands.py) at the most specific regime with
 enough runs (regimes.py); each group of runs counts once in a band (band_statistics.py). With a
 CalibrationProfile whose compute scale applies, a stack whose shipped families give enough
 transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense) gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;

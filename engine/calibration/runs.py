@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import re
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..model_catalog import get_model
 from ..model_spec import ModelSpec, MoESpec
 from ..strategy import Strategy
 from ..training import RECOMPUTE_MODULE_NAMES, TrainingSetup
+from .folds import HOLDOUT_FOLD, fold_of
 
 DATA = Path(__file__).parent / "data"
 RUN_FILES = ("measured_runs.csv", "ultrascale_playbook_sweep_1b_8b.csv")
@@ -84,7 +84,7 @@ class CalibrationRun:
     @property
     def holdout(self) -> bool:
         """Deterministic hold-out: a third of the model/cluster groups, never seen by the fit."""
-        return zlib.crc32(self.group.encode()) % 3 == 0
+        return fold_of(self.group) == HOLDOUT_FOLD
 
 
 def _num(text: str) -> float | None:

@@ -1,27 +1,40 @@
 """engine/assumptions/error_bands.py is generated (benchmarks/fit_error_bands.py --write) from the
-engine's predictions of the calibration runs. A change to the engine's constants that is not
-followed by a regeneration leaves bands describing an engine that no longer exists (it happened:
-nanotron's predictions moved and the stored memory band was +10..+87 % where the residuals gave
--14..+22 %). This test re-derives the throughput bands from today's predictions and compares."""
+out-of-fold predictions of the calibration runs (data/out_of_fold_predictions.csv, itself checked
+against today's engine by test_out_of_fold_current.py). A change to the engine's constants that is
+not followed by a regeneration leaves bands describing an engine that no longer exists (it
+happened: nanotron's predictions moved and the stored memory band was +10..+87 % where the
+residuals gave -14..+22 %). This test re-derives the throughput bands and the cross-fitted
+coverage from the stored out-of-fold file and compares."""
 
 import numpy as np
 
 from shardwise.engine.assumptions import error_bands as eb
 from shardwise.engine.calibration.band_statistics import bands_by_level, regime_of
-from shardwise.engine.calibration.report import build_report
+from shardwise.engine.calibration.cross_fit import cross_fitted_coverage
+from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.runs import load_runs
 
 ROUNDING = 1e-4  # the generated file keeps four decimals
+RERUN = "run benchmarks/fit_error_bands.py --write"
 
 
-def test_stored_throughput_bands_match_todays_predictions():
+def _items():
     runs = {r.key: r for r in load_runs()}
-    report = build_report(with_memory=False)
-    items = [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group)
-             for x in report.rows if not x.holdout]
-    fresh = bands_by_level(items)
-    assert fresh.keys() == eb.THROUGHPUT_BANDS.keys(), "regimes changed: run benchmarks/fit_error_bands.py --write"
+    return [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group,
+             x.fold) for x in load_out_of_fold()]
+
+
+def test_stored_throughput_bands_match_the_out_of_fold_predictions():
+    fresh = bands_by_level([(k, v, g) for k, v, g, _ in _items()])
+    assert fresh.keys() == eb.THROUGHPUT_BANDS.keys(), f"regimes changed: {RERUN}"
     stale = {k: (eb.THROUGHPUT_BANDS[k], v) for k, v in fresh.items()
              if abs(v[0] - eb.THROUGHPUT_BANDS[k][0]) > ROUNDING or abs(v[1] - eb.THROUGHPUT_BANDS[k][1]) > ROUNDING
              or v[2] != eb.THROUGHPUT_BANDS[k][2]}
-    assert not stale, f"error_bands.py is stale (stored, fresh): {stale}; run benchmarks/fit_error_bands.py --write"
+    assert not stale, f"error_bands.py is stale (stored, fresh): {stale}; {RERUN}"
+
+
+def test_stored_coverage_is_the_cross_fitted_one():
+    cv = cross_fitted_coverage(_items())
+    assert cv.counts == eb.THROUGHPUT_COVERAGE and cv.by_fold == eb.THROUGHPUT_COVERAGE_BY_FOLD, RERUN
+    # every used run is held out exactly once
+    assert sum(n for n, _ in eb.THROUGHPUT_COVERAGE_BY_FOLD.values()) == len(load_out_of_fold())

@@ -19,17 +19,24 @@ DENSE = resolve_model("llama-3.1-8b", None)
 SETUP = TrainingSetup(seq_len=8192, global_batch=64)
 
 
-def test_megatron_dense_on_hopper_uses_the_megatron_dense_band():
-    # No 'megatron|hopper|dense' entry has enough runs, so the next level, 'megatron|dense', applies.
-    assert "megatron|hopper|dense" not in eb.THROUGHPUT_BANDS
-    lo, hi, n = eb.THROUGHPUT_BANDS["megatron|dense"]
+def test_megatron_dense_on_hopper_uses_its_own_regime_band():
+    # 'megatron|hopper|dense' has >= MIN_RUNS runs (19 out-of-fold residuals), so the most specific level applies.
+    lo, hi, n = eb.THROUGHPUT_BANDS["megatron|hopper|dense"]
     band = throughput_band(DENSE, H100, SETUP)
-    assert (band.low, band.high) == (lo, hi) and f"{n} calibration runs" in band.basis
+    assert (band.low, band.high) == (lo, hi) and f"{n} calibration runs (megatron|hopper|dense)" in band.basis
+
+
+def test_megatron_dense_on_ampere_falls_back_to_the_megatron_dense_band():
+    # No 'megatron|ampere|dense' entry has enough runs (14 < 15), so the next level, 'megatron|dense', applies.
+    assert "megatron|ampere|dense" not in eb.THROUGHPUT_BANDS
+    lo, hi, n = eb.THROUGHPUT_BANDS["megatron|dense"]
+    band = throughput_band(DENSE, build_cluster("a100", 8, None, None), SETUP)
+    assert (band.low, band.high) == (lo, hi) and f"{n} calibration runs (megatron|dense)" in band.basis
 
 
 def test_evaluation_ranges_are_the_band_around_the_prediction():
     e = evaluate(DENSE, H100, SETUP, Strategy(tp=2))
-    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|dense"]
+    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|hopper|dense"]
     tps, step = e.throughput.tokens_per_s_per_gpu, e.time.step_s
     assert e.throughput.tokens_per_s_per_gpu_range == pytest.approx([tps * math.exp(lo), tps * math.exp(hi)])
     # measured step = predicted step x predicted/measured throughput
@@ -53,7 +60,7 @@ def test_profile_narrows_only_where_the_transfer_check_has_runs_of_that_stack():
 
 def test_lora_is_outside_the_validated_range_and_widened():
     lora = SETUP.model_copy(update={"mode": "lora"})
-    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|dense"]
+    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|hopper|dense"]
     band = throughput_band(DENSE, H100, lora)
     assert (band.low, band.high) == pytest.approx((lo * OUTSIDE_RANGE_WIDENING, hi * OUTSIDE_RANGE_WIDENING))
     assert "outside the validated range" in band.basis
@@ -64,7 +71,7 @@ def test_post_training_is_outside_the_validated_range_and_widened():
     from shardwise.engine.post_training.spec import PostTraining
 
     grpo = SETUP.model_copy(update={"post_training": PostTraining(algorithm="grpo")})
-    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|dense"]
+    lo, hi, _ = eb.THROUGHPUT_BANDS["megatron|hopper|dense"]
     band = throughput_band(DENSE, H100, grpo)
     assert (band.low, band.high) == pytest.approx((lo * OUTSIDE_RANGE_WIDENING, hi * OUTSIDE_RANGE_WIDENING))
     assert "outside the validated range" in band.basis
@@ -76,6 +83,7 @@ def test_stored_coverage_is_counted_on_held_out_runs():
     from shardwise.engine.calibration.band_statistics import TOTAL
 
     for table, ci in ((eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
+                      (eb.HOLDOUT_FOLD_COVERAGE, eb.HOLDOUT_FOLD_COVERAGE_CI),
                       (eb.CALIBRATED_COVERAGE, eb.CALIBRATED_COVERAGE_CI),
                       (eb.MEMORY_COVERAGE, eb.MEMORY_COVERAGE_CI),
                       (eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
