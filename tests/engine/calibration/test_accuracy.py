@@ -1,12 +1,12 @@
 """Accuracy on the shipped, published measured runs: the measurements are the expectation.
 
 Targets (issue 3): throughput MAPE <= 15 % and plan rankings within each model/cluster group
-in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 10.0 %
-on all 820 scored runs, 9.2 % on the held-out groups the fit never saw, 6.3 % on the published
-tables; Spearman 0.86 weighted by plans (0.82 unweighted: the 256-GPU 8B Playbook group, the
+in the measured order (Spearman aimed at >= 0.8). Reached today (docs/performance.md): 9.4 %
+on all 820 scored runs, 9.0 % on the held-out groups the fit never saw, 6.3 % on the published
+tables; Spearman 0.87 weighted by plans (0.83 unweighted: the 256-GPU 8B Playbook group, the
 single-node 8B group and a 4-plan Bridge group sit near 0.4-0.5). Megatron-Bridge (release-to-release
-spread) is at 16.6 %, its
-52 MoE rows at 19.7 % (issue 13: 33.1 % before the perf-recipe mapping and the MoE host time).
+spread) is at 16.8 %, its
+52 MoE rows at 20.0 % (issue 13: 33.1 % before the perf-recipe mapping and the MoE host time).
 Each bound below is the target or, where the target is not met, the current level plus a
 margin, so regressions fail."""
 
