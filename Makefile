@@ -18,8 +18,10 @@ browser:
 	  else echo "run as root or 'sudo apt-get install chromium' for the browser tests"; fi; \
 	fi
 
+# Test files spread over the cores (at most 4 workers: each imports torch); a file stays on one
+# worker so its module fixtures are built once. Plain `pytest` still runs serially.
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadfile
 
 # Benchmarks report figures (wall time, plans/s); they assert nothing.
 bench:
