@@ -89,11 +89,11 @@ def verdict(comparison, a: PlanFigures, b: PlanFigures, time_diff: list[Differen
     offsetting = by_term.get(term_name(c.offsetting[0].term)) if c.offsetting else None
     speedup = r(100 * (c.speedup - 1), 1)
     saved = r(lose.step_ms - win.step_ms)
-    sentence = f"{win.label} is {speedup:g}% faster ({win.step_ms:,.1f} ms vs {lose.step_ms:,.1f} ms per step)"
+    sentence = f"{win.label} is {speedup:g}% faster ({_duration(win.step_ms)} vs {_duration(lose.step_ms)} per step)"
     if decisive is not None:
-        sentence += f"; the deciding term is {decisive.term}: {abs(decisive.b_minus_a):,.1f} ms less per step"
+        sentence += f"; the deciding term is {decisive.term}: {_duration(abs(decisive.b_minus_a))} less per step"
     if offsetting is not None:
-        sentence += f", partly offset by {offsetting.term} ({abs(offsetting.b_minus_a):,.1f} ms more)"
+        sentence += f", partly offset by {offsetting.term} ({_duration(abs(offsetting.b_minus_a))} more)"
     return Verdict(winner=w, decided_by="throughput", winner_label=labels[w], loser_label=lose.label,
                    speedup_percent=speedup, step_ms_saved=saved, deciding_term=decisive, offsetting_term=offsetting,
                    sentence=sentence + ".")
@@ -120,3 +120,13 @@ COMPARE_PLANS = Tool(
     "compare_plans", "Two plans for one scenario side by side: the winner, by how much, the deciding term. "
     "For 'why A, not B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
     scenario_of=lambda a: a.scenario)
+
+
+def _duration(milliseconds: float) -> str:
+    """As people say a step time: '412.3 ms', or '52.4 s' from ten seconds up (the figures stay in ms)."""
+    if abs(milliseconds) >= SECONDS_FROM_MS:
+        return f"{milliseconds / 1000:,.1f} s"
+    return f"{milliseconds:,.1f} ms"
+
+
+SECONDS_FROM_MS = 10_000  # the same threshold as the answers' templates (prompts/render.py)

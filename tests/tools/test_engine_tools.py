@@ -269,3 +269,12 @@ def test_recommend_for_an_export_format_ranks_what_it_writes_and_counts_what_it_
     # its speed-up is the two plans' tokens/s, as the figures report them
     assert fastest.faster_percent == pytest.approx(100 * (plain.best.tokens_per_s / result.best.tokens_per_s - 1),
                                                    abs=0.06)
+
+
+def test_compare_sentence_says_long_steps_in_seconds():
+    # By hand: 52,374.1 ms is 52.4 s; below ten seconds a duration stays in ms (353.5 ms).
+    from shardwise.tools.compare import _duration
+
+    assert _duration(52_374.1) == "52.4 s"
+    assert _duration(9_999.0) == "9,999.0 ms"
+    assert _duration(353.5) == "353.5 ms"
