@@ -86,34 +86,31 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
                         lines=len(out.text.splitlines()), header=out.header, warnings=list(out.warnings), text=out.text)
 
 
-SUBSTITUTE_POOL = 2000  # plans of the format's own framework tried, fastest first (export is cheap)
-
-
 def best_exportable(fmt: str, resolved, refused_strategy):
     """When a format cannot express the plan asked for: the fastest plan, searched for the framework
     that format runs, that it can express — with how much slower it is than the plan asked for.
-    Near-ties crowd the top of a ranking (many plans within 5 %), so the walk goes deep."""
+    Near-ties crowd the top of a ranking (many plans within 5 %), so the walk goes deep: the same
+    walk as `recommend --export` (engine/export/carriers.py), so both name the same plan."""
     from ..engine.constraints import parse_constraints
     from ..engine.evaluate import evaluate
+    from ..engine.export.carriers import exportable
     from ..engine.search import DEFAULT_HEADROOM, rank
 
     framework = planning_framework(fmt, resolved.setup.framework)
     setup = resolved.setup.model_copy(update={"framework": framework})
     profile = active_profile()
     ranking = rank(resolved.model, resolved.cluster, setup, parse_constraints({}), DEFAULT_HEADROOM, profile)
-    for i in range(min(SUBSTITUTE_POOL, len(ranking.fitting))):
-        strategy = ranking.fitting.strategy(i)
-        try:
-            out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
-        except ExportRefused:
-            continue
-        asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy, profile=profile)
-        found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM, profile=profile)
-        slowdown = None
-        if asked.throughput and found.throughput:
-            slowdown = round(100 * (1 - found.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
-        return out, Plan.from_strategy(found.strategy).strategy(), framework, slowdown
-    return None
+    carried = exportable(fmt, resolved.model, resolved.cluster, setup, ranking.fitting, ranking.step_s, want=1)
+    if not carried.kept:
+        return None
+    strategy = ranking.fitting.strategy(carried.kept[0])
+    out = export_plan(fmt, resolved.model, resolved.cluster, setup, strategy)
+    asked = evaluate(resolved.model, resolved.cluster, resolved.setup, refused_strategy, profile=profile)
+    found = evaluate(resolved.model, resolved.cluster, setup, strategy, DEFAULT_HEADROOM, profile=profile)
+    slowdown = None
+    if asked.throughput and found.throughput:
+        slowdown = round(100 * (1 - found.throughput.tokens_per_s / asked.throughput.tokens_per_s), 1)
+    return out, Plan.from_strategy(found.strategy).strategy(), framework, slowdown
 
 
 EXPORT_CONFIG = Tool(
