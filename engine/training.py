@@ -39,6 +39,7 @@ class MegatronOnlyOption:
     """A setup option only Megatron-Core has: when it is set, what it needs, and the sentence saying so."""
 
     field: str  # the TrainingSetup field
+    flag: str  # the Megatron-Core flag that turns it on (shardwise's CLI flag too, except --cuda-graphs)
     used: Callable[[Any], bool]  # set away from its default
     allowed: Callable[[Any], bool]  # the setup can run it
     message: Callable[[Any], str]  # why not, and what is valid
@@ -51,20 +52,22 @@ def _on_megatron(s) -> bool:
 # Megatron-Core core_v0.16.1 options (megatron/training/arguments.py), checked in this order by TrainingSetup.
 MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
     MegatronOnlyOption(
-        "cuda_graphs", lambda s: s.cuda_graphs != "none", lambda s: s.framework in CUDA_GRAPH_FRAMEWORKS,
+        "cuda_graphs", "--cuda-graph-impl", lambda s: s.cuda_graphs != "none",
+        lambda s: s.framework in CUDA_GRAPH_FRAMEWORKS,
         lambda s: (f"{s.cuda_graphs} CUDA graphs are a Megatron-Core option (--cuda-graph-impl); "
                    f"{s.framework} has no CUDA-graph training step to model: use framework "
                    f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with {s.framework}")),
     MegatronOnlyOption(
-        "recompute_modules", lambda s: s.recompute_modules is not None, _on_megatron,
+        "recompute_modules", "--recompute-modules", lambda s: s.recompute_modules is not None, _on_megatron,
         lambda s: (f"recompute modules are a Megatron-Core option (--recompute-modules); {s.framework} "
                    f"has its own selective recompute: leave recompute_modules unset with {s.framework}")),
     MegatronOnlyOption(
-        "grad_reduce_dtype", lambda s: s.grad_reduce_dtype != "fp32", _on_megatron,
+        "grad_reduce_dtype", "--grad-reduce-in-bf16", lambda s: s.grad_reduce_dtype != "fp32", _on_megatron,
         lambda s: (f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {s.framework} "
                    f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {s.framework}")),
     MegatronOnlyOption(
-        "fp8_param_gather", lambda s: s.fp8_param_gather, lambda s: _on_megatron(s) and s.precision == "fp8",
+        "fp8_param_gather", "--fp8-param-gather", lambda s: s.fp8_param_gather,
+        lambda s: _on_megatron(s) and s.precision == "fp8",
         lambda s: ("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
                    f"framework megatron and precision fp8, not {s.framework} / {s.precision}")),
 )

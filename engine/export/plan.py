@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..strategy import Strategy
-from ..training import CUDA_GRAPH_FRAMEWORKS, Framework, TrainingSetup
+from ..training import CUDA_GRAPH_FRAMEWORKS, MEGATRON_ONLY_OPTIONS, Framework, TrainingSetup
 from ..validity import violations
 from .result import ExportRefused
 
@@ -85,9 +85,9 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
         notes.append(f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run "
                      f"(a Megatron-Core option): its host launch time is back, so re-run `shardwise evaluate "
                      f"--cuda-graphs none --framework {checked_setup.framework}`")
-    megatron_only = [flag for flag, on in (("--recompute-modules", setup.recompute_modules is not None),
-                                           ("--grad-reduce-in-bf16", setup.grad_reduce_dtype != "fp32"),
-                                           ("--fp8-param-gather", setup.fp8_param_gather)) if on]
+    # the options that change memory and gradient bytes; CUDA graphs have their own note above (host time)
+    megatron_only = [option.flag for option in MEGATRON_ONLY_OPTIONS
+                     if option.field != "cuda_graphs" and option.used(setup)]
     if megatron_only and checked_setup.framework != "megatron":
         notes.append(f"the plan was priced with {', '.join(megatron_only)} (Megatron-Core options), which {fmt} "
                      f"does not take: its memory and gradient bytes differ, so re-run `shardwise evaluate "
