@@ -28,6 +28,19 @@ def plan_text(s: StrategySummary) -> str:
             f"sp={'on' if s.sequence_parallel else 'off'}")
 
 
+SECONDS_FROM_MS = 10_000  # from ten seconds up a step time reads better in seconds
+
+
+def duration_ms(milliseconds: float | None) -> str:
+    """A step time given in ms, as people say it: '412.3 ms', or '59.9 s' from ten seconds up
+    (the chat's answers and the compare tool's sentence)."""
+    if milliseconds is None:
+        return "n/a"
+    if abs(milliseconds) >= SECONDS_FROM_MS:
+        return f"{milliseconds / 1000:,.1f} s"
+    return f"{milliseconds:,.1f} ms"
+
+
 def seconds(value: float) -> str:
     return f"{value * 1e3:,.1f} ms" if abs(value) < 1 else f"{value:,.2f} s"
 

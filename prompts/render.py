@@ -13,6 +13,8 @@ from pathlib import Path
 
 import jinja2
 
+from ..present import duration_ms
+
 TEMPLATE_DIR = Path(__file__).parent
 
 
@@ -27,15 +29,6 @@ def _num(value, digits: int = 1) -> str:
 
 def _signed(value, digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:+,.{digits}f}"
-
-
-def _duration(milliseconds) -> str:
-    """A step time given in ms, as people say it: '412.3 ms', or '59.9 s' from ten seconds up."""
-    if milliseconds is None:
-        return "n/a"
-    if abs(milliseconds) >= 10_000:
-        return f"{milliseconds / 1000:,.1f} s"
-    return f"{milliseconds:,.1f} ms"
 
 
 # A setting written as code in an exporter's note: `gradient_accumulation_steps=16`, `tp_plan="auto"`,
@@ -62,7 +55,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["num"] = _num
     env.filters["signed"] = _signed
-    env.filters["duration"] = _duration
+    env.filters["duration"] = duration_ms
     env.filters["in_words"] = _settings_in_words
     return env
 

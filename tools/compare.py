@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..engine.explain import explain
 from ..engine.results import Evaluation
+from ..present import duration_ms
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts, term_name
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
@@ -89,11 +90,11 @@ def verdict(comparison, a: PlanFigures, b: PlanFigures, time_diff: list[Differen
     offsetting = by_term.get(term_name(c.offsetting[0].term)) if c.offsetting else None
     speedup = r(100 * (c.speedup - 1), 1)
     saved = r(lose.step_ms - win.step_ms)
-    sentence = f"{win.label} is {speedup:g}% faster ({_duration(win.step_ms)} vs {_duration(lose.step_ms)} per step)"
+    sentence = f"{win.label} is {speedup:g}% faster ({duration_ms(win.step_ms)} vs {duration_ms(lose.step_ms)} per step)"
     if decisive is not None:
-        sentence += f"; the deciding term is {decisive.term}: {_duration(abs(decisive.b_minus_a))} less per step"
+        sentence += f"; the deciding term is {decisive.term}: {duration_ms(abs(decisive.b_minus_a))} less per step"
     if offsetting is not None:
-        sentence += f", partly offset by {offsetting.term} ({_duration(abs(offsetting.b_minus_a))} more)"
+        sentence += f", partly offset by {offsetting.term} ({duration_ms(abs(offsetting.b_minus_a))} more)"
     return Verdict(winner=w, decided_by="throughput", winner_label=labels[w], loser_label=lose.label,
                    speedup_percent=speedup, step_ms_saved=saved, deciding_term=decisive, offsetting_term=offsetting,
                    sentence=sentence + ".")
@@ -121,12 +122,3 @@ COMPARE_PLANS = Tool(
     "For 'why A, not B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
     scenario_of=lambda a: a.scenario)
 
-
-def _duration(milliseconds: float) -> str:
-    """As people say a step time: '412.3 ms', or '52.4 s' from ten seconds up (the figures stay in ms)."""
-    if abs(milliseconds) >= SECONDS_FROM_MS:
-        return f"{milliseconds / 1000:,.1f} s"
-    return f"{milliseconds:,.1f} ms"
-
-
-SECONDS_FROM_MS = 10_000  # the same threshold as the answers' templates (prompts/render.py)

@@ -273,8 +273,8 @@ def test_recommend_for_an_export_format_ranks_what_it_writes_and_counts_what_it_
 
 def test_compare_sentence_says_long_steps_in_seconds():
     # By hand: 52,374.1 ms is 52.4 s; below ten seconds a duration stays in ms (353.5 ms).
-    from shardwise.tools.compare import _duration
+    from shardwise.present import duration_ms
 
-    assert _duration(52_374.1) == "52.4 s"
-    assert _duration(9_999.0) == "9,999.0 ms"
-    assert _duration(353.5) == "353.5 ms"
+    assert duration_ms(52_374.1) == "52.4 s"
+    assert duration_ms(9_999.0) == "9,999.0 ms"
+    assert duration_ms(353.5) == "353.5 ms"
