@@ -13,13 +13,13 @@ checks its coverage on these).
 
 from __future__ import annotations
 
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from .fit_profile import Measurement, fit_scales, predicted_tokens_per_gpu
+from .folds import HOLDOUT_FOLD, fold_of
 from .predict import run_assumptions
 from .runs import CalibrationRun, used_runs
 
@@ -30,7 +30,7 @@ def family_key(run: CalibrationRun) -> str:
 
 
 def family_held_out(key: str) -> bool:
-    return zlib.crc32(key.encode()) % 3 == 0
+    return fold_of(key) == HOLDOUT_FOLD
 
 
 def measurement(run: CalibrationRun, base: PerformanceAssumptions = DEFAULT_ASSUMPTIONS) -> Measurement:
