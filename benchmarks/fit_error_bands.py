@@ -123,7 +123,12 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--v3", action="store_true", help="band method v3 (finite-cluster conformal levels): "
+                    "print its figures; not shipped, so not with --write (docs/performance.md)")
     args = ap.parse_args()
+    if args.v3 and args.write:
+        sys.exit("--v3 is reported only: the shipped bands are v2 (docs/performance.md)")
+    v3 = args.v3
     report = build_report(with_memory=True)
     runs = {r.key: r for r in load_runs()}
 
@@ -133,14 +138,14 @@ def main() -> None:
 
     # Shipped bands: every group's out-of-fold residual. Coverage: CV+ (cross_fit.py).
     oof = out_of_fold_items(report, runs)
-    tp_bands = bands_by_level([(k, v, g) for k, v, g, _ in oof])
-    cv = cross_fitted_coverage(oof)
+    tp_bands = bands_by_level([(k, v, g) for k, v, g, _ in oof], finite_cluster_correction=v3)
+    cv = cross_fitted_coverage(oof, v3=v3)
     groups: dict[str, set] = defaultdict(set)
     for keys, _, g, _ in oof:
         for k in keys:
             groups[k].add(g)
     # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
-    official_bands = bands_by_level(items([x for x in report.rows if not x.holdout]))
+    official_bands = bands_by_level(items([x for x in report.rows if not x.holdout]), finite_cluster_correction=v3)
     official_cov, official_ci = coverage(official_bands, items([x for x in report.rows if x.holdout]))
 
     # A calibrated band per stack and kind, where that stack's fitted families give enough runs
@@ -150,7 +155,7 @@ def main() -> None:
     transfer = transfer_all()
     cal_fit = [([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
                for f in transfer if not f.held_out for r in f.rows]
-    cal_band = bands_by_level(cal_fit)
+    cal_band = bands_by_level(cal_fit, finite_cluster_correction=v3)
     cal_held, combined = calibrated_items([f for f in transfer if f.held_out], runs, cal_band,
                                           cv.bands_by_fold[HOLDOUT_FOLD])
     cal_cov, cal_ci = coverage(combined, cal_held)
@@ -163,7 +168,7 @@ def main() -> None:
         return [([stack_of(runs[x.key].host_framework)], float(np.log(x.measured_memory_gib / x.predicted_memory_gib)),
                  x.group) for x in rows]
 
-    mem_bands = bands_by_level(mem_items([x for x in mem_rows if not x.holdout]), MIN_MEMORY_RUNS)
+    mem_bands = bands_by_level(mem_items([x for x in mem_rows if not x.holdout]), MIN_MEMORY_RUNS, v3)
     mem_cov, mem_ci = coverage(mem_bands, mem_items([x for x in mem_rows if x.holdout]))
 
     # Older Megatron-Bridge releases: never used by the fit or the bands; checked against the shipped bands.

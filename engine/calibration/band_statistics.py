@@ -3,8 +3,11 @@
 The calibration runs come in clusters (a group = model × cluster × problem, or a transfer-check
 family) whose plans share most of their error, and a few clusters hold most of the runs (the
 Playbook sweep: 11 groups, 430 fitted runs). A band is meant for a new scenario — a new cluster —
-so each cluster counts once: every run is weighted 1 / (runs in its cluster). The uncertainty of a
-coverage figure is then that of the few clusters behind it, estimated by resampling clusters.
+so each cluster counts once: every run is weighted 1 / (runs in its cluster) (band method v2, shipped).
+`conformal_levels` (band method v3, session 6) reads the ends at split-conformal levels for K
+clusters instead; it over-covers (docs/performance.md) and is kept only to report it beside v2 on
+the external held-out runs. The uncertainty of a coverage figure is that of the few clusters behind
+it, estimated by resampling clusters.
 Used by benchmarks/fit_error_bands.py and the freshness test of error_bands.py; pure functions, no I/O.
 """
 
@@ -50,10 +53,32 @@ def weighted_quantile(values: Sequence[float], weights: Sequence[float], q: floa
     return float(np.interp(q, position, v))
 
 
-def cluster_band(values: Sequence[float], clusters: Sequence[str], lower_q: float, upper_q: float
-                 ) -> tuple[float, float, int]:
-    """(lower, upper quantile of values with each cluster counting once, runs)."""
+def conformal_levels(lower_q: float, upper_q: float, clusters: int) -> tuple[float, float]:
+    """The quantile levels that give a new cluster lower_q..upper_q coverage when K = `clusters`
+    exchangeable clusters are behind the band (band method v3, session 6; docs/performance.md).
+
+    Split conformal prediction (Vovk et al. 2005; Lei et al. 2018, JASA) with clusters as the units:
+    the next cluster's residual is as likely to rank anywhere among the K + 1, which puts a mass
+    1 / (K + 1) beyond each end of the K clusters' pooled distribution (each cluster's runs sharing
+    its weight: the "CDF pooling" of Dunn, Wasserman & Ramdas 2023, JASA, whose guarantee is
+    asymptotic; groups of plans are not exactly exchangeable, so none holds exactly here). Solving
+    K / (K + 1) · F(hi) = upper_q and 1 / (K + 1) + K / (K + 1) · F(lo) = lower_q gives the levels
+    below; past 0 or 1 the band reaches the extreme residual. Chosen after seeing v2 under-cover
+    (72.0 % cross-fitted); computed, it over-covers (91.8 %): the one-score-per-unit correction
+    applied to pooled runs reaches into the within-group tails (nanotron: 13 groups of ~36 runs,
+    −32 … +15 %). Not shipped; reported beside v2 on the external held-out runs.
+    """
+    inflate = (clusters + 1) / clusters
+    return max(0.0, 1.0 - (1.0 - lower_q) * inflate), min(1.0, upper_q * inflate)
+
+
+def cluster_band(values: Sequence[float], clusters: Sequence[str], lower_q: float, upper_q: float,
+                 finite_cluster_correction: bool = False) -> tuple[float, float, int]:
+    """(lower, upper quantile of values with each cluster counting once, runs): band method v2,
+    shipped. With `finite_cluster_correction` the levels are `conformal_levels` (v3, reported only)."""
     w = cluster_weights(clusters)
+    if finite_cluster_correction:
+        lower_q, upper_q = conformal_levels(lower_q, upper_q, len(set(clusters)))
     return weighted_quantile(values, w, lower_q), weighted_quantile(values, w, upper_q), len(values)
 
 
@@ -72,13 +97,14 @@ def cluster_bootstrap_ci(inside: Sequence[bool], clusters: Sequence[str],
     return float(np.quantile(share, alpha)), float(np.quantile(share, 1 - alpha))
 
 
-def bands_by_level(items: list[Item], min_runs: int = MIN_RUNS) -> dict[str, tuple[float, float, int]]:
+def bands_by_level(items: list[Item], min_runs: int = MIN_RUNS, finite_cluster_correction: bool = False
+                   ) -> dict[str, tuple[float, float, int]]:
     """Every regime key with >= min_runs runs gets a band, each cluster counting once."""
     pooled: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for keys, value, cluster in items:
         for k in keys:
             pooled[k].append((value, cluster))
-    return {k: cluster_band([v for v, _ in p], [c for _, c in p], LOWER_Q, UPPER_Q)
+    return {k: cluster_band([v for v, _ in p], [c for _, c in p], LOWER_Q, UPPER_Q, finite_cluster_correction)
             for k, p in sorted(pooled.items()) if len(p) >= min_runs}
 
 

@@ -64,17 +64,18 @@ class CrossFitCoverage:
     bands_by_fold: dict[int, Bands]  # fold -> the bands its runs were checked against (other folds only)
 
 
-def fold_bands(items: list[FoldItem], fold: int, min_runs: int = MIN_RUNS) -> Bands:
-    """The bands fold `fold` is checked against: taken on the other folds' residuals only."""
-    return bands_by_level([(keys, v, c) for keys, v, c, f in items if f != fold], min_runs)
+def fold_bands(items: list[FoldItem], fold: int, min_runs: int = MIN_RUNS, v3: bool = False) -> Bands:
+    """The bands fold `fold` is checked against: taken on the other folds' residuals only
+    (v3: band_statistics.conformal_levels, reported only)."""
+    return bands_by_level([(keys, v, c) for keys, v, c, f in items if f != fold], min_runs, v3)
 
 
-def cross_fitted_coverage(items: list[FoldItem], min_runs: int = MIN_RUNS) -> CrossFitCoverage:
+def cross_fitted_coverage(items: list[FoldItem], min_runs: int = MIN_RUNS, v3: bool = False) -> CrossFitCoverage:
     """CV+ coverage: each fold's runs against the bands of the other folds, pooled over the folds."""
     hits: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     by_fold, bands_by_fold = {}, {}
     for fold in sorted({f for *_, f in items}):
-        bands = bands_by_fold[fold] = fold_bands(items, fold, min_runs)
+        bands = bands_by_fold[fold] = fold_bands(items, fold, min_runs, v3)
         fold_hits = inside_by_regime(bands, [(keys, v, c) for keys, v, c, f in items if f == fold])
         for k, h in fold_hits.items():
             hits[k] += h

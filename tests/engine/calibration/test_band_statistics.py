@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from shardwise.engine.calibration.band_statistics import (
-    cluster_band, cluster_bootstrap_ci, cluster_weights, weighted_quantile)
+    cluster_band, cluster_bootstrap_ci, cluster_weights, conformal_levels, weighted_quantile)
 
 
 def test_equal_weights_give_the_midpoint_plotting_positions():
@@ -52,3 +52,25 @@ def test_bootstrap_resamples_whole_clusters():
     # as wide as the two clusters allow, and the same seed gives the same CI.
     assert cluster_bootstrap_ci([True, True, False, False], ["A", "A", "B", "B"]) == (lo, hi)
     assert np.isclose(cluster_bootstrap_ci([True] * 3, ["A", "B", "C"]), (1.0, 1.0)).all()
+
+
+def test_conformal_levels_put_one_share_beyond_each_end():
+    # K clusters and a mass 1/(K+1) beyond each end: K/(K+1)·F(hi) = 0.9 -> F(hi) = 0.9 (K+1)/K;
+    # 1/(K+1) + K/(K+1)·F(lo) = 0.1 -> F(lo) = 1 - 0.9 (K+1)/K.
+    lo, hi = conformal_levels(0.1, 0.9, 19)  # 0.9 × 20/19 = 18/19
+    assert hi == pytest.approx(18 / 19) and lo == pytest.approx(1 / 19)
+    assert conformal_levels(0.1, 0.9, 9) == pytest.approx((0.0, 1.0))  # 0.9 × 10/9 = 1: the extremes
+    assert conformal_levels(0.1, 0.9, 2) == (0.0, 1.0)  # past 1: clamped
+    # Many clusters: the levels tend to the nominal 10th/90th.
+    lo, hi = conformal_levels(0.1, 0.9, 10_000)
+    assert hi == pytest.approx(0.9, abs=1e-4) and lo == pytest.approx(0.1, abs=1e-4)
+
+
+def test_a_band_of_twenty_clusters_reads_the_conformal_levels():
+    # 20 one-run clusters valued 1..20 stand at (i - 0.5)/20 = 0.025, 0.075, ..., 0.975.
+    values, clusters = [float(i) for i in range(1, 21)], [f"c{i}" for i in range(20)]
+    # Levels 1 - 0.945 = 0.055 and 0.9 × 21/20 = 0.945: 1 + (0.055 - 0.025)/0.05 = 1.6 and
+    # 19 + (0.945 - 0.925)/0.05 = 19.4.
+    assert cluster_band(values, clusters, 0.1, 0.9, finite_cluster_correction=True) == pytest.approx((1.6, 19.4, 20))
+    # v2 (shipped, no correction): 0.1 -> 2 + (0.1 - 0.075)/0.05 = 2.5, 0.9 -> 18.5.
+    assert cluster_band(values, clusters, 0.1, 0.9) == pytest.approx((2.5, 18.5, 20))

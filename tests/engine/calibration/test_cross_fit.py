@@ -4,7 +4,7 @@ which fold's band, and how the hits are pooled."""
 
 import pytest
 
-from shardwise.engine.calibration.band_statistics import TOTAL
+from shardwise.engine.calibration.band_statistics import TOTAL, bands_by_level
 from shardwise.engine.calibration.cross_fit import cross_fitted_coverage, fold_bands
 from shardwise.engine.calibration.folds import HOLDOUT_FOLD, fold_of
 from shardwise.engine.calibration.out_of_fold import parse
@@ -24,6 +24,10 @@ def test_each_folds_band_is_taken_on_the_other_folds_only():
     assert fold_bands(ITEMS, 1, min_runs=3)["all"] == pytest.approx((-0.48, 0.45, 6))
     # Fold 2's from folds 0 and 1: -0.5 0.0 0.1 0.2 0.3 0.5 -> -0.5 + 0.1 × 0.5 = -0.45, 0.3 + 0.9 × 0.2 = 0.48.
     assert fold_bands(ITEMS, 2, min_runs=3)["all"] == pytest.approx((-0.45, 0.48, 6))
+    # Band method v3 (reported only): six groups put the conformal levels at 1 - 0.9 × 7/6 < 0 and
+    # 0.9 × 7/6 > 1 (band_statistics.conformal_levels), so fold 0's band reaches its extremes.
+    v3 = bands_by_level([(k, v, c) for k, v, c, f in ITEMS if f != 0], 3, finite_cluster_correction=True)
+    assert v3["all"] == pytest.approx((-0.3, 0.3, 6))
 
 
 def test_coverage_pools_every_fold_against_its_own_band():
