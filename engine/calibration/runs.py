@@ -49,6 +49,8 @@ CATALOG_NAMES = {
     # NVIDIA NeMo performance pages (external_runs.csv): the model names as those tables print them
     "GPT3-175B": "GPT-3-175B", "LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": "Llama-2-70B",
     "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B", "Nemotron-340B": "Nemotron-4-340B",
+    # NVIDIA DGX Cloud benchmarking READMEs (external_runs.csv)
+    "Llama 2 70B": "Llama-2-70B", "Nemotron-4 15B": "Nemotron-4-15B", "Nemotron-4 340B": "Nemotron-4-340B",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
@@ -56,6 +58,8 @@ UNSUPPORTED_MODELS = {
     "Nemotron_3_Ultra": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
     "Nemotron_3_5_Lightning": "architecture not given by the source",
     "DeepSeekV4 Flash": "architecture not given by the source",
+    "Nemotron-H 56B": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Grok-1 314B": "architecture not given by the stored sources (only its 64 layers are; models.csv)",
 }
 
 
@@ -164,6 +168,12 @@ def model_for_row(row: dict) -> tuple[ModelSpec | None, str]:
         return get_model(label), ""
     if label in CATALOG_NAMES:
         return get_model(CATALOG_NAMES[label]), ""
+    proxy = re.fullmatch(r"(.+) proxy \(L(\d+)\)", label)
+    if proxy and proxy.group(1) in CATALOG_NAMES:
+        # NVIDIA's reduced-layer "proxy" runs (DGX Cloud benchmarking): the model with fewer layers, as printed
+        base = get_model(CATALOG_NAMES[proxy.group(1)])
+        return base.model_copy(update={"name": label, "num_layers": int(proxy.group(2)),
+                                       "source": f"{base.source}; layers as the benchmark's table prints them"}), ""
     if label in NEMOTRON3_MODELS:
         return NEMOTRON3_MODELS[label], ""
     if row["arch_notes"].startswith("GPT:"):
