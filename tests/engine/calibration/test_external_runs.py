@@ -19,6 +19,10 @@ KNOWN_EXCLUSIONS = (
     "architecture not given by the source",
     "no measured throughput",
     "global batch not stated",
+    "architecture not given by the stored sources",
+    "JAX/XLA framework",
+    "inconsistent batch",
+    "sequence length not stated",
 )
 
 
@@ -140,3 +144,61 @@ def test_b200_long_sequence_latest_revision_does_not_multiply_out():
     # TP x PP x DP x CP = 1 x 1 x 2 x 1 = 2, but # of GPUs printed 8
     r = _run(_line_of("@19fadb67b0", "LLAMA3-8B", num_gpus=8, tp=1))
     assert r.status == "excluded: printed layout inconsistent: TP x PP x CP x DP = 2, #GPUs printed 8"
+
+
+# --- NVIDIA/dgxc-benchmarking READMEs ---------------------------------------------------------------
+def _dgxc(locator_part: str, model: str, gpus: int, precision: str):
+    return _run(_line_of(locator_part, model, num_gpus=gpus, precision=precision))
+
+
+def test_dgxc_llama31_70b_title_layout_and_derived_tokens_per_gpu():
+    # NVIDIA/dgxc-benchmarking@1b9bb6b3cf (v25.03):llama3.1/README_70b.md lines 58-61, as printed:
+    # | Llama 3.1 70b FP8 (TP=4, PP=4, CP=2, VP=5, MBS=1, GA=64) | Throughput on 64x H100 GPUs (GBS=128) | ...
+    # | Training step time (seconds per step)   | 10.46  | ...
+    # | Throughput in tokens per second         | 100275 | ...
+    r = _dgxc("@1b9bb6b3cf:llama3.1/README_70b.md", "Llama 3.1 70B", 64, "FP8")
+    assert r.status in ("used", "excluded: same configuration measured with a newer release")
+    row = _rows()[int(r.key.split(":")[1]) - 2]
+    # tokens/s/GPU = 100,275 / 64 GPUs = 1,566.8 (DERIVED)
+    assert row["measured_tokens_per_sec_per_gpu"] == "1566.8"
+    # the README's own formula: 8192 x 128 / 10.46 s = 100,245 tokens/s, the printed 100,275 within rounding of the step time
+    assert 8192 * 128 / 10.46 == pytest.approx(100275, rel=1e-3)
+    # dp derived = 64 / (TP4 x PP4 x CP2) = 2; MBS 1 x GA 64 x DP 2 = 128 = GBS
+    assert (row["tp"], row["pp"], row["cp"], row["vpp"], row["dp"], row["global_batch_seqs"]) == ("4", "4", "2", "5", "2", "128")
+
+
+def test_dgxc_layout_from_the_readme_layout_table():
+    # NVIDIA/dgxc-benchmarking@0efdb235ac (v25.04.02):llama3.1/README.md, layout table row as printed:
+    # | 70b  | FP8       | 64   | 8192   | 80     | 4   | 8   | 1   | NA  | 2   | 5   | 1   | 128  | 64 |
+    # (Size, Precision, GPUs, SeqLen, Layers, TP, PP, CP, EP, DP, VP, MBS, GBS, GA); results table lines 103-106:
+    # | Llama 3.1 70b FP8 | 64x H100 GPUs | ... ; | Training step time (seconds per step) | 9.86 | ... ;
+    # | Throughput in tokens per second | 106346 | ...
+    r = _dgxc("@0efdb235ac:llama3.1/README.md", "Llama 3.1 70B", 64, "FP8")
+    assert r.used
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.micro_batch) == (4, 8, 1, 5, 1)
+    assert r.setup.seq_len == 8192 and r.setup.global_batch == 128
+    # TP4 x PP8 x CP1 x DP2 = 64 = #GPUs; tokens/s/GPU = 106,346 / 64 = 1,661.7
+    assert r.measured_tokens_per_gpu == pytest.approx(1661.7)
+
+
+def test_dgxc_reduced_layer_proxy_keeps_the_printed_layer_count():
+    # NVIDIA/dgxc-benchmarking@1b9bb6b3cf (v25.03):llama3.1/README_405b.md, BF16 table, 32-GPU column:
+    # | Layers | 7 | ... ; | GBS | 126 | ... ; | PP | 1 | ... ; title (TP=8, PP=9, CP=2, VP=7, MBS=1, GA=63)
+    r = _dgxc("@1b9bb6b3cf:llama3.1/README_405b.md", "Llama 3.1 405B proxy (L7)", 32, "BF16")
+    assert r.used
+    assert r.model.num_layers == 7 and r.model.hidden_size == 16384  # Llama 3.1 405B otherwise
+    # in-table PP 1 overrides the title's PP=9: dp = 32 / (8 x 1 x 2) = 2; MBS 1 x GA 63 x DP 2 = 126 = GBS
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.cp) == (8, 1, 2) and r.setup.global_batch == 126
+
+
+def test_dgxc_printed_global_batch_that_does_not_add_up_is_excluded():
+    # NVIDIA/dgxc-benchmarking@0efdb235ac (v25.04.02):nemo_megatron/README_175b.md layout table, as printed:
+    # | 175b | BF16/FP8  | 512  | 2048   | 96     | 4   | 8   | 1   | NA  | 16  | 6   | 1   | 1204 | 64  |
+    # MBS 1 x GA 64 x DP 16 = 1,024, not the printed GBS 1,204
+    r = _dgxc("@0efdb235ac:nemo_megatron/README_175b.md", "GPT3-175B", 512, "BF16")
+    assert r.status.startswith("excluded: inconsistent batch")
+
+
+def test_dgxc_jax_rows_are_kept_and_excluded():
+    jax = [r for r in load_external_runs() if r.release.startswith(("MaxText", "PaxML"))]
+    assert jax and all(r.status.startswith("excluded: JAX/XLA framework") for r in jax)
