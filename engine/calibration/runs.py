@@ -46,6 +46,11 @@ CATALOG_NAMES = {
     "Mixtral 8x7B": "Mixtral-8x7B",
     "Llama-like 1B (playbook)": "Ultra-Scale Playbook 1B (Llama-like)",
     "Llama-like 8B (playbook)": "Ultra-Scale Playbook 8B (Llama-like)",
+    # NVIDIA NeMo performance pages (external_runs.csv): the model names as those tables print them
+    "GPT3-175B": "GPT-3-175B", "LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": "Llama-2-70B",
+    "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B", "Nemotron-340B": "Nemotron-4-340B",
+    # NVIDIA DGX Cloud benchmarking READMEs (external_runs.csv)
+    "Llama 2 70B": "Llama-2-70B", "Nemotron-4 15B": "Nemotron-4-15B", "Nemotron-4 340B": "Nemotron-4-340B",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
@@ -53,6 +58,8 @@ UNSUPPORTED_MODELS = {
     "Nemotron_3_Ultra": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
     "Nemotron_3_5_Lightning": "architecture not given by the source",
     "DeepSeekV4 Flash": "architecture not given by the source",
+    "Nemotron-H 56B": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Grok-1 314B": "architecture not given by the stored sources (only its 64 layers are; models.csv)",
 }
 
 
@@ -102,7 +109,9 @@ def short_source(source: str) -> str:
     for key, name in [("bridge", "megatron-bridge"), ("llm-foundry", "llm-foundry"), ("torchtitan", "torchtitan"),
                       ("sweep", "playbook-sweep"), ("playbook", "playbook-sweep"), ("narayanan", "megatron-ptdp-2021"),
                       ("korthikanti", "korthikanti-2022"), ("examples/llama", "megatron-lm-examples"),
-                      ("moe readme", "megatron-lm-moe"), ("megatron-lm readme", "megatron-lm-readme")]:
+                      ("moe readme", "megatron-lm-moe"), ("megatron-lm readme", "megatron-lm-readme"),
+                      ("nemo performance summary", "nemo-perf-summary"), ("nemo long-sequence", "nemo-long-sequence"),
+                      ("dgxc", "dgxc-benchmarking")]:
         if key in s:
             return name
     return s[:30]
@@ -128,6 +137,21 @@ GPT_OSS_120B = ModelSpec(
            "128 experts top-4, ffn 2880, vocab 201088, alternating 128-token sliding window); head_dim 64 from the HF config")
 
 
+def _nemotron3(name: str, layers: int, hidden: int, heads: int, ffn: int) -> ModelSpec:
+    """Nemotron-3 (NeMo's 'Nemotron-8B'/'Nemotron-22B' performance rows): multi-head attention, squared-ReLU
+    MLP, LayerNorm, no biases, untied embeddings (NVIDIA/NeMo@8cfedd7203:nemo/collections/llm/gpt/model/
+    nemotron.py NemotronConfig, Nemotron3Config8B/22B: num_query_groups None); vocab 256,000 as NeMo's
+    performance scripts set it (scripts/performance/llm/pretrain_nemotron3_{8b,22b}.py NullTokenizer)."""
+    return ModelSpec(name=name, num_layers=layers, hidden_size=hidden, num_attention_heads=heads, ffn_hidden_size=ffn,
+                     gated_mlp=False, activation="relu2", vocab_size=256000, norm="layernorm", max_position_embeddings=4096,
+                     source=f"NVIDIA/NeMo@8cfedd7203:nemo/collections/llm/gpt/model/nemotron.py {name.replace('-', '')}; "
+                            "vocab from scripts/performance/llm/pretrain_nemotron3_*.py")
+
+
+NEMOTRON3_MODELS = {"Nemotron-8B": _nemotron3("Nemotron-3-8B", 32, 4096, 32, 16384),
+                    "Nemotron-22B": _nemotron3("Nemotron-3-22B", 40, 6144, 48, 24576)}
+
+
 def model_for_row(row: dict) -> tuple[ModelSpec | None, str]:
     label = row["model"]
     if label in UNSUPPORTED_MODELS:
@@ -144,6 +168,14 @@ def model_for_row(row: dict) -> tuple[ModelSpec | None, str]:
         return get_model(label), ""
     if label in CATALOG_NAMES:
         return get_model(CATALOG_NAMES[label]), ""
+    proxy = re.fullmatch(r"(.+) proxy \(L(\d+)\)", label)
+    if proxy and proxy.group(1) in CATALOG_NAMES:
+        # NVIDIA's reduced-layer "proxy" runs (DGX Cloud benchmarking): the model with fewer layers, as printed
+        base = get_model(CATALOG_NAMES[proxy.group(1)])
+        return base.model_copy(update={"name": label, "num_layers": int(proxy.group(2)),
+                                       "source": f"{base.source}; layers as the benchmark's table prints them"}), ""
+    if label in NEMOTRON3_MODELS:
+        return NEMOTRON3_MODELS[label], ""
     if row["arch_notes"].startswith("GPT:"):
         return _gpt_from_notes(label, row["arch_notes"]), ""
     return None, f"no architecture for {label!r}"

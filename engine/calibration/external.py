@@ -1,0 +1,97 @@
+"""External held-out runs (data/external_runs.csv): published, measured runs collected after the fit and the
+error bands were built, so nothing in shardwise was tuned on them. They are parsed by runs.py's row parser,
+exactly like the calibration rows, but they never enter load_runs()/used_runs() (fit, bands, folds): a
+first-run check evaluates the engine on them once.
+
+Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
+- a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
+  was re-laid-out) keeps its latest revision; the rows of earlier revisions are marked superseded;
+- a row whose printed layout does not multiply out (TP x PP x CP x DP != #GPUs, DP as printed) is excluded.
+Rows of frameworks the engine does not model (JAX/XLA) or without a sequence length are excluded before parsing.
+Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
+keeps the newest release's row.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import replace
+from functools import lru_cache
+
+from .runs import DATA, CalibrationRun, _int, _release, _run, short_source
+
+EXTERNAL_FILE = "external_runs.csv"
+
+
+def _superseded(row: dict) -> str:
+    m = re.search(r"superseded by revision (\w+)", row["notes"])
+    return f"superseded by a later revision of the same release's page ({m.group(1)})" if m else ""
+
+
+def _layout_mismatch(row: dict) -> str:
+    """The printed layout against #GPUs: TP x PP x CP x DP when the source prints DP, else TP x PP x CP must
+    divide #GPUs (a DP derived from a layout that does not divide is no layout)."""
+    tp, pp, cp, dp, gpus = (_int(row[k]) for k in ("tp", "pp", "cp", "dp", "num_gpus"))
+    if None in (tp, pp, gpus):
+        return ""
+    model_parallel = tp * pp * (cp or 1)
+    if "dp derived" in row["notes"].lower() or dp is None:
+        if gpus % model_parallel:
+            return f"printed layout inconsistent: TP x PP x CP = {model_parallel} does not divide #GPUs {gpus}"
+        return ""
+    if model_parallel * dp != gpus:
+        return f"printed layout inconsistent: TP x PP x CP x DP = {model_parallel * dp}, #GPUs printed {gpus}"
+    return ""
+
+
+# Frameworks whose runs the engine has no host/overlap model for (TrainingSetup.framework: megatron, fsdp, nanotron).
+UNMODELLED_FRAMEWORKS = {"jax": "JAX/XLA framework (MaxText, PaxML): not a framework the engine models"}
+
+
+def _unmodelled(row: dict) -> str:
+    return next((why for key, why in UNMODELLED_FRAMEWORKS.items() if key in row["framework"].lower()), "")
+
+
+def _not_stated(row: dict) -> str:
+    return "sequence length not stated" if not row["seq_len"].strip() else ""
+
+
+def _excluded(line: int, row: dict, reason: str) -> CalibrationRun:
+    """A row set aside before the row parser (which needs a sequence length)."""
+    return CalibrationRun(key=f"{EXTERNAL_FILE}:{line}", source=short_source(row["source"]), model_label=row["model"],
+                          model=None, cluster=None, setup=None, strategy=None, tp_comm_overlap=True, fp8_rowwise=False,
+                          host_framework="", cuda_graphs="none", measured_tokens_per_gpu=None, throughput_basis="",
+                          measured_memory_gib=None, group="", config="", release=row["framework"],
+                          status=f"excluded: {reason}")
+
+
+def _dedupe_releases(runs: list[CalibrationRun]) -> list[CalibrationRun]:
+    """A configuration (same group and plan) measured in several releases keeps the newest release's row."""
+    newest: dict[tuple[str, str], CalibrationRun] = {}
+    for r in runs:
+        if r.used:
+            k = (r.group, r.config)
+            if k not in newest or _release(r) > _release(newest[k]):
+                newest[k] = r
+    keep = {id(r) for r in newest.values()}
+    return [r if not r.used or id(r) in keep
+            else replace(r, status="excluded: same configuration measured with a newer release")
+            for r in runs]
+
+
+@lru_cache(maxsize=1)
+def load_external_runs() -> tuple[CalibrationRun, ...]:
+    runs = []
+    with open(DATA / EXTERNAL_FILE, newline="") as f:
+        for line, row in enumerate(csv.DictReader(f), start=2):
+            early = _unmodelled(row) or _not_stated(row)
+            if early:
+                runs.append(_excluded(line, row, early))
+                continue
+            run = _run(EXTERNAL_FILE, line, row)
+            why = _superseded(row) or _layout_mismatch(row)
+            if why and run.used:
+                run = replace(run, status=f"excluded: {why}")
+            runs.append(run)
+    return tuple(_dedupe_releases(runs))
