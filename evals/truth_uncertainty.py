@@ -27,7 +27,7 @@ def _evaluate(s: Scenario, plan: dict):
 
 
 def range_truth(kind: str, s: Scenario, plan: dict):
-    from .truth import Truth
+    from .truth import Truth, plan_fields
 
     specs, e = _evaluate(s, plan)
     if not (e.valid and e.memory.fits and e.time is not None and e.time.step_s_range
@@ -38,7 +38,8 @@ def range_truth(kind: str, s: Scenario, plan: dict):
     low_t, high_t = e.throughput.tokens_per_s_per_gpu_range
     throughput: tuple = ((("throughput", low_t),), (("throughput", high_t),))
     options = (step,) if kind == "step_range" else (throughput, step)
-    return Truth(kind=kind, evaluation=e, stated=options, is_moe=specs.model.is_moe)
+    # plan: the plan evaluated, so that `plan: auto` on a "best plan, with an error bar" turn grades it
+    return Truth(kind=kind, evaluation=e, plan=plan_fields(e), stated=options, is_moe=specs.model.is_moe)
 
 
 def measured_tokens_per_s_per_gpu(s: Scenario, plan: dict, measured: Measured) -> float:

@@ -99,3 +99,10 @@ def test_case_format_needs_the_measurement_and_one_figure():
         Measured(step_s=80, mfu=0.4)
     case = Case.model_validate({**base, "measured": {"tokens_per_s_per_gpu": 800}})
     assert case.turns[0].measured.tokens_per_s_per_gpu == 800
+
+
+def test_range_truth_carries_the_plan_it_evaluated():
+    # {from: recommended} resolves to the engine's pick: the plan grader can grade "best plan + error bar"
+    from shardwise.evals.truth import compute
+    t = compute("range", SCENARIO, {"from": "recommended"})
+    assert t.plan == compute("recommend", SCENARIO).plan
