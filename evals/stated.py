@@ -8,7 +8,9 @@ every number stated is backed; this checks that the asked-for ones are stated at
 Shape (truth.Truth.stated): options -> groups -> alternatives. The answer passes when, for some
 option, every group has an alternative the answer states. An alternative is (kind, value) in the
 engine's units: "throughput" tokens/s per GPU, "time" seconds, "scale" a factor (×0.89),
-"percent" a percentage (12.0 for 12 %).
+"percent" a percentage (12.0 for 12 %) said as a gap between prediction and measurement: a
+percentage counts only with a word for that near it ("+12.1 % vs measured", "you are 11 % slower"),
+so that an unrelated share ("other: 7.2 GiB (10.4 %)") cannot stand for it by coincidence.
 """
 
 from __future__ import annotations
@@ -28,8 +30,23 @@ ACCEPTED_UNITS = {"throughput": {"", "tok/s"}, "time": {"", "s", "ms", "min"}, "
                   "percent": {"%"}}
 
 
-def _states(q: Quantity, kind: str, value: float) -> bool:
+# Words that make a percentage a gap between prediction and measurement; looked for within
+# GAP_WORDS_BEFORE characters before the number and GAP_WORDS_AFTER after it.
+GAP_WORDS = re.compile(r"off|slow|fast|below|above|over|under|gap|error|miss|differ|predict|measur|calibrat|lower|"
+                       r"higher|behind|ahead|than|\bvs\b", re.IGNORECASE)
+GAP_WORDS_BEFORE, GAP_WORDS_AFTER = 60, 30
+
+
+def _says_gap(answer: str, q: Quantity) -> bool:
+    end = q.start + len(q.text)
+    return bool(GAP_WORDS.search(answer[max(0, q.start - GAP_WORDS_BEFORE):q.start])
+                or GAP_WORDS.search(answer[end:end + GAP_WORDS_AFTER]))
+
+
+def _states(q: Quantity, kind: str, value: float, answer: str = "") -> bool:
     if q.unit not in ACCEPTED_UNITS[kind]:
+        return False
+    if kind == "percent" and not _says_gap(answer, q):
         return False
     if kind == "time" and q.unit == "":  # a bare end of a range in ms ("9,800–11,200 ms")
         return matches(q, value) or matches(q, value * 1e3)
@@ -47,7 +64,7 @@ def missing(answer: str, options: Iterable[Option], names: Iterable[re.Pattern] 
     best: list[str] | None = None
     for option in options:
         gaps = [" or ".join(f"{kind} {value:,.4g}" for kind, value in group) for group in option
-                if not any(_states(q, kind, value) for q in quantities for kind, value in group)]
+                if not any(_states(q, kind, value, answer) for q in quantities for kind, value in group)]
         if not gaps:
             return []
         if best is None or len(gaps) < len(best):

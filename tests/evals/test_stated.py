@@ -106,3 +106,11 @@ def test_range_truth_carries_the_plan_it_evaluated():
     from shardwise.evals.truth import compute
     t = compute("range", SCENARIO, {"from": "recommended"})
     assert t.plan == compute("recommend", SCENARIO).plan
+
+
+def test_a_percentage_is_a_gap_only_when_said_as_one():
+    # the gap 10.49 % (hand-made); an unrelated memory share of 10.4 % is within rounding of it
+    need = (((("percent", 10.49),),),)
+    assert missing("- other (CUDA context, NCCL, fragmentation): 7.2 GiB (10.4%)", need) != []
+    assert missing("your run is 10.5 % slower than predicted", need) == []
+    assert missing("the model predicts 5,067 for that run (+10.5%)", need) == []
