@@ -40,8 +40,10 @@ Family = Literal["recommend", "evaluate", "compare", "whatif", "explain", "expor
 # Behaviours that fail a case wherever they occur (graders/tools.py implements each).
 Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_error", "empty_answer"]
 
-# What the engine computes as this turn's ground truth.
-TruthKind = Literal["recommend", "evaluate", "compare", "none"]
+# What the engine computes as this turn's ground truth. "range": the answer must state the 80 %
+# interval of the turn's plan (throughput or step time); "step_range": of its step time;
+# "calibrate": the prediction before calibrating to the turn's `measured` run, and the scale fitted.
+TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "none"]
 
 
 class _Data(BaseModel):
@@ -151,6 +153,20 @@ class Side(_Data):
         return self.name or self.labels()[0]
 
 
+class Measured(_Data):
+    """What the user says their run measured (exactly one figure)."""
+
+    tokens_per_s_per_gpu: float | None = Field(default=None, gt=0)
+    step_s: float | None = Field(default=None, gt=0)
+    mfu: float | None = Field(default=None, gt=0, lt=1, description="a fraction: 38 % is 0.38")
+
+    @model_validator(mode="after")
+    def _one(self) -> "Measured":
+        if sum(v is not None for v in (self.tokens_per_s_per_gpu, self.step_s, self.mfu)) != 1:
+            raise ValueError("`measured` gives exactly one of tokens_per_s_per_gpu, step_s, mfu")
+        return self
+
+
 class Turn(_Data):
     user: str = Field(min_length=1)
     change: Scenario | None = Field(default=None, description="what this turn changes in the scenario (cumulative)")
@@ -158,6 +174,7 @@ class Turn(_Data):
     plan: dict[str, Union[int, str, bool]] | None = Field(default=None, description="the plan asked about (evaluate)")
     plans: list[dict[str, Union[int, str, bool]]] | None = Field(default=None, description="A and B (compare)")
     sides: list[Side] | None = Field(default=None, description="side-by-side: each side's plan graded on its own")
+    measured: Measured | None = Field(default=None, description="the user's measured run (truth: calibrate)")
     expect: Expect = Field(default_factory=Expect)
 
     @model_validator(mode="after")
@@ -192,7 +209,8 @@ class Case(_Data):
     def _single_turn(cls, value):
         if isinstance(value, dict) and "user" in value and "turns" not in value:
             value = dict(value)
-            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans", "sides") if k in value}
+            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans", "sides", "measured")
+                    if k in value}
             value["turns"] = [turn]
         return value
 
@@ -202,8 +220,10 @@ class Case(_Data):
             kind = truth_kind(self, t)
             if kind == "compare" and (not t.plans or len(t.plans) != 2):
                 raise ValueError(f"turn {i + 1}: a compare turn needs `plans: [A, B]`")
-            if kind == "evaluate" and not t.plan:
-                raise ValueError(f"turn {i + 1}: an evaluate turn needs `plan: {{...}}`")
+            if kind in ("evaluate", "range", "step_range", "calibrate") and not t.plan:
+                raise ValueError(f"turn {i + 1}: a {kind} turn needs `plan: {{...}}`")
+            if kind == "calibrate" and t.measured is None:
+                raise ValueError(f"turn {i + 1}: a calibrate turn needs `measured: {{...}}`")
         return self
 
     def scenarios(self) -> list[Scenario]:

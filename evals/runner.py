@@ -116,7 +116,7 @@ def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _truth(ctx: TurnContext):
-    return compute(ctx.truth_kind, ctx.scenario, ctx.turn.plan, ctx.turn.plans)
+    return compute(ctx.truth_kind, ctx.scenario, ctx.turn.plan, ctx.turn.plans, ctx.turn.measured)
 
 
 def run_case(case: Case, target: Target, system_prompt: str = "", judge: judge_mod.Complete | None = None,

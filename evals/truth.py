@@ -54,6 +54,7 @@ class Truth:
     keywords: tuple[tuple[str, ...], ...] = field(default_factory=tuple)  # facts the answer must state
     is_moe: bool = False
     error: str | None = None  # the engine rejected the scenario (bad input is the point of some cases)
+    stated: tuple = ()  # figures the answer must state: options -> groups -> (kind, value) (evals/stated.py)
 
 
 def evaluate(*args):
@@ -188,7 +189,10 @@ def resolve_plan(s: Scenario, plan: dict) -> dict:
     return {**base, **{k: v for k, v in plan.items() if k != "from"}}
 
 
-def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None) -> Truth:
+def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None,
+            measured=None) -> Truth:
+    from .truth_uncertainty import calibrate_truth, range_truth
+
     try:
         if kind == "recommend":
             return recommend_truth(s)
@@ -196,6 +200,10 @@ def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] 
             return evaluate_truth(s, resolve_plan(s, plan or {}))
         if kind == "compare":
             return compare_truth(s, [resolve_plan(s, p) for p in plans or []])
+        if kind in ("range", "step_range"):
+            return range_truth(kind, s, resolve_plan(s, plan or {}))
+        if kind == "calibrate":
+            return calibrate_truth(s, resolve_plan(s, plan or {}), measured)
     except ShardwiseInputError as exc:
         return Truth(kind=kind, error=str(exc))
     return Truth(kind="none")
