@@ -82,6 +82,17 @@ def cluster_band(values: Sequence[float], clusters: Sequence[str], lower_q: floa
     return weighted_quantile(values, w, lower_q), weighted_quantile(values, w, upper_q), len(values)
 
 
+def interval_score(values: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+                   clusters: Sequence[str], alpha: float = LOWER_Q + 1 - UPPER_Q) -> float:
+    """Mean interval score of central (1 - alpha) bands, each cluster counting once (Gneiting &
+    Raftery 2007, JASA 102, eq. 43): width + (2/alpha) × how far a value falls outside. A proper
+    scoring rule: lower is better, and a band cannot gain by being set narrower or wider than the
+    quantiles it claims."""
+    y, lo, hi = (np.asarray(x, float) for x in (values, lows, highs))
+    score = (hi - lo) + (2 / alpha) * np.clip(lo - y, 0, None) + (2 / alpha) * np.clip(y - hi, 0, None)
+    return float(np.average(score, weights=cluster_weights(clusters)))
+
+
 def cluster_bootstrap_ci(inside: Sequence[bool], clusters: Sequence[str],
                          replicates: int = BOOTSTRAP_REPLICATES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """Percentile CI of the share of runs inside their band, resampling clusters with replacement

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from shardwise.engine.calibration.band_statistics import (
-    cluster_band, cluster_bootstrap_ci, cluster_weights, conformal_levels, weighted_quantile)
+    cluster_band, cluster_bootstrap_ci, cluster_weights, conformal_levels, interval_score, weighted_quantile)
 
 
 def test_equal_weights_give_the_midpoint_plotting_positions():
@@ -74,3 +74,12 @@ def test_a_band_of_twenty_clusters_reads_the_conformal_levels():
     assert cluster_band(values, clusters, 0.1, 0.9, finite_cluster_correction=True) == pytest.approx((1.6, 19.4, 20))
     # v2 (shipped, no correction): 0.1 -> 2 + (0.1 - 0.075)/0.05 = 2.5, 0.9 -> 18.5.
     assert cluster_band(values, clusters, 0.1, 0.9) == pytest.approx((2.5, 18.5, 20))
+
+
+def test_interval_score_is_width_plus_ten_times_the_miss():
+    # 80 % band (alpha 0.2, 2/alpha = 10), band [-0.1, 0.2]: width 0.3.
+    # y = 0.0 inside: 0.3; y = 0.25, 0.05 above: 0.3 + 10 × 0.05 = 0.8; y = -0.3, 0.2 below: 0.3 + 2.0 = 2.3.
+    ys, lo, hi = [0.0, 0.25, -0.3], [-0.1] * 3, [0.2] * 3
+    assert interval_score(ys, lo, hi, ["a", "b", "c"]) == pytest.approx((0.3 + 0.8 + 2.3) / 3)
+    # Each cluster once: a and b in one cluster (weight 1/2 each), c alone: (0.3/2 + 0.8/2 + 2.3) / 2.
+    assert interval_score(ys, lo, hi, ["a", "a", "c"]) == pytest.approx((0.55 + 2.3) / 2)
