@@ -1,6 +1,6 @@
 """`shardwise validate --profile`: what calibrating on one run buys, measured on the shipped runs
-(in-sample, and leave-family-out: the engine's constants refitted without each family), and how
-often the 80 % intervals contain held-out measured runs."""
+(in-sample, and leave-family-out: the engine's constants refitted without each family) and on
+external runs never fitted, and how often the 80 % intervals contain held-out measured runs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 from ..engine.assumptions import error_bands as eb
 from ..engine.calibration import leave_family_out as lofo
 from ..engine.calibration.band_statistics import TOTAL
+from ..engine.calibration.external_check import external_check, render
 from ..engine.calibration.transfer import FamilyTransfer, transfer_all, transfer_older_releases
 
 
@@ -96,4 +97,7 @@ def render_profile_check(families: bool = True) -> str:
                                eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
               "  " + _coverage("  ... after calibrating on one run of each release",
                                eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)]
+    lines += ["", "external held-out runs (published, never fitted or banded: engine/calibration/data/external_runs.csv; "
+                  "shipped bands; first run in docs/performance.md):"]
+    lines += ["  " + line for line in render(external_check(), families_too=families)]
     return "\n".join(lines)

@@ -55,3 +55,21 @@ def test_validate_profile_prints_the_leave_family_out_check_from_its_generated_f
     assert f"{len(res)} families, {n} runs" in line
     assert f"pooled over runs {pooled[0]:.1%} -> {pooled[1]:.1%} (x{pooled[1] / pooled[0]:.2f})" in line
     assert f"families weighted equally {equal[0]:.1%} -> {equal[1]:.1%}" in line
+
+
+def test_validate_profile_prints_the_external_held_out_runs(capsys):
+    # Recomputed here from the predictions: MAPE = mean(|predicted / measured - 1|) over the used
+    # external runs; after calibrating, over every family's non-anchor runs.
+    from shardwise.engine.calibration.external import load_external_runs
+    from shardwise.engine.calibration.predict import predict
+    from shardwise.engine.calibration.transfer import families, transfer_family
+
+    runs = [r for r in load_external_runs() if r.used]
+    uncal = mape([(p.run.measured_tokens_per_gpu, p.tokens_per_gpu) for p in predict(runs)])
+    rows = [x for k, v in families(runs).items() for x in transfer_family(k, v).rows]
+    code, out, err = run(capsys, "validate", "--profile", "--summary")
+    assert code == 0, err
+    section = out[out.index("external held-out runs"):]
+    assert f"used {len(runs)};" in section and f"uncalibrated: MAPE {uncal:.1%}" in section
+    assert (f"{len(rows)} runs predicted; MAPE {mape([(x.measured, x.uncalibrated) for x in rows]):.1%} -> "
+            f"{mape([(x.measured, x.calibrated) for x in rows]):.1%}") in section
