@@ -17,3 +17,25 @@ def test_share_counts_runs_inside_and_resamples_groups():
     # Resampling groups a (2/2) and b (0/1): replicates aa = 1, ab/ba = 2/3, bb = 0, each end a quarter.
     assert s["ci95"] == [0.0, 1.0]
     assert share([], []) == {"runs": 0}
+
+
+def test_docs_quote_the_stored_first_run():
+    # The first run's output (benchmarks/external_check.py --json, stored once) and the figures the
+    # docs and README state from it (the docs write "65.7 %").
+    import json
+    from pathlib import Path
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f} %"
+
+    root = Path(__file__).resolve().parents[3]
+    first = json.loads((root / "benchmarks/results/external_check_first_run.json").read_text())
+    docs = (root / "docs/performance.md").read_text()
+    readme = (root / "README.md").read_text()
+    u, c = first["uncalibrated"], first["calibrated"]
+    v2, v3 = u["coverage_v2"], u["coverage_v3"]
+    assert f"{v2['inside']}/{v2['runs']} ({pct(v2['share'])}" in docs
+    assert f"{v3['inside']}/{v3['runs']} ({pct(v3['share'])}" in docs
+    assert f"**{pct(u['mape'])}** (each group once {pct(u['mape_each_group_once'])})" in docs
+    assert f"({c['ratio']:.2f}×)" in docs and f"({c['families_equally_ratio']:.2f}×)" in docs
+    assert f"MAPE {pct(u['mape'])}" in readme and f"{v2['inside']} ({pct(v2['share'])}" in readme
