@@ -42,8 +42,9 @@ Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_
 
 # What the engine computes as this turn's ground truth. "range": the answer must state the 80 %
 # interval of the turn's plan (throughput or step time); "step_range": of its step time;
-# "calibrate": the prediction before calibrating to the turn's `measured` run, and the scale fitted.
-TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "none"]
+# "calibrate": the prediction before calibrating to the turn's `measured` run, and the scale fitted;
+# "memory_range": the 80 % interval of the plan's peak memory (and, given a measured peak, the prediction).
+TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "memory_range", "none"]
 
 
 class _Data(BaseModel):
@@ -154,16 +155,24 @@ class Side(_Data):
 
 
 class Measured(_Data):
-    """What the user says their run measured (exactly one figure)."""
+    """What the user says their run measured: at most one speed figure (tokens/s per GPU, step
+    time or MFU), and/or the peak memory per GPU."""
 
     tokens_per_s_per_gpu: float | None = Field(default=None, gt=0)
     step_s: float | None = Field(default=None, gt=0)
     mfu: float | None = Field(default=None, gt=0, lt=1, description="a fraction: 38 % is 0.38")
+    peak_gib: float | None = Field(default=None, gt=0, description="peak memory per GPU, GiB (compared, not fitted)")
+
+    @property
+    def has_speed(self) -> bool:
+        return any(v is not None for v in (self.tokens_per_s_per_gpu, self.step_s, self.mfu))
 
     @model_validator(mode="after")
     def _one(self) -> "Measured":
-        if sum(v is not None for v in (self.tokens_per_s_per_gpu, self.step_s, self.mfu)) != 1:
-            raise ValueError("`measured` gives exactly one of tokens_per_s_per_gpu, step_s, mfu")
+        speeds = sum(v is not None for v in (self.tokens_per_s_per_gpu, self.step_s, self.mfu))
+        if speeds > 1 or (speeds == 0 and self.peak_gib is None):
+            raise ValueError("`measured` gives exactly one of tokens_per_s_per_gpu, step_s, mfu "
+                             "(and may add peak_gib), or peak_gib alone")
         return self
 
 
@@ -220,10 +229,11 @@ class Case(_Data):
             kind = truth_kind(self, t)
             if kind == "compare" and (not t.plans or len(t.plans) != 2):
                 raise ValueError(f"turn {i + 1}: a compare turn needs `plans: [A, B]`")
-            if kind in ("evaluate", "range", "step_range", "calibrate") and not t.plan:
+            if kind in ("evaluate", "range", "step_range", "calibrate", "memory_range") and not t.plan:
                 raise ValueError(f"turn {i + 1}: a {kind} turn needs `plan: {{...}}`")
-            if kind == "calibrate" and t.measured is None:
-                raise ValueError(f"turn {i + 1}: a calibrate turn needs `measured: {{...}}`")
+            if kind == "calibrate" and (t.measured is None or not t.measured.has_speed):
+                raise ValueError(f"turn {i + 1}: a calibrate turn needs `measured: {{...}}` with a speed figure "
+                                 "(tokens_per_s_per_gpu, step_s or mfu)")
         return self
 
     def scenarios(self) -> list[Scenario]:

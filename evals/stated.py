@@ -8,7 +8,8 @@ every number stated is backed; this checks that the asked-for ones are stated at
 Shape (truth.Truth.stated): options -> groups -> alternatives. The answer passes when, for some
 option, every group has an alternative the answer states. An alternative is (kind, value) in the
 engine's units: "throughput" tokens/s per GPU, "time" seconds, "scale" a factor (×0.89),
-"percent" a percentage (12.0 for 12 %) said as a gap between prediction and measurement: a
+"memory" GiB per GPU ("GB" accepted, as loosely written GiB), "percent" a percentage (12.0 for
+12 %) said as a gap between prediction and measurement: a
 percentage counts only with a word for that near it ("+12.1 % vs measured", "you are 11 % slower"),
 so that an unrelated share ("other: 7.2 GiB (10.4 %)") cannot stand for it by coincidence.
 """
@@ -27,7 +28,7 @@ Option = tuple[Group, ...]
 # The units a stated quantity may carry for each kind; "" is a bare number, as the first end of
 # a range usually is ("1,110–1,280 tok/s", "9.8–11.2 s").
 ACCEPTED_UNITS = {"throughput": {"", "tok/s"}, "time": {"", "s", "ms", "min"}, "scale": {"", "x"},
-                  "percent": {"%"}}
+                  "percent": {"%"}, "memory": {"", "gib", "gb"}}
 
 
 # Words that make a percentage a gap between prediction and measurement; looked for within

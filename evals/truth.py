@@ -191,7 +191,7 @@ def resolve_plan(s: Scenario, plan: dict) -> dict:
 
 def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None,
             measured=None) -> Truth:
-    from .truth_uncertainty import calibrate_truth, range_truth
+    from .truth_uncertainty import calibrate_truth, memory_range_truth, range_truth
 
     try:
         if kind == "recommend":
@@ -204,6 +204,8 @@ def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] 
             return range_truth(kind, s, resolve_plan(s, plan or {}))
         if kind == "calibrate":
             return calibrate_truth(s, resolve_plan(s, plan or {}), measured)
+        if kind == "memory_range":
+            return memory_range_truth(s, resolve_plan(s, plan or {}), measured)
     except ShardwiseInputError as exc:
         return Truth(kind=kind, error=str(exc))
     return Truth(kind="none")

@@ -2,6 +2,10 @@
 
 - "range" / "step_range": the turn's plan evaluated; the answer must state both ends of its 80 %
   interval — of the throughput or the step time ("range"), of the step time ("step_range").
+- "memory_range": the turn's plan evaluated; the answer must state both ends of the 80 % interval
+  of its peak memory per GPU (MemoryReport.total_gib_range). Given a measured peak (`measured:
+  {peak_gib: X}`), it must also state the predicted peak (total_gib) that the measurement is set
+  against. A peak is compared, not fitted (engine/calibration/fit_profile.py), so no scale.
 - "calibrate": the profile the engine fits to the turn's measured run (engine/calibration/
   fit_profile.py). The answer must state what the engine predicted for that run before
   calibrating (tokens/s per GPU or the step time it implies), and what the calibration changes
@@ -66,4 +70,21 @@ def calibrate_truth(s: Scenario, plan: dict, measured: Measured):
                ("percent", 100 * (m / before - 1))]
     if profile.network and abs(profile.comm_scale - 1) > 0.02:  # a scale of ~1 says nothing changed
         changed.append(("scale", profile.comm_scale))
-    return Truth(kind="calibrate", stated=((said_before, tuple(changed)),), is_moe=specs.model.is_moe)
+    groups: tuple = (said_before, tuple(changed))
+    if measured.peak_gib is not None:  # the measured peak is set against the predicted one
+        _, e = _evaluate(s, plan)
+        groups += ((("memory", e.memory.total_gib),),)
+    return Truth(kind="calibrate", stated=(groups,), is_moe=specs.model.is_moe)
+
+
+def memory_range_truth(s: Scenario, plan: dict, measured: Measured | None = None):
+    from .truth import Truth, plan_fields
+
+    specs, e = _evaluate(s, plan)
+    if not (e.valid and e.memory.total_gib_range):
+        return Truth(kind="memory_range", evaluation=e, error="the plan has no memory interval (invalid)")
+    low, high = e.memory.total_gib_range
+    groups: tuple = ((("memory", low),), (("memory", high),))
+    if measured is not None and measured.peak_gib is not None:
+        groups = ((("memory", e.memory.total_gib),),) + groups
+    return Truth(kind="memory_range", evaluation=e, plan=plan_fields(e), stated=(groups,), is_moe=specs.model.is_moe)

@@ -39,3 +39,17 @@ def test_every_graded_scenario_is_one_the_engine_accepts():
             for plan in (turn.plans or []) + ([turn.plan] if turn.plan else []):
                 if "from" not in plan:
                     sc.strategy(plan)
+
+
+def test_every_uncertainty_and_calibration_truth_computes():
+    """A `range`/`step_range`/`memory_range`/`calibrate` turn whose plan no longer fits (or whose
+    measurement the fit refuses) would grade every answer as failing: say so here instead."""
+    from shardwise.evals.truth import compute
+
+    kinds = ("range", "step_range", "memory_range", "calibrate")
+    for case in load_cases():
+        for turn, scenario in zip(case.turns, case.scenarios()):
+            kind = truth_kind(case, turn)
+            if kind in kinds:
+                truth = compute(kind, scenario, turn.plan, turn.plans, turn.measured)
+                assert truth.error is None and truth.stated, f"{case.id}: {truth.error}"
