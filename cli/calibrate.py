@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
@@ -72,6 +73,9 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     if args.measured_step_s:
         return tokens_per_step(setup) / args.measured_step_s / cluster.num_gpus
     mfu = args.measured_mfu / 100 if args.measured_mfu > 1 else args.measured_mfu
+    if mfu > MAX_MEASURED_MFU:
+        raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu:.0%} MFU: no run exceeds 100 % of the "
+                                  "GPU's dense peak (give a fraction such as 0.45 or a percent such as 45)")
     peak = cluster.gpu.peak_tflops(setup.precision) * 1e12
     return mfu * peak / model_flops_per_token(m_model, setup.seq_len, setup)
 

@@ -45,7 +45,9 @@ def test_step_time_and_mfu_are_the_same_measurement(capsys):
                                         ("hf_trainer.log", ["--seq-len", "4096"])])
 def test_calibrate_from_each_log_format(capsys, log, extra):
     gpus = {"torchtitan.log": "8", "megatron_lm.log": "64", "deepspeed.log": "16"}.get(log, "64")  # as the logs say
-    model = "llama-3.1-8b" if log == "torchtitan.log" else "llama-3.1-70b"
+    # The DeepSpeed and HF Trainer excerpts' rates are an 8B model's: 54.25 samples/s x 4,096 / 16 GPUs =
+    # 13,888 tokens/s/GPU is > 6x the H100's peak for a 70B model (see the MFU test below).
+    model = "llama-3.1-70b" if log == "megatron_lm.log" else "llama-3.1-8b"
     code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus,
                          "--from-log", LOGS / log, *extra)
     assert code == 0, err
@@ -120,3 +122,32 @@ def test_bad_csv_rows_are_one_line_errors_naming_the_line(capsys, tmp_path, rows
 def test_an_invalid_measured_plan_is_refused_with_the_rule(capsys):
     code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "3", "--measured-step-s", "60")
     assert code == 2 and "tp_cp_pp_divides_gpus" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("measured", [
+    # 10x the docs' 850 tokens/s/GPU. Upper limit by hand: Llama-3.1-70B has 70.55e9 parameters, of which
+    # 128,256 x 8,192 = 1.05e9 are the input embedding (no matmul), so >= 6 x 69.5e9 = 4.17e11 model FLOPs
+    # per token before attention; the H100 SXM's dense BF16 peak is 989 TFLOP/s (datasheet), so 100 % MFU
+    # is at most 989e12 / 4.17e11 = 2,372 tokens/s/GPU.
+    ["--measured-tokens-per-s-per-gpu", "8500"],
+    # 7 s per step: 512 x 8,192 tokens / 7 s / 64 GPUs = 9,362 tokens/s/GPU > 2,372
+    ["--measured-step-s", "7"],
+    # 150 % MFU, stated directly
+    ["--measured-mfu", "150"],
+])
+def test_a_measurement_above_the_gpus_peak_is_refused_not_fitted(capsys, tmp_path, measured):
+    # It used to fit compute x1.25 (the bound), warn, exit 0 and save the profile.
+    path = tmp_path / "p.json"
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, *measured, "--save", path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "MFU" in err, err
+    assert not path.exists()
+
+
+def test_a_log_whose_step_time_is_impossibly_short_is_refused(capsys, tmp_path):
+    # 1 ms per step of 512 x 8,192 tokens on 64 GPUs = 65.5 million tokens/s/GPU: far above 2,372 (above).
+    log = tmp_path / "fast.log"
+    log.write_text((LOGS / "megatron_lm.log").read_text().replace("elapsed time per iteration (ms): 77", "elapsed time "
+                                                                  "per iteration (ms): 0.001 | was 77"))
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", log)
+    assert code == 2 and "more than the GPU can do" in err
