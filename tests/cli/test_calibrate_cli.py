@@ -151,3 +151,48 @@ def test_a_log_whose_step_time_is_impossibly_short_is_refused(capsys, tmp_path):
     code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
                          "--from-log", log)
     assert code == 2 and "more than the GPU can do" in err
+
+
+@pytest.mark.parametrize("log, gpus, flags, needle", [
+    # torchtitan prints its device mesh (tp=1) and runs FSDP2: a Megatron TP8 description is another run
+    ("torchtitan.log", "8", ["--framework", "megatron"], "framework=fsdp but --framework megatron"),
+    ("torchtitan.log", "8", ["--tp", "8"], "tp=1 but --tp 8"),
+    # DeepSpeed's engine block says zero_optimization_stage 2
+    ("deepspeed.log", "16", ["--seq-len", "2048", "--zero", "3"], "zero=2 but --zero 3"),
+    # Megatron's arguments say seq_length 8192 and sequence_parallel True
+    ("megatron_lm.log", "64", ["--seq-len", "4096"], "seq_len=8192 but --seq-len 4096"),
+    ("megatron_lm.log", "64", ["--no-sp"], "--no-sp"),
+    # the log is the measurement: a second one beside it would be dropped
+    ("megatron_lm.log", "64", ["--measured-tokens-per-s-per-gpu", "800"], "--measured-tokens-per-s-per-gpu would be ignored"),
+])
+def test_flags_contradicting_the_log_are_refused_not_overridden(capsys, log, gpus, flags, needle):
+    # They used to be replaced by the log's values without a word (only --gpus was checked).
+    model = "llama-3.1-70b" if log == "megatron_lm.log" else "llama-3.1-8b"
+    code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus, "--from-log",
+                         LOGS / log, *flags)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_flags_agreeing_with_the_log_and_defaults_the_log_left_are_said(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "4", "--from-log", LOGS / "megatron_lm.log", "--json")
+    assert code == 0, err
+    agreeing = json.loads(out)["compute_scale"]
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", LOGS / "megatron_lm.log", "--json")
+    assert json.loads(out)["compute_scale"] == agreeing
+    # torchtitan's metrics and mesh lines carry no sequence length or batch: the run is predicted at the
+    # defaults (seq 4,096, 1,024 sequences), which the output must name
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--from-log", LOGS / "torchtitan.log")
+    assert code == 0, err
+    assert "not in log  seq_len=4096, global_batch=1024" in out
+
+
+@pytest.mark.parametrize("other", [["--from-log", LOGS / "megatron_lm.log"], ["--measured-step-s", "77"]])
+def test_csv_beside_another_measurement_is_refused(capsys, tmp_path, other):
+    # The CSV's runs were fitted and the other measurement dropped without a word.
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text("model,gpu,gpus,seq_len,global_batch,tp,pp,measured_tokens_per_s_per_gpu\n"
+                        "llama-3.1-70b,h100,64,8192,512,4,4,850\n")
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *other, "--measured-csv", csv_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "would be ignored" in err, err
