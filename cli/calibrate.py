@@ -10,10 +10,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
-from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
+from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_s_per_gpu_at_mfu, tokens_per_step
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
-from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
 from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
@@ -88,8 +87,7 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     if mfu > MAX_MEASURED_MFU:
         raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu:.0%} MFU: no run exceeds 100 % of the "
                                   "GPU's dense peak (give a fraction such as 0.45 or a percent such as 45)")
-    peak = cluster.gpu.peak_tflops(setup.precision) * 1e12
-    return mfu * peak / model_flops_per_token(m_model, setup.seq_len, setup)
+    return tokens_per_s_per_gpu_at_mfu(m_model, cluster, setup, mfu)
 
 
 def _log_says(reading: LogReading) -> dict[str, object]:

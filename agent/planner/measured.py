@@ -2,26 +2,37 @@
 "we're getting 1.1k tokens per second per GPU") or a step time ("real run: step time 71.5 s measured",
 "our steps take 93 s", "we see 12.4 s per iteration"). Needs both a measurement cue and a per-GPU
 throughput unit or a time tied to a step, so a question about a predicted number ("is 850 tok/s/GPU good?",
-"you said 60 s per step, why?") is not one."""
+"you said 60 s per step, why?") is not one. A pasted training-log line (Megatron-LM's iteration line,
+torchtitan's metrics line, DeepSpeed's throughput timer, HF Trainer's final metrics) is a measurement
+of its own, read by the same readers as `shardwise calibrate --from-log`."""
 
 from __future__ import annotations
 
 import re
 
-CUE = re.compile(r"\b(?:measured|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
+from ...engine.errors import ShardwiseInputError
+from ...engine.training_logs import LogReading, read_log
+
+CUE = re.compile(r"\b(?:measured|our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
                  r"hitting|at)|observed|in\s+practice|our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
                  r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b")
 THROUGHPUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
                         r"\s*(?:/\s*|per\s+)gpu\b")
 NUMBER = r"(\d+(?:\.\d+)?)"
-SECONDS = r"\s*(?:s|sec|secs|seconds?)\b"
+# the unit is captured: "77,120 ms" and "77.1 s" are the same step
+SECONDS = r"\s*(ms|msecs?|milliseconds?|s|sec|secs|seconds?)\b"
 STEP = r"(?:steps?|iterations?|iters?)"
 # "step time 71.5 s", "step time of ~71.5s", "iteration time: 4.2 sec", "71.5 s/step", "93 s per iteration",
 # "93 seconds a step", "steps take 93 s"
 STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\s*(?:of|=|:|is|was|~|≈|->|→)?\s*(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}"
                        rf"|(?<![\w.]){NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?{STEP}\b"
                        rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking)\s+(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}")
+
+
+# "38.6% MFU", "MFU of 38.6%", "mfu: 0.386", "at 41 % mfu"
+MFU = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*mfu\b|\bmfu\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+|~\s*)?"
+                 r"(\d+(?:\.\d+)?)\s*(%)?")
 
 
 def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
@@ -31,7 +42,10 @@ def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
 
 
 def measured_throughput(text: str) -> float | None:
-    """Tokens/s per GPU the user says they measured, or None."""
+    """Tokens/s per GPU the user says they measured (or a pasted torchtitan log's), or None."""
+    log = pasted_log(text)
+    if log is not None:
+        return log.tokens_per_s_per_gpu
     m = _measured(text, THROUGHPUT)
     if m is None:
         return None
@@ -40,9 +54,52 @@ def measured_throughput(text: str) -> float | None:
 
 
 def measured_step_time(text: str) -> float | None:
-    """Seconds per training step the user says they measured, or None."""
-    m = _measured(text, STEP_TIME)
+    """Seconds per training step the user says they measured (or a pasted log's), or None."""
+    log = pasted_log(text)
+    if log is not None:
+        return log.step_s
+    m = _measured(text.replace(",", ""), STEP_TIME)
     if m is None:
         return None
-    value = float(next(g for g in m.groups() if g is not None))
+    number, unit = [g for g in m.groups() if g is not None][:2]
+    value = float(number) / (1000.0 if unit.startswith("m") else 1.0)
     return value if value > 0 else None
+
+
+def measured_mfu(text: str) -> float | None:
+    """The MFU the user says their run measured, as a fraction ("38.6%" -> 0.386), or None. A number
+    written without % is a fraction when at most 1 ("mfu 0.386"), a percent above ("mfu 38.6")."""
+    m = _measured(text, MFU)
+    if m is None:
+        return None
+    value = float(m.group(1) or m.group(2))
+    fraction = value / 100 if m.group(1) or m.group(3) or value > 1 else value
+    return fraction if fraction > 0 else None
+
+
+def pasted_log(text: str) -> LogReading | None:
+    """What a training-log excerpt pasted into the message measured, or None (no line any reader knows)."""
+    try:
+        return read_log(text)
+    except ShardwiseInputError:
+        return None
+
+
+# Where a log line starts, when the user wrote words before it on the same line ("70B on 64 H100s: [titan] …")
+LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|\biteration\s+\d+\s*/|\bstep:\s*\d+|"
+                       r"\bepoch=\d+/micro_step|\{\s*['\"]train_|\bRunningAvgSamplesPerSec=|\belapsed time per iteration")
+
+
+def without_log_lines(text: str) -> str:
+    """The message without the training-log lines pasted into it: their numbers ("iteration 20/100",
+    "consumed samples: 10240") are the log's, not a scenario's GPUs or batch. Words before a log on its
+    line are the user's and stay."""
+    kept = []
+    for line in text.splitlines():
+        if pasted_log(line) is None:
+            kept.append(line)
+            continue
+        start = LOG_START.search(line)
+        if start is not None and start.start() > 0:
+            kept.append(line[:start.start()])
+    return "\n".join(kept)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise.agent.config import AgentConfig
-from shardwise.agent.planner.measured import measured_throughput
+from shardwise.agent.planner.measured import measured_mfu, measured_step_time, measured_throughput
 from shardwise.agent.service import ChatService
 from shardwise.engine.calibration.fit_profile import Measurement, fit_profile
 from shardwise.engine.calibration.profile import CalibrationProfile
@@ -60,3 +60,67 @@ def test_service_profile_reaches_the_tools(tmp_path):
     assert plain.plan["calibration"] is None
     assert calibrated.plan["calibration"].startswith("calibrated: compute ×0.800")
     assert "Calibrated: compute ×0.800" in calibrated.answer
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("our step time is 77.1 s with TP4 PP4", 77.1),  # "our step time" is a measuring cue of its own
+    ("step time 77,120 ms measured with TP4 PP4", 77.12),  # milliseconds, as Megatron prints them: 77,120 / 1,000
+    ("you said 60 s per step, why?", None),
+])
+def test_measured_step_time_reads_our_step_time_and_milliseconds(text, seconds):
+    assert measured_step_time(text) == (pytest.approx(seconds) if seconds else None)
+
+
+@pytest.mark.parametrize("text, fraction", [
+    ("we measured 38.6% MFU with TP4 PP4", 0.386), ("our run does mfu 0.41 at tp=8", 0.41),
+    ("is 38.6% MFU good?", None),  # a question about a number, no measurement
+])
+def test_measured_mfu_is_read_as_a_fraction(text, fraction):
+    assert measured_mfu(text) == (pytest.approx(fraction) if fraction else None)
+
+
+# Megatron-LM's training_log() line (megatron/training/training.py), as users paste it: the run's iteration
+# time and global batch; "iteration 20/100" and "consumed samples" are the log's counters, not GPUs per node.
+MEGATRON_LINE = (" [2025-08-01 07:34:50] iteration       20/     100 | consumed samples:        10240 | elapsed time "
+                 "per iteration (ms): 77120.0 | throughput per GPU (TFLOP/s/GPU): 381.0 | learning rate: 1.395349E-07 "
+                 "| global batch size:   512 | lm loss: 9.044022E+00 |")
+
+
+def test_a_pasted_megatron_log_line_is_calibrated_to_not_refused(tmp_path):
+    # It was answered "I can't help with that", and its "20/" set the session's GPUs per node to 20.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we run TP4 PP4 ZeRO-1", MEGATRON_LINE)
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement"
+    args = call["arguments"]
+    assert args["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
+    assert args["scenario"]["global_batch"] == 512 and args["scenario"]["gpus_per_node"] in (None, 8)
+    assert (args["plan"]["tp"], args["plan"]["pp"]) == (4, 4)  # the plan they said they run
+    # 512 x 8,192 tokens / 77.12 s / 64 GPUs = 849.8 tokens/s/GPU; the engine's fit of that run, directly:
+    run = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
+                      Strategy(tp=4, pp=4, zero_stage=1), 512 * 8192 / 77.12 / 64)
+    p = fit_profile([run], with_memory=False)
+    assert "**850** tokens/s per GPU" in done.answer or "**850 tokens/s per GPU**" in done.answer
+    assert f"**{p.runs[0].predicted_before:,.0f}**" in done.answer and f"×{round(p.compute_scale, 3)}" in done.answer
+
+
+def test_a_measured_mfu_is_calibrated_and_one_above_100_percent_is_refused(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 38.6% MFU with TP4 PP4")
+    call = done.tool_calls[-1]
+    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the same engine function)
+    resolved_tokens = call["arguments"]["measured_tokens_per_s_per_gpu"]
+    cli = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
+                      Strategy(tp=4, pp=4), resolved_tokens)
+    from shardwise.engine.calibration.fit_profile import model_tflops_per_gpu
+    assert model_tflops_per_gpu(cli) / 989 == pytest.approx(0.386, rel=2e-3)  # H100 SXM dense BF16 peak: 989 TFLOP/s (datasheet)
+    assert "**38.6% MFU**" in done.answer
+    done = ask_all(service, OPENING, "we measured 150% MFU with TP4 PP4")
+    assert "at most 100%" in done.answer and not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
+
+
+def test_a_throughput_above_the_gpus_peak_is_reported_not_fitted(tmp_path):
+    # 8,500 tokens/s/GPU of a 70B model is > 3.5x the H100's 100 % MFU (tests/cli/test_calibrate_cli.py has the arithmetic)
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 8500 tok/s/GPU with TP4 PP4")
+    assert "more than the GPU can do" in done.answer and "×1.25" not in done.answer
