@@ -124,3 +124,22 @@ def test_a_throughput_above_the_gpus_peak_is_reported_not_fitted(tmp_path):
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     done = ask_all(service, OPENING, "we measured 8500 tok/s/GPU with TP4 PP4")
     assert "more than the GPU can do" in done.answer and "×1.25" not in done.answer
+
+
+def test_chat_gives_the_step_time_range_and_says_when_the_profile_holds_on_one_side_only(tmp_path):
+    # The issue: every throughput and step time carries its 80 % interval in the CLI, page and chat; the CLI's
+    # what-if notes a profile that applies before but not after (another GPU); the chat said neither.
+    profile = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.8)
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"), profile=profile)
+    done = ask_all(service, OPENING)
+    best = next(c for c in done.tool_calls if c["name"] == "recommend_plans")
+    from shardwise.present import duration_ms
+    low, high = best["result"]["best"]["step_ms_likely"]
+    assert f"(likely {duration_ms(low)}–{duration_ms(high)})" in done.answer
+    session = done.session_id
+    done = list(service.stream("what if we had H200s?", session))[-1]
+    assert "applies differently before and after" in done.answer and "compute scale not applied" in done.answer
+    done = list(service.stream("compare tp=4 pp=4 vs tp=8 pp=2", session))[-1]
+    compared = next(c for c in done.tool_calls if c["name"] == "compare_plans")["result"]
+    lo, hi = compared["a"]["tokens_per_s_per_gpu_likely"]
+    assert f"({lo:,.0f}–{hi:,.0f})" in done.answer and "(both plans)" in done.answer
