@@ -68,6 +68,9 @@ def register(subparsers) -> None:
     p.add_argument("--save", metavar="FILE", help="write the profile here (JSON), for --profile")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(handler=run, seq_len=None)
+    for action in p._actions:  # a --measured-csv row names its own GPU and count: the flags are needed only without it
+        if action.dest in ("gpu", "gpus"):
+            action.required = False
     # None = not given, so a flag can be told from a default beside --from-log; run() puts the defaults back.
     p.set_defaults(log_flag_defaults={k: p.get_default(k) for k in LOG_FLAGS}, **{k: None for k in LOG_FLAGS})
 
@@ -276,6 +279,9 @@ def run(args: argparse.Namespace) -> int:
             raise ShardwiseInputError(f"--measured-csv holds the measured runs, so {', '.join(beside)} would be "
                                       "ignored: give one or the other (or add the run as a row)")
         runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
+    elif not args.gpu or not args.gpus:
+        raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's), or --measured-csv FILE whose rows "
+                                  "name them")
     else:
         run_, note = measurement_from_args(args)
         runs = [run_]

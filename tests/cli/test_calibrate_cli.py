@@ -196,3 +196,14 @@ def test_csv_beside_another_measurement_is_refused(capsys, tmp_path, other):
                         "llama-3.1-70b,h100,64,8192,512,4,4,850\n")
     code, out, err = run(capsys, "calibrate", *SCENARIO, *other, "--measured-csv", csv_path)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "would be ignored" in err, err
+
+
+def test_csv_alone_needs_no_scenario_flags_and_a_single_run_still_does(capsys, tmp_path):
+    # --gpu/--gpus were required by the parser and then ignored beside --measured-csv (each row names its own).
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text("model,gpu,gpus,seq_len,global_batch,tp,pp,measured_tokens_per_s_per_gpu\n"
+                        "llama-3.1-70b,h100,64,8192,512,4,4,850\n")
+    code, out, err = run(capsys, "calibrate", "--measured-csv", csv_path)
+    assert code == 0, err
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--measured-tokens-per-s-per-gpu", "850")
+    assert code == 2 and "needs --gpu and --gpus" in err
