@@ -132,3 +132,15 @@ def test_page_gives_step_time_and_memory_their_intervals_as_the_cli_does(client)
     assert said in page
     m_lo, m_hi = best["memory"]["total_gib_range"]
     assert f"likely {m_lo:.1f}–{m_hi:.1f}" in page
+
+
+def test_export_says_the_profile_changes_nothing_in_a_config(client, capsys, profile_file):
+    # It was read, checked and dropped without a word (CLI and REST alike).
+    profile = json.loads(profile_file.read_text())
+    r = client.post("/api/export", json={**SCENARIO, "tp": 2, "format": "megatron", "profile": profile})
+    assert r.status_code == 200 and any("changes predicted times only" in w for w in r.json()["warnings"])
+    plain = client.post("/api/export", json={**SCENARIO, "tp": 2, "format": "megatron"}).json()
+    assert plain["text"] == r.json()["text"]
+    capsys.readouterr()
+    assert cli(["export", *FLAGS, "--tp", "2", "--format", "megatron", "--profile", str(profile_file)]) == 0
+    assert "changes predicted times only" in capsys.readouterr().err
