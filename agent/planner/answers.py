@@ -14,7 +14,8 @@ from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .names import contrasted_concepts
-from .measured import measured_mfu, measured_step_time, measured_throughput, pasted_log
+from .measured import (measured_mfu, measured_rate_unclear, measured_step_time, measured_throughput,
+                       measured_total_throughput, pasted_log)
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -105,6 +106,11 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     measured = measured_throughput(message)
     step_s = None if measured is not None else measured_step_time(message)
     mfu = None if measured is not None or step_s is not None else measured_mfu(message)
+    total = None if measured is not None or step_s is not None or mfu is not None else measured_total_throughput(message)
+    if total is not None:  # "54,400 tokens/s in total": the whole job's, per GPU as calibrate takes it
+        measured = total / scenario.gpus
+    elif measured is None and step_s is None and mfu is None and measured_rate_unclear(message):
+        return render("offline/measured_rate_unclear.md.j2")  # per GPU or for the whole job: a factor of the GPU count
     log = pasted_log(message)
     if log is not None and log.samples_per_s is not None:  # DeepSpeed / HF Trainer: samples/s of the whole job
         if scenario.seq_len is None:
@@ -134,7 +140,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                                                      "measured_tokens_per_s_per_gpu": measured, "measured_step_s": step_s})
         if not out.ok:
             return result_or_error(out, "offline/calibrate.md.j2")
-        return render("offline/calibrate.md.j2", r=out.result, step_s=step_s, mfu=mfu)
+        return render("offline/calibrate.md.j2", r=out.result, step_s=step_s, mfu=mfu, total=total is not None)
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");

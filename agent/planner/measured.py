@@ -19,6 +19,13 @@ CUE = re.compile(r"\b(?:measured|our\s+(?:step|iteration|iter)[\s_-]?times?|meas
                  r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b")
 THROUGHPUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
                         r"\s*(?:/\s*|per\s+)gpu\b")
+# "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
+TOKENS_PER_S = r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\b"
+WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
+                       r"(?:job|run|cluster)|across\s+(?:all\s+)?(?:the\s+)?(?:\d+\s+)?gpus|cluster[\s-]wide|aggregate)\b"
+                       r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
+# a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
+BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
 NUMBER = r"(\d+(?:\.\d+)?)"
 # the unit is captured: "77,120 ms" and "77.1 s" are the same step
 SECONDS = r"\s*(ms|msecs?|milliseconds?|s|sec|secs|seconds?)\b"
@@ -64,6 +71,22 @@ def measured_step_time(text: str) -> float | None:
     number, unit = [g for g in m.groups() if g is not None][:2]
     value = float(number) / (1000.0 if unit.startswith("m") else 1.0)
     return value if value > 0 else None
+
+
+def measured_total_throughput(text: str) -> float | None:
+    """Tokens/s of the whole job the user says they measured ("54,400 tokens/s in total"), or None."""
+    m = _measured(text, WHOLE_JOB)
+    if m is None:
+        return None
+    number, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    value = float(number.replace(",", "")) * (1000 if k else 1)
+    return value if value > 0 else None
+
+
+def measured_rate_unclear(text: str) -> bool:
+    """A measured tokens/s said neither per GPU nor for the whole job ("we measured 54,400 tokens/s")."""
+    return (measured_throughput(text) is None and measured_total_throughput(text) is None
+            and _measured(text, BARE_RATE) is not None)
 
 
 def measured_mfu(text: str) -> float | None:

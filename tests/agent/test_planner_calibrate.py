@@ -143,3 +143,15 @@ def test_chat_gives_the_step_time_range_and_says_when_the_profile_holds_on_one_s
     compared = next(c for c in done.tool_calls if c["name"] == "compare_plans")["result"]
     lo, hi = compared["a"]["tokens_per_s_per_gpu_likely"]
     assert f"({lo:,.0f}–{hi:,.0f})" in done.answer and "(both plans)" in done.answer
+
+
+def test_a_whole_job_throughput_is_divided_by_the_gpus_and_an_unqualified_one_is_asked_about(tmp_path):
+    # "54,400 tokens/s total" was ignored (the plan was evaluated as if nothing had been measured).
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 54,400 tokens/s total with TP4 PP4")
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement"
+    assert call["arguments"]["measured_tokens_per_s_per_gpu"] == pytest.approx(54_400 / 64)  # = 850 per GPU
+    done = ask_all(service, OPENING, "we measured 54,400 tokens/s with TP4 PP4")
+    assert "per GPU or for the whole job" in done.answer
+    assert not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
