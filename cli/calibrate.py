@@ -249,9 +249,9 @@ def render(profile: CalibrationProfile, note: str) -> str:
         lines.append(f"warning: {name} hit its bound (engine/assumptions/calibration_bounds.py): the measured run is "
                      "further from the model than a cluster difference explains; check the run (warm-up steps, "
                      "stragglers, the flags describing it)")
-    lines.append("changes    every prediction with --profile on this GPU, precision and framework (compute), and on "
-                 "this network across nodes (network); the 80 % band narrows only where the transfer check supports it "
-                 "(docs/performance.md)")
+    network = ", and on this network across nodes (network)" if profile.network else ""
+    lines.append(f"changes    every prediction with --profile on this GPU, precision and framework (compute){network}; "
+                 "the 80 % band narrows only where the transfer check supports it (docs/performance.md)")
     return "\n".join(lines)
 
 

@@ -207,3 +207,11 @@ def test_csv_alone_needs_no_scenario_flags_and_a_single_run_still_does(capsys, t
     assert code == 0, err
     code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--measured-tokens-per-s-per-gpu", "850")
     assert code == 2 and "needs --gpu and --gpus" in err
+
+
+def test_a_single_node_run_does_not_claim_to_change_the_network(capsys):
+    # 8 GPUs = one HGX node: no cross-node traffic, so the profile has no network scale; the "changes" line said it had.
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8k",
+                         "--global-batch", "64", "--tp", "2", "--measured-tokens-per-s-per-gpu", "7000")
+    assert code == 0, err
+    assert "network unchanged" in out and "across nodes (network)" not in out
