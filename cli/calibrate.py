@@ -18,7 +18,6 @@ from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 
-DEFAULT_SEQ_LEN = 4096  # the scenario default, when neither flag nor log gives one
 # What a log can say about the run, and the flag that says the same: a flag given beside a log that
 # says otherwise is a contradiction (the log is what ran), not something to override silently.
 LOG_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--ep", "etp": "--etp", "zero": "--zero",
@@ -162,9 +161,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
         note = f"read from {reading.framework} log ({reading.entries} entries): " + ", ".join(reading.found())
-    fill_flag_defaults(args)
-    if args.seq_len is None:
-        args.seq_len = DEFAULT_SEQ_LEN
+    fill_flag_defaults(args)  # seq_len stays None when unsaid: training_setup's default (4096; grpo/ppo: prompt + response)
     model, cluster, setup, strategy = model_from_args(args), cluster_from_args(args), setup_from_args(args), \
         strategy_from_args(args)
     if defaulted:

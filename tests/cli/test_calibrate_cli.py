@@ -215,3 +215,19 @@ def test_a_single_node_run_does_not_claim_to_change_the_network(capsys):
                          "--global-batch", "64", "--tp", "2", "--measured-tokens-per-s-per-gpu", "7000")
     assert code == 0, err
     assert "network unchanged" in out and "across nodes (network)" not in out
+
+
+def test_post_training_calibrates_the_scenario_evaluate_predicts(capsys):
+    # calibrate set an unsaid --seq-len to 4,096, but for grpo the sequence is prompt + response (512 + 512 = 1,024,
+    # verl's defaults, `--seq-len` help): the measured step was turned into tokens/s for another scenario.
+    flags = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode", "grpo"]
+    code, out, err = run(capsys, "evaluate", *flags, "--json")
+    ev = json.loads(out)
+    assert ev["setup"]["seq_len"] == 512 + 512
+    code, out, err = run(capsys, "calibrate", *flags, "--measured-step-s", ev["time"]["step_s"], "--json")
+    assert code == 0, err
+    r = json.loads(out)["runs"][0]
+    assert r["seq_len"] == 1024
+    # the step evaluate predicts, given as measured, is the throughput evaluate predicts: nothing to correct
+    assert r["measured_tokens_per_s_per_gpu"] == pytest.approx(ev["throughput"]["tokens_per_s_per_gpu"], rel=1e-6)
+    assert r["predicted_before"] == pytest.approx(r["measured_tokens_per_s_per_gpu"], rel=1e-6)
