@@ -13,7 +13,8 @@ import re
 from ...engine.errors import ShardwiseInputError
 from ...engine.training_logs import LogReading, read_log
 
-CUE = re.compile(r"\b(?:measured|our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
+CUE = re.compile(r"\b(?:measured|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
+                 r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
                  r"hitting|at)|observed|in\s+practice|our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
                  r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b")
@@ -40,6 +41,16 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\s*(?:of|=|:|is|wa
 # "38.6% MFU", "MFU of 38.6%", "mfu: 0.386", "at 41 % mfu"
 MFU = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*mfu\b|\bmfu\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+|~\s*)?"
                  r"(\d+(?:\.\d+)?)\s*(%)?")
+
+
+# "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
+CALIBRATION_ASKED = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
+
+
+def calibration_asked_without_a_figure(text: str) -> bool:
+    lowered = text.lower()
+    return CALIBRATION_ASKED.search(lowered) is not None and pasted_log(text) is None and not any(
+        f(text) is not None for f in (measured_throughput, measured_step_time, measured_mfu, measured_total_throughput))
 
 
 def _measured(text: str, pattern: re.Pattern) -> re.Match | None:

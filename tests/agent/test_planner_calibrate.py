@@ -155,3 +155,17 @@ def test_a_whole_job_throughput_is_divided_by_the_gpus_and_an_unqualified_one_is
     done = ask_all(service, OPENING, "we measured 54,400 tokens/s with TP4 PP4")
     assert "per GPU or for the whole job" in done.answer
     assert not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
+
+
+@pytest.mark.parametrize("message", ["calibrate to 850 tok/s/GPU with TP4 PP4", "TP4 PP4 gives us 850 tok/s per GPU"])
+def test_other_ways_of_giving_a_measurement_are_calibrated_to(tmp_path, message):
+    # Both were answered as a plain evaluation, the 850 dropped without a word.
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, message)
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement" and call["arguments"]["measured_tokens_per_s_per_gpu"] == 850
+
+
+def test_asking_to_calibrate_without_a_figure_says_what_to_give(tmp_path):
+    # It was "I did not understand that question".
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, "can you calibrate the model to our cluster?")
+    assert "tell me what one run measured" in done.answer and "shardwise calibrate" in done.answer
