@@ -143,6 +143,11 @@ def _check_runs(runs: list[Measurement]) -> None:
                 f"{achieved:,.0f} model TFLOP/s per GPU, {achieved / peak:.0%} MFU of the {r.cluster.gpu.id}'s "
                 f"{peak:,.0f} dense {r.setup.precision} TFLOP/s: more than the GPU can do; check the figure (per GPU, "
                 "not per job? tokens, not samples?) and the flags describing the run (--gpus, --seq-len, --global-batch)")
+        if r.peak_gib is not None and r.peak_gib > r.cluster.gpu.memory_gib:
+            # compared, not fitted, but a peak above the GPU's memory says the run is described wrongly (the GPU)
+            raise ShardwiseInputError(
+                f"the measured peak memory {r.peak_gib:.1f} GiB is more than the {r.cluster.gpu.id}'s "
+                f"{r.cluster.gpu.memory_gib:g} GiB: is --gpu the GPU the run used?")
     first = runs[0]
     for r in runs[1:]:
         if (r.cluster.gpu.id, r.setup.precision, r.setup.framework) != (

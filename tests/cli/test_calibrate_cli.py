@@ -231,3 +231,10 @@ def test_post_training_calibrates_the_scenario_evaluate_predicts(capsys):
     # the step evaluate predicts, given as measured, is the throughput evaluate predicts: nothing to correct
     assert r["measured_tokens_per_s_per_gpu"] == pytest.approx(ev["throughput"]["tokens_per_s_per_gpu"], rel=1e-6)
     assert r["predicted_before"] == pytest.approx(r["measured_tokens_per_s_per_gpu"], rel=1e-6)
+
+
+def test_a_peak_memory_above_the_gpus_capacity_is_refused(capsys):
+    # An H100 SXM has 80 GiB (datasheet; the catalog's capacity): a 120 GiB peak came from another GPU.
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", "850",
+                         "--measured-peak-gib", "120")
+    assert code == 2 and "120.0 GiB is more than the h100-sxm's 80 GiB" in err
