@@ -117,14 +117,15 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             return render("offline/measured_samples.md.j2", framework=log.framework)
         measured = log.samples_per_s * scenario.seq_len / scenario.gpus
     said = measured is not None or step_s is not None or mfu is not None
-    if said and not e.plans and state.plan is None:
+    if said and not e.plans and (state.user_plan if log is not None else state.plan) is None:
+        # a pasted log line is the user's run: the plan they said they run, not the one recommended to them
         return render("offline/measured_need_plan.md.j2")
     if said:
         # "we measured 850 tok/s/GPU with TP4 PP4", "real run, TP8 PP2: step time 71.5 s measured", a pasted log line
         same_run = state.scenario is not None and (scenario == state.scenario or log is not None and (
             state.scenario.model, state.scenario.params, state.scenario.gpu, state.scenario.gpus)
             == (scenario.model, scenario.params, scenario.gpu, scenario.gpus))  # a log names its framework, batch
-        base = (state.user_plan or state.plan if log is not None else state.plan) if same_run else None
+        base = (state.user_plan if log is not None else state.plan) if same_run else None
         knobs = e.plans[0] if e.plans else {}
         plan = plan_with(None if len(knobs) >= 2 else base, knobs)
         if mfu is not None:  # "38.6% MFU": the throughput it means, as `calibrate --measured-mfu` reads it

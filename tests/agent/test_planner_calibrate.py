@@ -169,3 +169,14 @@ def test_asking_to_calibrate_without_a_figure_says_what_to_give(tmp_path):
     # It was "I did not understand that question".
     done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, "can you calibrate the model to our cluster?")
     assert "tell me what one run measured" in done.answer and "shardwise calibrate" in done.answer
+
+
+def test_a_pasted_log_line_is_the_plan_they_measured_not_the_one_recommended(tmp_path):
+    # After "we measured ... with TP4 PP4", a pasted line was calibrated against the recommended plan (TP2 CP2
+    # ZeRO-3), a plan the user never said they ran; with no plan of theirs known, it asks.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 850 tok/s/GPU with TP4 PP4", MEGATRON_LINE)
+    plan = done.tool_calls[-1]["arguments"]["plan"]
+    assert (plan["tp"], plan["pp"]) == (4, 4)
+    done = ask_all(service, OPENING, MEGATRON_LINE)
+    assert "Which plan did that run use?" in done.answer
