@@ -107,6 +107,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     step_s = None if measured is not None else measured_step_time(message)
     mfu = None if measured is not None or step_s is not None else measured_mfu(message)
     total = None if measured is not None or step_s is not None or mfu is not None else measured_total_throughput(message)
+    if 0 in (measured, step_s, mfu, total):  # "we measured 0 tok/s/GPU": nothing to fit, and not to be dropped in silence
+        return render("offline/measured_zero.md.j2")
     if total is not None:  # "54,400 tokens/s in total": the whole job's, per GPU as calibrate takes it
         measured = total / scenario.gpus
     elif measured is None and step_s is None and mfu is None and measured_rate_unclear(message):

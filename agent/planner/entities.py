@@ -151,7 +151,12 @@ def own_words(message: str) -> str:
 LOG_PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
 
 
+# A training log's iteration counter ("iteration       20/     100"): never a node size or GPU count
+ITERATION_COUNTER = re.compile(r"\biteration\s+\d+\s*/\s*\d+")
+
+
 def extract(message: str) -> Entities:
+    message = ITERATION_COUNTER.sub(" ", message)
     log = pasted_log(message)
     if log is not None:  # the log's numbers are its own ("iteration 20/100" is no node size); what it says is used
         e = extract(without_log_lines(message))

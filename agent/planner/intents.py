@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
-from .measured import calibration_asked_without_a_figure, measured_mfu, pasted_log
+from .measured import calibration_asked_without_a_figure, says_measured
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
@@ -216,7 +216,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("greeting")
     if calibration_asked_without_a_figure(text) and not e.plans:
         return Intent("help", "calibrate")  # what to tell it, and the command
-    if pasted_log(message) is not None or measured_mfu(text) is not None:
+    if says_measured(message):
         # a pasted training-log line, or "we measured 38.6% MFU", is a measured run (not the MFU concept): the plan
         # it ran, calibrated to it
         return Intent("evaluate")

@@ -13,21 +13,21 @@ import re
 from ...engine.errors import ShardwiseInputError
 from ...engine.training_logs import LogReading, read_log
 
-CUE = re.compile(r"\b(?:measured|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
+CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
                  r"hitting|at)|observed|in\s+practice|our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
                  r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b")
-THROUGHPUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
+THROUGHPUT = re.compile(r"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
                         r"\s*(?:/\s*|per\s+)gpu\b")
 # "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
-TOKENS_PER_S = r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\b"
+TOKENS_PER_S = r"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\b"
 WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
                        r"(?:job|run|cluster)|across\s+(?:all\s+)?(?:the\s+)?(?:\d+\s+)?gpus|cluster[\s-]wide|aggregate)\b"
                        r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
 # a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
 BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
-NUMBER = r"(\d+(?:\.\d+)?)"
+NUMBER = r"(?<![\w.,-])(\d+(?:\.\d+)?)"
 # the unit is captured: "77,120 ms" and "77.1 s" are the same step
 SECONDS = r"\s*(ms|msecs?|milliseconds?|s|sec|secs|seconds?)\b"
 STEP = r"(?:steps?|iterations?|iters?)"
@@ -39,7 +39,7 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\s*(?:of|=|:|is|wa
 
 
 # "38.6% MFU", "MFU of 38.6%", "mfu: 0.386", "at 41 % mfu"
-MFU = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*mfu\b|\bmfu\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+|~\s*)?"
+MFU = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)\s*%\s*mfu\b|\bmfu\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+|~\s*)?"
                  r"(\d+(?:\.\d+)?)\s*(%)?")
 
 
@@ -50,6 +50,12 @@ CALIBRATION_ASKED = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
 def calibration_asked_without_a_figure(text: str) -> bool:
     lowered = text.lower()
     return CALIBRATION_ASKED.search(lowered) is not None and pasted_log(text) is None and not any(
+        f(text) is not None for f in (measured_throughput, measured_step_time, measured_mfu, measured_total_throughput))
+
+
+def says_measured(text: str) -> bool:
+    """The message gives a figure of the user's own run (any of the forms above, or a pasted log line)."""
+    return pasted_log(text) is not None or measured_rate_unclear(text) or any(
         f(text) is not None for f in (measured_throughput, measured_step_time, measured_mfu, measured_total_throughput))
 
 
@@ -68,7 +74,7 @@ def measured_throughput(text: str) -> float | None:
     if m is None:
         return None
     value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
-    return value if value > 0 else None
+    return value  # 0 is returned: a measured zero is answered, not dropped
 
 
 def measured_step_time(text: str) -> float | None:
@@ -81,7 +87,7 @@ def measured_step_time(text: str) -> float | None:
         return None
     number, unit = [g for g in m.groups() if g is not None][:2]
     value = float(number) / (1000.0 if unit.startswith("m") else 1.0)
-    return value if value > 0 else None
+    return value  # 0 is returned: a measured zero is answered, not dropped
 
 
 def measured_total_throughput(text: str) -> float | None:
@@ -91,7 +97,7 @@ def measured_total_throughput(text: str) -> float | None:
         return None
     number, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     value = float(number.replace(",", "")) * (1000 if k else 1)
-    return value if value > 0 else None
+    return value  # 0 is returned: a measured zero is answered, not dropped
 
 
 def measured_rate_unclear(text: str) -> bool:
@@ -108,7 +114,7 @@ def measured_mfu(text: str) -> float | None:
         return None
     value = float(m.group(1) or m.group(2))
     fraction = value / 100 if m.group(1) or m.group(3) or value > 1 else value
-    return fraction if fraction > 0 else None
+    return fraction
 
 
 def pasted_log(text: str) -> LogReading | None:

@@ -180,3 +180,28 @@ def test_a_pasted_log_line_is_the_plan_they_measured_not_the_one_recommended(tmp
     assert (plan["tp"], plan["pp"]) == (4, 4)
     done = ask_all(service, OPENING, MEGATRON_LINE)
     assert "Which plan did that run use?" in done.answer
+
+
+def test_a_measured_zero_is_answered_and_a_signed_number_is_not_read_as_its_digits(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    # "0 tok/s/GPU" was dropped in silence (the plan evaluated as if nothing was said)
+    done = ask_all(service, OPENING, "we measured 0 tok/s/GPU with TP4 PP4")
+    assert "zero cannot be calibrated to" in done.answer and not done.tool_calls
+    # "-5 tok/s/GPU" was calibrated to 5 tokens/s per GPU; "1e9" to 9
+    assert measured_throughput("we measured -5 tok/s/GPU with TP4 PP4") is None
+    assert measured_throughput("we measured 1e9 tok/s/GPU with TP4 PP4") is None
+
+
+def test_a_step_time_with_no_plan_words_is_a_measurement_not_out_of_scope(tmp_path):
+    # "we measured 12 s per iteration" was "I can't help with that" even with a plan on the table. 12 s for
+    # 4,194,304 tokens on 64 GPUs is 5,461 tokens/s/GPU, > 2,372 (100 % MFU, tests/cli/test_calibrate_cli.py).
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, "we measured 12 s per iteration")
+    assert done.tool_calls[-1]["name"] == "calibrate_to_measurement" and "more than the GPU can do" in done.answer
+
+
+def test_an_unreadable_log_line_leaves_the_scenario_alone(tmp_path):
+    # A 0.0 ms iteration is no step (unreadable), and its counter "10/100" set 10 GPUs per node.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, " iteration       10/     100 | elapsed time per iteration (ms): 0.0 |",
+                   "how much memory per GPU?")
+    assert "10 GPUs per node" not in done.answer and "8 GPUs per node" in done.answer
