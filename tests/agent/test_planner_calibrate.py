@@ -136,6 +136,8 @@ def test_chat_gives_the_step_time_range_and_says_when_the_profile_holds_on_one_s
     from shardwise.present import duration_ms
     low, high = best["result"]["best"]["step_ms_likely"]
     assert f"(likely {duration_ms(low)}–{duration_ms(high)})" in done.answer
+    m_low, m_high = best["result"]["best"]["memory_gib_likely"]  # the peak's band, as the CLI and page give it
+    assert f"(likely {m_low:,.1f}–{m_high:,.1f}) of" in done.answer
     session = done.session_id
     done = list(service.stream("what if we had H200s?", session))[-1]
     assert "applies differently before and after" in done.answer and "compute scale not applied" in done.answer
