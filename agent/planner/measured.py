@@ -2,7 +2,9 @@
 "we're getting 1.1k tokens per second per GPU") or a step time ("real run: step time 71.5 s measured",
 "our steps take 93 s", "we see 12.4 s per iteration"). Needs both a measurement cue and a per-GPU
 throughput unit or a time tied to a step, so a question about a predicted number ("is 850 tok/s/GPU good?",
-"you said 60 s per step, why?") is not one. A pasted training-log line (Megatron-LM's iteration line,
+"you said 60 s per step, why?") is not one. Also an MFU ("38.6% MFU"), a whole-job rate ("54,400 tokens/s in
+total"; a rate said neither per GPU nor in total is flagged, to be asked about), and a zero (returned as 0,
+to be answered, not dropped). A pasted training-log line (Megatron-LM's iteration line,
 torchtitan's metrics line, DeepSpeed's throughput timer, HF Trainer's final metrics) is a measurement
 of its own, read by the same readers as `shardwise calibrate --from-log`."""
 
