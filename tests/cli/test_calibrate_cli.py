@@ -238,3 +238,13 @@ def test_a_peak_memory_above_the_gpus_capacity_is_refused(capsys):
     code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", "850",
                          "--measured-peak-gib", "120")
     assert code == 2 and "120.0 GiB is more than the h100-sxm's 80 GiB" in err
+
+
+def test_a_profile_that_applies_nowhere_does_not_say_calibrated(capsys, tmp_path):
+    # An H100 / ib-ndr profile on 8 A100s in one node changes nothing; it read "calibrated: compute scale not applied …".
+    path = tmp_path / "p.json"
+    code, _, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
+    assert code == 0, err
+    code, out, err = run(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--gpus", "8",
+                         "--profile", path, "--json")
+    assert json.loads(out)["calibration"].startswith("profile not applied: compute scale not applied")
