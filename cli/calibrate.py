@@ -9,16 +9,25 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
+from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
+from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_s_per_gpu_at_mfu, tokens_per_step
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
-from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
 from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 
-DEFAULT_SEQ_LEN = 4096  # the scenario default, when neither flag nor log gives one
+# What a log can say about the run, and the flag that says the same: a flag given beside a log that
+# says otherwise is a contradiction (the log is what ran), not something to override silently.
+LOG_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--ep", "etp": "--etp", "zero": "--zero",
+             "micro_batch": "--micro-batch", "recompute": "--recompute", "no_sp": "--no-sp", "hsdp": "--hsdp",
+             "seq_len": "--seq-len", "global_batch": "--global-batch", "precision": "--precision",
+             "framework": "--framework"}
+# Of those, the ones a prediction depends on most: named when a log left them to the defaults.
+SAID_WHEN_DEFAULTED = ("seq_len", "global_batch", "tp", "pp", "zero", "micro_batch", "recompute", "precision",
+                       "framework")
+MEASURED_FLAGS = ("measured_tokens_per_s_per_gpu", "measured_step_s", "measured_mfu")
 
 
 def positive_float(text: str) -> float:
@@ -58,6 +67,11 @@ def register(subparsers) -> None:
     p.add_argument("--save", metavar="FILE", help="write the profile here (JSON), for --profile")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(handler=run, seq_len=None)
+    for action in p._actions:  # a --measured-csv row names its own GPU and count: the flags are needed only without it
+        if action.dest in ("gpu", "gpus"):
+            action.required = False
+    # None = not given, so a flag can be told from a default beside --from-log; run() puts the defaults back.
+    p.set_defaults(log_flag_defaults={k: p.get_default(k) for k in LOG_FLAGS}, **{k: None for k in LOG_FLAGS})
 
 
 # --- measured value -> tokens/s per GPU -----------------------------------------------------
@@ -72,23 +86,52 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     if args.measured_step_s:
         return tokens_per_step(setup) / args.measured_step_s / cluster.num_gpus
     mfu = args.measured_mfu / 100 if args.measured_mfu > 1 else args.measured_mfu
-    peak = cluster.gpu.peak_tflops(setup.precision) * 1e12
-    return mfu * peak / model_flops_per_token(m_model, setup.seq_len, setup)
+    if mfu > MAX_MEASURED_MFU:
+        raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu:.0%} MFU: no run exceeds 100 % of the "
+                                  "GPU's dense peak (give a fraction such as 0.45 or a percent such as 45)")
+    return tokens_per_s_per_gpu_at_mfu(m_model, cluster, setup, mfu)
 
 
-def apply_log(args: argparse.Namespace, reading: LogReading) -> None:
-    """The log's plan and setup replace the flags' (the log is what ran)."""
+def _log_says(reading: LogReading) -> dict[str, object]:
+    said = dict(reading.plan)
+    said.update({k: getattr(reading, k) for k in ("seq_len", "global_batch", "precision") if getattr(reading, k) is not None})
+    if reading.setup_framework:
+        said["framework"] = reading.setup_framework
+    return said
+
+
+def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:
+    """The log's plan and setup fill the run (the log is what ran); a flag saying otherwise is an error.
+    Returns what the log left to the flags' defaults (keys), for the CLI to say."""
     if reading.num_gpus is not None and reading.num_gpus != args.gpus:
         raise ShardwiseInputError(f"the log ran on {reading.num_gpus} GPUs but --gpus is {args.gpus}")
-    for key, value in reading.plan.items():
+    given = [n for n in MEASURED_FLAGS if getattr(args, n)]
+    if given:
+        raise ShardwiseInputError(f"--from-log reads the throughput from the log, so --{given[0].replace('_', '-')} would "
+                                  "be ignored: give one or the other")
+    if args.measured_peak_gib and reading.peak_gib is not None and abs(args.measured_peak_gib - reading.peak_gib) > 0.05:
+        raise ShardwiseInputError(f"the {reading.framework} log says peak memory {reading.peak_gib:.2f} GiB but "
+                                  f"--measured-peak-gib is {args.measured_peak_gib:g}: give one or the other")
+    said = _log_says(reading)
+    for key, value in said.items():
+        flag = getattr(args, key, None)
+        if flag is not None and flag != value:
+            shown = LOG_FLAGS[key] if isinstance(flag, bool) else f"{LOG_FLAGS[key]} {flag}"
+            raise ShardwiseInputError(f"the {reading.framework} log says {key}={value} but {shown} was given: the log "
+                                      "is what ran (drop the flag, or give the log of the run the flags describe)")
         setattr(args, key, value)
-    for key in ("seq_len", "global_batch", "precision"):
-        if getattr(reading, key) is not None:
-            setattr(args, key, getattr(reading, key))
-            if key == "global_batch":
-                args.global_batch_tokens = None
-    if reading.setup_framework:
-        args.framework = reading.setup_framework
+    if "global_batch" in said:
+        if args.global_batch_tokens:
+            raise ShardwiseInputError(f"the {reading.framework} log says global_batch={said['global_batch']} sequences, "
+                                      "so --global-batch-tokens would be ignored: drop it")
+    return [k for k in SAID_WHEN_DEFAULTED
+            if getattr(args, k, None) is None and not (k == "global_batch" and args.global_batch_tokens)]
+
+
+def fill_flag_defaults(args: argparse.Namespace) -> None:
+    for key, default in getattr(args, "log_flag_defaults", {}).items():
+        if getattr(args, key) is None:
+            setattr(args, key, default)
 
 
 def log_tokens(reading: LogReading, setup, cluster) -> float:
@@ -110,18 +153,22 @@ def _read_text(path: str, flag: str) -> str:
 
 def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
     note = ""
-    reading = None
+    reading, defaulted = None, []
     if args.from_log:
         reading = read_log(_read_text(args.from_log, "--from-log"), f"--from-log {args.from_log!r}")
-        apply_log(args, reading)
+        defaulted = apply_log(args, reading)
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and args.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
         note = f"read from {reading.framework} log ({reading.entries} entries): " + ", ".join(reading.found())
-    if args.seq_len is None:
-        args.seq_len = DEFAULT_SEQ_LEN
+    fill_flag_defaults(args)  # seq_len stays None when unsaid: training_setup's default (4096; grpo/ppo: prompt + response)
     model, cluster, setup, strategy = model_from_args(args), cluster_from_args(args), setup_from_args(args), \
         strategy_from_args(args)
+    if defaulted:
+        used = {"seq_len": setup.seq_len, "global_batch": setup.global_batch, "precision": setup.precision,
+                "framework": setup.framework}
+        note += ("\nnot in log  " + ", ".join(f"{k}={used.get(k, getattr(args, k))}" for k in defaulted)
+                 + " (defaults: pass the flags if the run differed)")
     tokens = log_tokens(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
     peak = args.measured_peak_gib or (reading.peak_gib if reading else None)
     return Measurement(model=model, cluster=cluster, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,
@@ -199,9 +246,9 @@ def render(profile: CalibrationProfile, note: str) -> str:
         lines.append(f"warning: {name} hit its bound (engine/assumptions/calibration_bounds.py): the measured run is "
                      "further from the model than a cluster difference explains; check the run (warm-up steps, "
                      "stragglers, the flags describing it)")
-    lines.append("changes    every prediction with --profile on this GPU, precision and framework (compute), and on "
-                 "this network across nodes (network); the 80 % band narrows only where the transfer check supports it "
-                 "(docs/performance.md)")
+    network = ", and on this network across nodes (network)" if profile.network else ""
+    lines.append(f"changes    every prediction with --profile on this GPU, precision and framework (compute){network}; "
+                 "the 80 % band narrows only where the transfer check supports it (docs/performance.md)")
     return "\n".join(lines)
 
 
@@ -224,7 +271,14 @@ def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     if args.measured_csv:
+        beside = [f"--{n.replace('_', '-')}" for n in ("from_log", *MEASURED_FLAGS, "measured_peak_gib") if getattr(args, n)]
+        if beside:
+            raise ShardwiseInputError(f"--measured-csv holds the measured runs, so {', '.join(beside)} would be "
+                                      "ignored: give one or the other (or add the run as a row)")
         runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
+    elif not args.gpu or not args.gpus:
+        raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's), or --measured-csv FILE whose rows "
+                                  "name them")
     else:
         run_, note = measurement_from_args(args)
         runs = [run_]

@@ -21,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..engine.calibration.profile import NOT_IN_EXPORTS
 from ..engine.errors import ShardwiseInputError
 from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, export_plan
 from ..engine.inputs import build_cluster, resolve_model
@@ -81,7 +82,7 @@ def _fill_setup_defaults(args: argparse.Namespace) -> bool:
 def run(args: argparse.Namespace) -> int:
     # A profile changes predicted times only; the exported config holds none, so it is read
     # and checked (a bad file is an error here as everywhere) but changes nothing in the output.
-    profile_from_args(args)
+    profile = profile_from_args(args)
     setup_given = _fill_setup_defaults(args)
     if args.from_plan:
         model, cluster, setup, strategy = scenario_from_plan_file(args, setup_given)
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(result.text)
+    if profile is not None:
+        sys.stderr.write(f"note: {NOT_IN_EXPORTS}\n")
     if not result.header_in_text:
         sys.stderr.write("".join(f"// {line}\n" for line in result.header.splitlines()))
     elif result.warnings:

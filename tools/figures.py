@@ -56,6 +56,7 @@ class PlanFigures(BaseModel):
     tokens_per_s_per_gpu_likely: list[float] | None = Field(
         None, description="[low, high]: 80 % interval of tokens/s per GPU (say 'likely low–high')")
     step_ms_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the step time, ms")
+    memory_gib_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the peak memory, GiB")
     likely_basis: str | None = Field(None, description="which measured runs the intervals come from")
     calibration: str | None = Field(None, description="the user's calibration profile, where it applied")
     export_formats: list[str] | None = Field(None, description="export formats that write this plan (recommend); "
@@ -74,6 +75,7 @@ def plan_figures(e: Evaluation) -> PlanFigures:
         fits=m.fits, memory_gib=r(m.total_gib), capacity_gib=r(m.capacity_gib),
         memory_free_gib=r(m.capacity_gib - m.total_gib), memory_percent_of_capacity=r(100 * m.total_gib / m.capacity_gib, 1),
         memory_terms=memory_terms, calibration=e.calibration, export_formats=e.export_formats,
+        memory_gib_likely=[r(x) for x in m.total_gib_range] if m.total_gib_range else None,
     )
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput

@@ -69,8 +69,10 @@ def export(req: ExportRequest) -> ExportResponse:
     from ..engine.export import export_plan
 
     result = export_plan(req.format, resolve_model(req), cluster(req), req.setup(), req.strategy())
+    from ..engine.calibration.profile import NOT_IN_EXPORTS
+
     return ExportResponse(format=result.format, filename=result.filename, text=result.text,
-                          warnings=list(result.warnings))
+                          warnings=list(result.warnings) + ([NOT_IN_EXPORTS] if req.profile is not None else []))
 
 
 def default_filename(fmt: str) -> str:

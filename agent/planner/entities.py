@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ...engine import hardware_catalog
 from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
+from .measured import pasted_log, without_log_lines
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
@@ -146,7 +147,27 @@ def own_words(message: str) -> str:
     return "\n".join(own) if own and len(own) < len(lines) else message
 
 
+# What a pasted training log says about its run, as the plan knobs the planner reads from words
+LOG_PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
+
+
+# A training log's iteration counter ("iteration       20/     100"): never a node size or GPU count
+ITERATION_COUNTER = re.compile(r"\biteration\s+\d+\s*/\s*\d+")
+
+
 def extract(message: str) -> Entities:
+    message = ITERATION_COUNTER.sub(" ", message)
+    log = pasted_log(message)
+    if log is not None:  # the log's numbers are its own ("iteration 20/100" is no node size); what it says is used
+        e = extract(without_log_lines(message))
+        e.seq_len = e.seq_len or log.seq_len
+        e.global_batch = e.global_batch or (None if e.global_batch_tokens else log.global_batch)
+        e.precision = e.precision or log.precision
+        e.framework = e.framework or log.setup_framework
+        plan = {k: v for k, v in log.plan.items() if k in LOG_PLAN_KNOBS}
+        if not e.plans and len(plan) >= 2:
+            e.plans = [plan]
+        return e
     text = without_quotes(normalise(message))
     own = without_quotes(normalise(own_words(message)))
     e = Entities()

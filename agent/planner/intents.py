@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
+from .measured import calibration_asked_without_a_figure, says_measured
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
@@ -213,6 +214,12 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if calibration_asked_without_a_figure(text) and not e.plans:
+        return Intent("help", "calibrate")  # what to tell it, and the command
+    if says_measured(message):
+        # a pasted training-log line, or "we measured 38.6% MFU", is a measured run (not the MFU concept): the plan
+        # it ran, calibrated to it
+        return Intent("evaluate")
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
         return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
     if HELP.search(text) and not e.plans and not (e.model or e.params):

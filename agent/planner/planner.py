@@ -82,7 +82,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
-    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
+    measured = any(o.name == "calibrate_to_measurement" and o.ok for o in record.outcomes)  # the plan their run ran
+    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or measured or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state

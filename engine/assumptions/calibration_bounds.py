@@ -32,6 +32,13 @@ MAX_LINK_FRACTION = 1.0
 # the same value, performance.py).
 MAX_EFFICIENCY = 0.95
 
+# A measured run cannot do more model FLOPs per second than the GPU's dense peak of its precision
+# (MFU in shardwise's definition, README: model FLOPs / dense peak; HFU >= MFU, and HFU <= 1 is
+# physics). A measurement above it is a mistyped figure or unit (tokens/s of the whole job given as
+# per GPU, samples for tokens, a step time in ms given as s), not a cluster: calibrate refuses it
+# instead of fitting a scale at its bound and saving that profile.
+MAX_MEASURED_MFU = 1.0
+
 # Ridge weight of the fit: the solution minimises Σ (log predicted/measured)² + RIDGE·Σ (log scale)².
 # With one run and two scales the problem is under-determined; a small ridge picks the
 # minimum-norm split, which gives each scale the share of the error its term explains (a run

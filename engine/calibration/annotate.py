@@ -17,16 +17,18 @@ def profile_note(profile: CalibrationProfile | None, cluster: Cluster, setup: Tr
     if profile is None:
         return None
     parts = []
-    if compute_applies(profile, cluster, setup):
+    compute, comm = compute_applies(profile, cluster, setup), comm_applies(profile, cluster)
+    if compute:
         parts.append(f"compute ×{profile.compute_scale:.3f}")
     else:
         parts.append(f"compute scale not applied (profile measured on {profile.gpu}/{profile.precision}/"
                      f"{profile.framework}, this is {cluster.gpu.id}/{setup.precision}/{setup.framework})")
     if profile.network:
-        parts.append(f"network ×{profile.comm_scale:.3f}" if comm_applies(profile, cluster)
+        parts.append(f"network ×{profile.comm_scale:.3f}" if comm
                      else f"network scale not applied (measured on {profile.network}, "
                           f"this is {cluster.network.id}{'' if cluster.num_nodes > 1 else ' in one node'})")
-    return "calibrated: " + ", ".join(parts)
+    # "calibrated:" only when some scale changed a number: a profile that holds nowhere here says so first
+    return ("calibrated: " if compute or comm else "profile not applied: ") + ", ".join(parts)
 
 
 def with_ranges(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, profile: CalibrationProfile | None,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..assumptions.calibration_bounds import (COMM_SCALE_BOUNDS, COMPUTE_SCALE_BOUNDS, FIT_ITERATIONS, FIT_RIDGE,
-                                              FIT_STEP)
+                                              FIT_STEP, MAX_MEASURED_MFU)
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
 from ..errors import ShardwiseInputError
@@ -61,6 +61,21 @@ def predicted_tokens_per_gpu(m: Measurement, compute_scale: float = 1.0, comm_sc
 
 def tokens_per_step(setup: TrainingSetup) -> int:
     return setup.global_batch * setup.seq_len
+
+
+def tokens_per_s_per_gpu_at_mfu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, mfu: float) -> float:
+    """The throughput a measured MFU (a fraction, shardwise's definition: model FLOPs / dense peak) means."""
+    from ..flops import model_flops_per_token
+
+    return mfu * cluster.gpu.peak_tflops(setup.precision) * 1e12 / model_flops_per_token(model, setup.seq_len, setup)
+
+
+def model_tflops_per_gpu(m: Measurement) -> float:
+    """Model TFLOP/s per GPU the measured throughput means (the engine's FLOPs per token, README)."""
+    grid = m.grid
+    t = step_time(m.model, m.cluster, m.setup, grid, m.assumptions)
+    tokens = float(grid.dp[0] * grid.micro_batch[0] * grid.grad_accum[0]) * m.setup.seq_len
+    return m.tokens_per_s_per_gpu * float(t.model_flops_per_step[0]) / tokens / 1e12
 
 
 def predicted_peak_gib(m: Measurement) -> float:
@@ -120,6 +135,19 @@ def _check_runs(runs: list[Measurement]) -> None:
         if errors:
             raise ShardwiseInputError(f"the measured plan {r.strategy.label()} is not valid for this scenario "
                                       f"([{errors[0].rule}] {errors[0].message}); describe the run as it ran")
+    for r in runs:
+        achieved, peak = model_tflops_per_gpu(r), r.cluster.gpu.peak_tflops(r.setup.precision)
+        if achieved > MAX_MEASURED_MFU * peak:
+            raise ShardwiseInputError(
+                f"the measured {r.tokens_per_s_per_gpu:,.0f} tokens/s per GPU of {r.model.name} would be "
+                f"{achieved:,.0f} model TFLOP/s per GPU, {achieved / peak:.0%} MFU of the {r.cluster.gpu.id}'s "
+                f"{peak:,.0f} dense {r.setup.precision} TFLOP/s: more than the GPU can do; check the figure (per GPU, "
+                "not per job? tokens, not samples?) and the flags describing the run (--gpus, --seq-len, --global-batch)")
+        if r.peak_gib is not None and r.peak_gib > r.cluster.gpu.memory_gib:
+            # compared, not fitted, but a peak above the GPU's memory says the run is described wrongly (the GPU)
+            raise ShardwiseInputError(
+                f"the measured peak memory {r.peak_gib:.1f} GiB is more than the {r.cluster.gpu.id}'s "
+                f"{r.cluster.gpu.memory_gib:g} GiB: is --gpu the GPU the run used?")
     first = runs[0]
     for r in runs[1:]:
         if (r.cluster.gpu.id, r.setup.precision, r.setup.framework) != (

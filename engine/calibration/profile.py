@@ -29,6 +29,9 @@ from ..cluster import Cluster
 from ..training import TrainingSetup
 
 PROFILE_VERSION = 1
+# Said by export (CLI and REST) when a profile is given: it is read and checked, but changes nothing there.
+NOT_IN_EXPORTS = ("the calibration profile changes predicted times only; an exported config holds none, so it is "
+                  "the same with or without the profile")
 
 
 class MeasuredSummary(BaseModel):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from .reading import LogReading
+from .reading import NUMBER, LogReading
 
 # DeepSpeedConfig.print (deepspeed/runtime/config.py), logged once at start-up as
 # "DeepSpeedEngine configuration:": '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)).
 CONFIG_LINE = re.compile(r"\s(zero_optimization_stage|train_batch_size|train_micro_batch_size_per_gpu|world_size)"
                          r" \.* ?(\d+)\s*$", re.MULTILINE)
-RUNNING = re.compile(r"RunningAvgSamplesPerSec=([0-9.eE+-]+)")
-MAX_ALLOCATED = re.compile(r"MaxMemAllocated=([0-9.]+)GB")
+RUNNING = re.compile(r"RunningAvgSamplesPerSec=" + NUMBER)
+MAX_ALLOCATED = re.compile(r"MaxMemAllocated=" + NUMBER + "GB")
 
 
 def read_deepspeed(text: str) -> LogReading | None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from .reading import LogReading
+from .reading import NUMBER, LogReading
 
-SAMPLES = re.compile(r"""['"]train_samples_per_second['"]\s*:\s*([0-9.eE+-]+)""")
+SAMPLES = re.compile(r"""['"]train_samples_per_second['"]\s*:\s*""" + NUMBER)
 
 
 def read_hf_trainer(text: str) -> LogReading | None:

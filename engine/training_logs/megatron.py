@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import re
 
-from .reading import LogReading, steady
+from .reading import NUMBER, LogReading, steady
 
-ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.]+)")
+ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER)
 GLOBAL_BATCH = re.compile(r"global batch size:\s*(\d+)")
 # Lines may carry a launcher's prefix ("[default0]:", "[rank0]:", "0: ") before the two spaces.
 ARG_LINE = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) \.{2,} (.*?)\s*$")
-MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*([0-9.]+)")
+MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*" + NUMBER)
 MIB_PER_GIB = 1024.0
 
 
 def _int(args: dict[str, str], name: str) -> int | None:
+    """A positive integer argument, or None (unset, "None", or 0: nothing a run's size can be)."""
     v = args.get(name)
-    return int(v) if v is not None and re.fullmatch(r"\d+", v) else None
+    return int(v) if v is not None and re.fullmatch(r"\d+", v) and int(v) > 0 else None
 
 
 def _arguments(text: str) -> dict[str, str]:
@@ -45,7 +46,8 @@ def _arguments(text: str) -> dict[str, str]:
 
 
 def read_megatron(text: str) -> LogReading | None:
-    times = [float(x) / 1e3 for x in ITERATION_MS.findall(text)]
+    # A zero time (a line cut off, a skipped iteration) measures nothing: it is not a step.
+    times = [t for t in (float(x) / 1e3 for x in ITERATION_MS.findall(text)) if t > 0]
     if not times:
         return None
     args = _arguments(text)
@@ -63,13 +65,13 @@ def read_megatron(text: str) -> LogReading | None:
         plan["recompute"] = args["recompute_granularity"] if args["recompute_granularity"] in ("full", "selective") else "none"
     if "sequence_parallel" in args:
         plan["no_sp"] = args["sequence_parallel"] != "True"
-    batches = [int(x) for x in GLOBAL_BATCH.findall(text)]
+    batches = [int(x) for x in GLOBAL_BATCH.findall(text) if int(x) > 0]
     precision = None
     if args.get("fp8") not in (None, "None"):
         precision = "fp8"
     elif args.get("bf16") == "True":
         precision = "bf16"
-    peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text)]
+    peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text) if float(x) > 0]
     return LogReading(
         framework="megatron-lm", entries=len(times), step_s=steady(times), peak_gib=max(peaks) if peaks else None,
         num_gpus=_int(args, "world_size"), seq_len=_int(args, "seq_length"),

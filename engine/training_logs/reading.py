@@ -5,6 +5,12 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+# A number as the frameworks print it (77120.0, 54.25, 4.1e+01), read whole: a line cut off mid-number
+# ("77120.", "4.1e", ".") matches nothing rather than giving a traceback or a value 10x off.
+NUMBER = r"(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?![\d.eE+-])"
+# torchtitan's tps/wps, printed with thousands separators ('{round(tps):,}'): "6,188"; "6,1" cut off matches nothing.
+GROUPED_INT = r"(\d{1,3}(?:,\d{3})+|\d+)(?![\d,.])"
+
 # A run's first logged iterations include compilation, allocator warm-up and NCCL setup. When a
 # log has at least this many throughput entries, the first is dropped and the median of the rest
 # taken (a median, not a mean, so one straggler or checkpoint save does not move it).

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 
-from .reading import LogReading, steady
+from .reading import GROUPED_INT, NUMBER, LogReading, steady
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Releases before mid-2024 printed the same per-device rate as "wps" (train.py: 'wps: {round(wps):,}').
-STEP_LINE = re.compile(r"step:\s*(\d+).*?[tw]ps:\s*([0-9,]+)")
-MEMORY = re.compile(r"memory:\s*([0-9.]+)GiB")
+STEP_LINE = re.compile(r"step:\s*(\d+).*?[tw]ps:\s*" + GROUPED_INT)
+MEMORY = re.compile(r"memory:\s*" + NUMBER + "GiB")
 MESH = re.compile(r"Building device mesh with parallelism: (.*)")
 MESH_PART = re.compile(r"(\w+)=(\d+)")
 # Older releases (torchtitan/parallelisms/parallel_dims.py, 2024-25): "Building 2-D device mesh with
@@ -33,7 +33,7 @@ def read_torchtitan(text: str) -> LogReading | None:
     if not steps:
         return None
     tps = [t for _, t in steps]
-    memories = [float(x) for x in MEMORY.findall(text)]
+    memories = [float(x) for x in MEMORY.findall(text) if float(x) > 0]
     plan: dict[str, object] = {}
     num_gpus = None
     mesh, old = MESH.search(text), OLD_MESH.search(text)

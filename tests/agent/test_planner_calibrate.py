@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise.agent.config import AgentConfig
-from shardwise.agent.planner.measured import measured_throughput
+from shardwise.agent.planner.measured import measured_mfu, measured_step_time, measured_throughput
 from shardwise.agent.service import ChatService
 from shardwise.engine.calibration.fit_profile import Measurement, fit_profile
 from shardwise.engine.calibration.profile import CalibrationProfile
@@ -60,3 +60,150 @@ def test_service_profile_reaches_the_tools(tmp_path):
     assert plain.plan["calibration"] is None
     assert calibrated.plan["calibration"].startswith("calibrated: compute ×0.800")
     assert "Calibrated: compute ×0.800" in calibrated.answer
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("our step time is 77.1 s with TP4 PP4", 77.1),  # "our step time" is a measuring cue of its own
+    ("step time 77,120 ms measured with TP4 PP4", 77.12),  # milliseconds, as Megatron prints them: 77,120 / 1,000
+    ("you said 60 s per step, why?", None),
+])
+def test_measured_step_time_reads_our_step_time_and_milliseconds(text, seconds):
+    assert measured_step_time(text) == (pytest.approx(seconds) if seconds else None)
+
+
+@pytest.mark.parametrize("text, fraction", [
+    ("we measured 38.6% MFU with TP4 PP4", 0.386), ("our run does mfu 0.41 at tp=8", 0.41),
+    ("is 38.6% MFU good?", None),  # a question about a number, no measurement
+])
+def test_measured_mfu_is_read_as_a_fraction(text, fraction):
+    assert measured_mfu(text) == (pytest.approx(fraction) if fraction else None)
+
+
+# Megatron-LM's training_log() line (megatron/training/training.py), as users paste it: the run's iteration
+# time and global batch; "iteration 20/100" and "consumed samples" are the log's counters, not GPUs per node.
+MEGATRON_LINE = (" [2025-08-01 07:34:50] iteration       20/     100 | consumed samples:        10240 | elapsed time "
+                 "per iteration (ms): 77120.0 | throughput per GPU (TFLOP/s/GPU): 381.0 | learning rate: 1.395349E-07 "
+                 "| global batch size:   512 | lm loss: 9.044022E+00 |")
+
+
+def test_a_pasted_megatron_log_line_is_calibrated_to_not_refused(tmp_path):
+    # It was answered "I can't help with that", and its "20/" set the session's GPUs per node to 20.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we run TP4 PP4 ZeRO-1", MEGATRON_LINE)
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement"
+    args = call["arguments"]
+    assert args["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
+    assert args["scenario"]["global_batch"] == 512 and args["scenario"]["gpus_per_node"] in (None, 8)
+    assert (args["plan"]["tp"], args["plan"]["pp"]) == (4, 4)  # the plan they said they run
+    # 512 x 8,192 tokens / 77.12 s / 64 GPUs = 849.8 tokens/s/GPU; the engine's fit of that run, directly:
+    run = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
+                      Strategy(tp=4, pp=4, zero_stage=1), 512 * 8192 / 77.12 / 64)
+    p = fit_profile([run], with_memory=False)
+    assert "**850** tokens/s per GPU" in done.answer or "**850 tokens/s per GPU**" in done.answer
+    assert f"**{p.runs[0].predicted_before:,.0f}**" in done.answer and f"×{round(p.compute_scale, 3)}" in done.answer
+
+
+def test_a_measured_mfu_is_calibrated_and_one_above_100_percent_is_refused(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 38.6% MFU with TP4 PP4")
+    call = done.tool_calls[-1]
+    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the same engine function)
+    resolved_tokens = call["arguments"]["measured_tokens_per_s_per_gpu"]
+    cli = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
+                      Strategy(tp=4, pp=4), resolved_tokens)
+    from shardwise.engine.calibration.fit_profile import model_tflops_per_gpu
+    assert model_tflops_per_gpu(cli) / 989 == pytest.approx(0.386, rel=2e-3)  # H100 SXM dense BF16 peak: 989 TFLOP/s (datasheet)
+    assert "**38.6% MFU**" in done.answer
+    done = ask_all(service, OPENING, "we measured 150% MFU with TP4 PP4")
+    assert "at most 100%" in done.answer and not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
+
+
+def test_a_throughput_above_the_gpus_peak_is_reported_not_fitted(tmp_path):
+    # 8,500 tokens/s/GPU of a 70B model is > 3.5x the H100's 100 % MFU (tests/cli/test_calibrate_cli.py has the arithmetic)
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 8500 tok/s/GPU with TP4 PP4")
+    assert "more than the GPU can do" in done.answer and "×1.25" not in done.answer
+
+
+def test_chat_gives_the_step_time_range_and_says_when_the_profile_holds_on_one_side_only(tmp_path):
+    # The issue: every throughput and step time carries its 80 % interval in the CLI, page and chat; the CLI's
+    # what-if notes a profile that applies before but not after (another GPU); the chat said neither.
+    profile = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.8)
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"), profile=profile)
+    done = ask_all(service, OPENING)
+    best = next(c for c in done.tool_calls if c["name"] == "recommend_plans")
+    from shardwise.present import duration_ms
+    low, high = best["result"]["best"]["step_ms_likely"]
+    assert f"(likely {duration_ms(low)}–{duration_ms(high)})" in done.answer
+    m_low, m_high = best["result"]["best"]["memory_gib_likely"]  # the peak's band, as the CLI and page give it
+    assert f"(likely {m_low:,.1f}–{m_high:,.1f}) of" in done.answer
+    session = done.session_id
+    done = list(service.stream("what if we had H200s?", session))[-1]
+    assert "applies differently before and after" in done.answer and "compute scale not applied" in done.answer
+    done = list(service.stream("compare tp=4 pp=4 vs tp=8 pp=2", session))[-1]
+    compared = next(c for c in done.tool_calls if c["name"] == "compare_plans")["result"]
+    lo, hi = compared["a"]["tokens_per_s_per_gpu_likely"]
+    assert f"({lo:,.0f}–{hi:,.0f})" in done.answer and "(both plans)" in done.answer
+
+
+def test_a_whole_job_throughput_is_divided_by_the_gpus_and_an_unqualified_one_is_asked_about(tmp_path):
+    # "54,400 tokens/s total" was ignored (the plan was evaluated as if nothing had been measured).
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 54,400 tokens/s total with TP4 PP4")
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement"
+    assert call["arguments"]["measured_tokens_per_s_per_gpu"] == pytest.approx(54_400 / 64)  # = 850 per GPU
+    done = ask_all(service, OPENING, "we measured 54,400 tokens/s with TP4 PP4")
+    assert "per GPU or for the whole job" in done.answer
+    assert not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
+
+
+@pytest.mark.parametrize("message", ["calibrate to 850 tok/s/GPU with TP4 PP4", "TP4 PP4 gives us 850 tok/s per GPU"])
+def test_other_ways_of_giving_a_measurement_are_calibrated_to(tmp_path, message):
+    # Both were answered as a plain evaluation, the 850 dropped without a word.
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, message)
+    call = done.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement" and call["arguments"]["measured_tokens_per_s_per_gpu"] == 850
+
+
+def test_asking_to_calibrate_without_a_figure_says_what_to_give(tmp_path):
+    # It was "I did not understand that question".
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, "can you calibrate the model to our cluster?")
+    assert "tell me what one run measured" in done.answer and "shardwise calibrate" in done.answer
+
+
+def test_a_pasted_log_line_is_the_plan_they_measured_not_the_one_recommended(tmp_path):
+    # After "we measured ... with TP4 PP4", a pasted line was calibrated against the recommended plan (TP2 CP2
+    # ZeRO-3), a plan the user never said they ran; with no plan of theirs known, it asks.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, "we measured 850 tok/s/GPU with TP4 PP4", MEGATRON_LINE)
+    plan = done.tool_calls[-1]["arguments"]["plan"]
+    assert (plan["tp"], plan["pp"]) == (4, 4)
+    done = ask_all(service, OPENING, MEGATRON_LINE)
+    assert "Which plan did that run use?" in done.answer
+
+
+def test_a_measured_zero_is_answered_and_a_signed_number_is_not_read_as_its_digits(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    # "0 tok/s/GPU" was dropped in silence (the plan evaluated as if nothing was said)
+    done = ask_all(service, OPENING, "we measured 0 tok/s/GPU with TP4 PP4")
+    assert "zero cannot be calibrated to" in done.answer and not done.tool_calls
+    # "-5 tok/s/GPU" was calibrated to 5 tokens/s per GPU; "1e9" to 9
+    assert measured_throughput("we measured -5 tok/s/GPU with TP4 PP4") is None
+    assert measured_throughput("we measured 1e9 tok/s/GPU with TP4 PP4") is None
+
+
+def test_a_step_time_with_no_plan_words_is_a_measurement_not_out_of_scope(tmp_path):
+    # "we measured 12 s per iteration" was "I can't help with that" even with a plan on the table. 12 s for
+    # 4,194,304 tokens on 64 GPUs is 5,461 tokens/s/GPU, > 2,372 (100 % MFU, tests/cli/test_calibrate_cli.py).
+    done = ask_all(ChatService(AgentConfig(session_db=tmp_path / "s.db")), OPENING, "we measured 12 s per iteration")
+    assert done.tool_calls[-1]["name"] == "calibrate_to_measurement" and "more than the GPU can do" in done.answer
+
+
+def test_an_unreadable_log_line_leaves_the_scenario_alone(tmp_path):
+    # A 0.0 ms iteration is no step (unreadable), and its counter "10/100" set 10 GPUs per node.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, OPENING, " iteration       10/     100 | elapsed time per iteration (ms): 0.0 |",
+                   "how much memory per GPU?")
+    assert "10 GPUs per node" not in done.answer and "8 GPUs per node" in done.answer

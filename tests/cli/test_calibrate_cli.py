@@ -45,7 +45,9 @@ def test_step_time_and_mfu_are_the_same_measurement(capsys):
                                         ("hf_trainer.log", ["--seq-len", "4096"])])
 def test_calibrate_from_each_log_format(capsys, log, extra):
     gpus = {"torchtitan.log": "8", "megatron_lm.log": "64", "deepspeed.log": "16"}.get(log, "64")  # as the logs say
-    model = "llama-3.1-8b" if log == "torchtitan.log" else "llama-3.1-70b"
+    # The DeepSpeed and HF Trainer excerpts' rates are an 8B model's: 54.25 samples/s x 4,096 / 16 GPUs =
+    # 13,888 tokens/s/GPU is > 6x the H100's peak for a 70B model (see the MFU test below).
+    model = "llama-3.1-70b" if log == "megatron_lm.log" else "llama-3.1-8b"
     code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus,
                          "--from-log", LOGS / log, *extra)
     assert code == 0, err
@@ -120,3 +122,129 @@ def test_bad_csv_rows_are_one_line_errors_naming_the_line(capsys, tmp_path, rows
 def test_an_invalid_measured_plan_is_refused_with_the_rule(capsys):
     code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "3", "--measured-step-s", "60")
     assert code == 2 and "tp_cp_pp_divides_gpus" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("measured", [
+    # 10x the docs' 850 tokens/s/GPU. Upper limit by hand: Llama-3.1-70B has 70.55e9 parameters, of which
+    # 128,256 x 8,192 = 1.05e9 are the input embedding (no matmul), so >= 6 x 69.5e9 = 4.17e11 model FLOPs
+    # per token before attention; the H100 SXM's dense BF16 peak is 989 TFLOP/s (datasheet), so 100 % MFU
+    # is at most 989e12 / 4.17e11 = 2,372 tokens/s/GPU.
+    ["--measured-tokens-per-s-per-gpu", "8500"],
+    # 7 s per step: 512 x 8,192 tokens / 7 s / 64 GPUs = 9,362 tokens/s/GPU > 2,372
+    ["--measured-step-s", "7"],
+    # 150 % MFU, stated directly
+    ["--measured-mfu", "150"],
+])
+def test_a_measurement_above_the_gpus_peak_is_refused_not_fitted(capsys, tmp_path, measured):
+    # It used to fit compute x1.25 (the bound), warn, exit 0 and save the profile.
+    path = tmp_path / "p.json"
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, *measured, "--save", path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "MFU" in err, err
+    assert not path.exists()
+
+
+def test_a_log_whose_step_time_is_impossibly_short_is_refused(capsys, tmp_path):
+    # 1 ms per step of 512 x 8,192 tokens on 64 GPUs = 65.5 million tokens/s/GPU: far above 2,372 (above).
+    log = tmp_path / "fast.log"
+    log.write_text((LOGS / "megatron_lm.log").read_text().replace("elapsed time per iteration (ms): 77", "elapsed time "
+                                                                  "per iteration (ms): 0.001 | was 77"))
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", log)
+    assert code == 2 and "more than the GPU can do" in err
+
+
+@pytest.mark.parametrize("log, gpus, flags, needle", [
+    # torchtitan prints its device mesh (tp=1) and runs FSDP2: a Megatron TP8 description is another run
+    ("torchtitan.log", "8", ["--framework", "megatron"], "framework=fsdp but --framework megatron"),
+    ("torchtitan.log", "8", ["--tp", "8"], "tp=1 but --tp 8"),
+    # DeepSpeed's engine block says zero_optimization_stage 2
+    ("deepspeed.log", "16", ["--seq-len", "2048", "--zero", "3"], "zero=2 but --zero 3"),
+    # Megatron's arguments say seq_length 8192 and sequence_parallel True
+    ("megatron_lm.log", "64", ["--seq-len", "4096"], "seq_len=8192 but --seq-len 4096"),
+    ("megatron_lm.log", "64", ["--no-sp"], "--no-sp"),
+    # the log is the measurement: a second one beside it would be dropped
+    ("megatron_lm.log", "64", ["--measured-tokens-per-s-per-gpu", "800"], "--measured-tokens-per-s-per-gpu would be ignored"),
+])
+def test_flags_contradicting_the_log_are_refused_not_overridden(capsys, log, gpus, flags, needle):
+    # They used to be replaced by the log's values without a word (only --gpus was checked).
+    model = "llama-3.1-70b" if log == "megatron_lm.log" else "llama-3.1-8b"
+    code, out, err = run(capsys, "calibrate", "--model", model, "--gpu", "h100", "--gpus", gpus, "--from-log",
+                         LOGS / log, *flags)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_flags_agreeing_with_the_log_and_defaults_the_log_left_are_said(capsys):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, "--tp", "4", "--from-log", LOGS / "megatron_lm.log", "--json")
+    assert code == 0, err
+    agreeing = json.loads(out)["compute_scale"]
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
+                         "--from-log", LOGS / "megatron_lm.log", "--json")
+    assert json.loads(out)["compute_scale"] == agreeing
+    # torchtitan's metrics and mesh lines carry no sequence length or batch: the run is predicted at the
+    # defaults (seq 4,096, 1,024 sequences), which the output must name
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--from-log", LOGS / "torchtitan.log")
+    assert code == 0, err
+    assert "not in log  seq_len=4096, global_batch=1024" in out
+
+
+@pytest.mark.parametrize("other", [["--from-log", LOGS / "megatron_lm.log"], ["--measured-step-s", "77"]])
+def test_csv_beside_another_measurement_is_refused(capsys, tmp_path, other):
+    # The CSV's runs were fitted and the other measurement dropped without a word.
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text("model,gpu,gpus,seq_len,global_batch,tp,pp,measured_tokens_per_s_per_gpu\n"
+                        "llama-3.1-70b,h100,64,8192,512,4,4,850\n")
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *other, "--measured-csv", csv_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "would be ignored" in err, err
+
+
+def test_csv_alone_needs_no_scenario_flags_and_a_single_run_still_does(capsys, tmp_path):
+    # --gpu/--gpus were required by the parser and then ignored beside --measured-csv (each row names its own).
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text("model,gpu,gpus,seq_len,global_batch,tp,pp,measured_tokens_per_s_per_gpu\n"
+                        "llama-3.1-70b,h100,64,8192,512,4,4,850\n")
+    code, out, err = run(capsys, "calibrate", "--measured-csv", csv_path)
+    assert code == 0, err
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--measured-tokens-per-s-per-gpu", "850")
+    assert code == 2 and "needs --gpu and --gpus" in err
+
+
+def test_a_single_node_run_does_not_claim_to_change_the_network(capsys):
+    # 8 GPUs = one HGX node: no cross-node traffic, so the profile has no network scale; the "changes" line said it had.
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8k",
+                         "--global-batch", "64", "--tp", "2", "--measured-tokens-per-s-per-gpu", "7000")
+    assert code == 0, err
+    assert "network unchanged" in out and "across nodes (network)" not in out
+
+
+def test_post_training_calibrates_the_scenario_evaluate_predicts(capsys):
+    # calibrate set an unsaid --seq-len to 4,096, but for grpo the sequence is prompt + response (512 + 512 = 1,024,
+    # verl's defaults, `--seq-len` help): the measured step was turned into tokens/s for another scenario.
+    flags = ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode", "grpo"]
+    code, out, err = run(capsys, "evaluate", *flags, "--json")
+    ev = json.loads(out)
+    assert ev["setup"]["seq_len"] == 512 + 512
+    code, out, err = run(capsys, "calibrate", *flags, "--measured-step-s", ev["time"]["step_s"], "--json")
+    assert code == 0, err
+    r = json.loads(out)["runs"][0]
+    assert r["seq_len"] == 1024
+    # the step evaluate predicts, given as measured, is the throughput evaluate predicts: nothing to correct
+    assert r["measured_tokens_per_s_per_gpu"] == pytest.approx(ev["throughput"]["tokens_per_s_per_gpu"], rel=1e-6)
+    assert r["predicted_before"] == pytest.approx(r["measured_tokens_per_s_per_gpu"], rel=1e-6)
+
+
+def test_a_peak_memory_above_the_gpus_capacity_is_refused(capsys):
+    # An H100 SXM has 80 GiB (datasheet; the catalog's capacity): a 120 GiB peak came from another GPU.
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", "850",
+                         "--measured-peak-gib", "120")
+    assert code == 2 and "120.0 GiB is more than the h100-sxm's 80 GiB" in err
+
+
+def test_a_profile_that_applies_nowhere_does_not_say_calibrated(capsys, tmp_path):
+    # An H100 / ib-ndr profile on 8 A100s in one node changes nothing; it read "calibrated: compute scale not applied …".
+    path = tmp_path / "p.json"
+    code, _, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-tokens-per-s-per-gpu", 850, "--save", path)
+    assert code == 0, err
+    code, out, err = run(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--gpus", "8",
+                         "--profile", path, "--json")
+    assert json.loads(out)["calibration"].startswith("profile not applied: compute scale not applied")

@@ -119,3 +119,28 @@ def test_offline_chat_over_rest_uses_the_profile(tmp_path, profile_file):
     r = TestClient(app).post("/api/chat", json={"message": "Llama-3.1-8B on 16 H100s, 4k context, 256 sequences - plan?",
                                                 "profile": json.loads(profile_file.read_text())})
     assert r.status_code == 200 and "Calibrated: compute" in r.text
+
+
+def test_page_gives_step_time_and_memory_their_intervals_as_the_cli_does(client):
+    # The CLI prints "step ... likely a s–b s" and "likely peak (80 % band)"; the page showed only the throughput's.
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "seq_len": "4096", "batch": "256",
+            "batch_unit": "sequences", "mode": "full", "precision": "bf16", "framework": "megatron"}
+    page = client.post("/ui/results", data=form).text
+    best = client.post("/api/recommend", json={**SCENARIO, "top_k": 1}).json()["plans"][0]
+    step, (lo, hi) = best["time"]["step_s"], best["time"]["step_s_range"]
+    said = f"likely {lo:.2f}–{hi:.2f} s" if step >= 1 else f"likely {lo * 1e3:,.0f}–{hi * 1e3:,.0f} ms"
+    assert said in page
+    m_lo, m_hi = best["memory"]["total_gib_range"]
+    assert f"likely {m_lo:.1f}–{m_hi:.1f}" in page
+
+
+def test_export_says_the_profile_changes_nothing_in_a_config(client, capsys, profile_file):
+    # It was read, checked and dropped without a word (CLI and REST alike).
+    profile = json.loads(profile_file.read_text())
+    r = client.post("/api/export", json={**SCENARIO, "tp": 2, "format": "megatron", "profile": profile})
+    assert r.status_code == 200 and any("changes predicted times only" in w for w in r.json()["warnings"])
+    plain = client.post("/api/export", json={**SCENARIO, "tp": 2, "format": "megatron"}).json()
+    assert plain["text"] == r.json()["text"]
+    capsys.readouterr()
+    assert cli(["export", *FLAGS, "--tp", "2", "--format", "megatron", "--profile", str(profile_file)]) == 0
+    assert "changes predicted times only" in capsys.readouterr().err

@@ -84,3 +84,31 @@ def test_deepspeed_engine_configuration_block():
     # 30-letter train_micro_batch_size_per_gpu).
     r = read_log(text("deepspeed.log"))
     assert r.plan == {"zero": 2, "micro_batch": 2} and r.global_batch == 64 and r.num_gpus == 16
+
+
+@pytest.mark.parametrize("log", [
+    " iteration       10/     100 | elapsed time per iteration (ms): .",  # Megatron line cut off mid-number
+    "[timer.py:260:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=5.2e",  # DeepSpeed, cut in 5.2e+01
+    "{'train_runtime': 1234.5678, 'train_samples_per_second': 4.1e",  # HF Trainer, cut in the exponent
+    "step:  1  loss: 12.25250  memory: 42.10GiB(44.31%)  tps: 6,1",  # torchtitan, cut in '6,188'
+    " iteration       10/     100 | elapsed time per iteration (ms): 0.0 | global batch size:   512 |",  # no step
+])
+def test_a_log_cut_off_mid_number_or_with_a_zero_time_is_unreadable_not_a_crash(log):
+    # A truncated last line used to be a ValueError traceback (float('.')), or a ZeroDivisionError for a
+    # 0.0 ms iteration; a partial number ('5.2e' of 5.2e+01) must not be read as a value 10x off.
+    with pytest.raises(ShardwiseInputError, match="could not read a throughput"):
+        read_log(log)
+
+
+def test_a_cut_off_memory_field_or_zero_arguments_are_left_unread():
+    # The throughput is whole, the memory field after it is cut ('max allocated: .'), and the printed
+    # arguments say seq_length 0 / world_size 0 (no run has that size): read the step, leave the rest unset.
+    log = ("------------------------ arguments ------------------------\n"
+           "  seq_length ...................................... 0\n"
+           "  world_size ...................................... 0\n"
+           "-------------------- end of arguments ---------------------\n"
+           " iteration       10/     100 | elapsed time per iteration (ms): 77000.0 | global batch size:     0 |\n"
+           "[Rank 0] (after 10 iterations) memory (MB) | allocated: 30512.1 | max allocated: .")
+    r = read_log(log)
+    assert r.step_s == pytest.approx(77.0)  # 77000.0 ms
+    assert (r.peak_gib, r.seq_len, r.num_gpus, r.global_batch) == (None, None, None, None)
