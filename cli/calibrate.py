@@ -9,10 +9,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
+from ..engine.calibration.fit_profile import Measurement, fit_profile
+from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
-from ..engine.flops import model_flops_per_token
 from ..engine.training_logs import LogReading, read_log
 from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
@@ -70,10 +70,8 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     if args.measured_tokens_per_s_per_gpu:
         return args.measured_tokens_per_s_per_gpu
     if args.measured_step_s:
-        return tokens_per_step(setup) / args.measured_step_s / cluster.num_gpus
-    mfu = args.measured_mfu / 100 if args.measured_mfu > 1 else args.measured_mfu
-    peak = cluster.gpu.peak_tflops(setup.precision) * 1e12
-    return mfu * peak / model_flops_per_token(m_model, setup.seq_len, setup)
+        return tokens_from_step_time(args.measured_step_s, setup, cluster)
+    return tokens_from_mfu(args.measured_mfu, m_model, setup, cluster)
 
 
 def apply_log(args: argparse.Namespace, reading: LogReading) -> None:
@@ -89,14 +87,6 @@ def apply_log(args: argparse.Namespace, reading: LogReading) -> None:
                 args.global_batch_tokens = None
     if reading.setup_framework:
         args.framework = reading.setup_framework
-
-
-def log_tokens(reading: LogReading, setup, cluster) -> float:
-    if reading.tokens_per_s_per_gpu is not None:
-        return reading.tokens_per_s_per_gpu
-    if reading.step_s is not None:
-        return tokens_per_step(setup) / reading.step_s / cluster.num_gpus
-    return reading.samples_per_s * setup.seq_len / cluster.num_gpus
 
 
 def _read_text(path: str, flag: str) -> str:
@@ -122,7 +112,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
         args.seq_len = DEFAULT_SEQ_LEN
     model, cluster, setup, strategy = model_from_args(args), cluster_from_args(args), setup_from_args(args), \
         strategy_from_args(args)
-    tokens = log_tokens(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
+    tokens = tokens_from_log(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
     peak = args.measured_peak_gib or (reading.peak_gib if reading else None)
     return Measurement(model=model, cluster=cluster, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,
                        peak_gib=peak), note
