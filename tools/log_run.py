@@ -8,6 +8,10 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.training_logs import LogReading
 from .scenario import Plan, Scenario
 
+# Frameworks whose global batch, when not set, is the per-device batch times the data-parallel degree (one
+# micro-batch per step, no gradient accumulation): torchtitan, `training.global_batch_size = -1` ("defaults to
+# local_batch_size * data-parallel degree", torchtitan/config/job_config.py).
+NO_ACCUMULATION = ("torchtitan",)
 PLAN_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
 
 
@@ -28,4 +32,10 @@ def apply_reading(scenario: Scenario, plan: Plan, reading: LogReading) -> tuple[
     knobs = {k: reading.plan[k] for k in PLAN_KEYS if k in reading.plan}
     if "no_sp" in reading.plan:
         knobs["sequence_parallel"] = not reading.plan["no_sp"]
-    return scenario.model_copy(update=facts), plan.model_copy(update=knobs)
+    scenario, plan = scenario.model_copy(update=facts), plan.model_copy(update=knobs)
+    if reading.framework in NO_ACCUMULATION and scenario.global_batch is None and not scenario.global_batch_tokens \
+            and plan.micro_batch and scenario.gpus:
+        model_parallel = (plan.tp or 1) * (plan.pp or 1) * (plan.cp or 1)
+        if scenario.gpus % model_parallel == 0:
+            scenario = scenario.model_copy(update={"global_batch": plan.micro_batch * scenario.gpus // model_parallel})
+    return scenario, plan

@@ -11,7 +11,6 @@ from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .names import contrasted_concepts
-from .measured import measured_step_time, measured_throughput
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -98,19 +97,6 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
 
     if family == "memory" and intent.detail == "total_vs_active":
         return _total_vs_active(turn, e, state, scenario)
-
-    measured = measured_throughput(message)
-    step_s = None if measured is not None else measured_step_time(message)
-    if (measured is not None or step_s is not None) and (e.plans or state.plan is not None):
-        # "we measured 850 tok/s/GPU with TP4 PP4", "real run, TP8 PP2: step time 71.5 s measured"
-        base = state.plan if state.scenario is not None and scenario == state.scenario else None
-        knobs = e.plans[0] if e.plans else {}
-        plan = plan_with(None if len(knobs) >= 2 else base, knobs)
-        out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
-                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": step_s})
-        if not out.ok:
-            return result_or_error(out, "offline/calibrate.md.j2")
-        return render("offline/calibrate.md.j2", r=out.result, step_s=step_s)
 
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");

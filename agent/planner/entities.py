@@ -112,6 +112,10 @@ def normalise(text: str) -> str:
     # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after
     text = re.sub(r"\b(\d{2,3})\s*g(?:b|ib)?\s+(a100|h100|h200|a10g?|l40s?|v100|mi300x?)(s?)\b", r"\2 \1gb\3", text)
     text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_
+    # a batch per device is the micro-batch, as frameworks name it: torchtitan's `local_batch_size`, HF Trainer's
+    # `per_device_train_batch_size`, "per-GPU batch 2", "local bs 1" (the global batch is another setting)
+    text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
+                  "micro-batch", text)
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()

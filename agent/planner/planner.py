@@ -21,6 +21,7 @@ from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
+from .calibrating import calibrate_answer
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
@@ -51,6 +52,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     scenario = patch.merged_over(state.scenario)
     if request.question:
         text = render("offline/ask_reading.md.j2", question=request.question)
+    elif request.measured is not None:
+        text = calibrate_answer(request.measured, e, state, scenario, turn)
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)
     elif request.context is not None:  # several acts, or one read from what it points at

@@ -39,7 +39,8 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
                   r"(?:\d+\s*-?\s*gpu\s*)?(?:nodes?|boxes|servers|machines|hosts)\b", text)
     if m:
         nodes = _count(m.group(1))
-    m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:per|/|each)\s*(?:node|box|server|machine|host)?\b|"
+    # "8 per node", "8/node", "8 gpus each"; not "64/step" or "2 per step" (a node word after "per" or "/")
+    m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:(?:per|/)\s*(?:node|box|server|machine|host)|each)\b|"
                   r"(?:nodes?|boxes|servers|machines)\s*(?:of|with|x)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
                   r"|(\d+)\s*gpus?\s*each", text)
     if m:

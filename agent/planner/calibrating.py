@@ -1,0 +1,44 @@
+"""A measured run answered: the calibrate tool on the run the user describes (measured.py), with the plan
+it ran — the plan named in the message, else the plan under discussion ("ran exactly that overnight"),
+with a pasted log's own degrees and setup over both (tools/log_run.py, as the tool applies them)."""
+
+from __future__ import annotations
+
+from ...engine.errors import ShardwiseInputError
+from ...prompts.render import render
+from ...tools.log_run import apply_reading
+from ...tools.scenario import Scenario
+from ..state import ConversationState
+from .entities import Entities
+from .measured import MeasuredRun
+from .turn import Turn, plan_with, scenario_args
+
+# An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
+# FSDP's default sharding_strategy is FULL_SHARD (torch.distributed.fsdp.FullyShardedDataParallel), and
+# torchtitan shards over every data-parallel rank by default (`parallelism.data_parallel_shard_degree = -1`).
+FSDP_ZERO = 3
+
+
+def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn) -> str:
+    knobs = e.plans[0] if e.plans else {}
+    same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
+                                                                                                 scenario.params)
+    plan = plan_with(None if len(knobs) >= 2 or not same_model else state.plan, knobs)
+    if run.reading is not None:
+        try:
+            scenario, plan = apply_reading(scenario, plan, run.reading)
+        except ShardwiseInputError:
+            pass  # the log contradicts the message (its GPU count): the tool's error says how
+    if scenario.framework == "fsdp" and "zero" not in plan.model_dump(exclude_none=True):
+        plan = plan.model_copy(update={"zero": FSDP_ZERO})  # "torchtitan, pure FSDP": sharded data parallel is ZeRO-3
+    missing = scenario.missing()
+    if missing:
+        return render("offline/need_more.md.j2", missing=missing, family="calibrate",
+                      known=scenario.model_dump(exclude_none=True))
+    if not plan.model_dump(exclude_none=True):
+        return render("offline/calibrate_need_plan.md.j2", kind=run.kind)
+    out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
+                                                 **run.tool_arguments()})
+    if not out.ok:
+        return render("offline/tool_error.md.j2", outcome=out)
+    return render("offline/calibrate.md.j2", r=out.result)
