@@ -130,6 +130,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             plan, read_as = _best_with(turn, scenario, None, knobs), knobs
         tool = "estimate_memory" if family == "memory" else "evaluate_plan"
         out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
+        if intent.detail == "uncertainty":
+            return result_or_error(out, "offline/uncertainty.md.j2") if not out.ok else \
+                render("offline/uncertainty.md.j2", p=out.result.plan, rid=out.result.id)
         text = result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
         if read_as and out.ok:
             knob, value = next(iter(read_as.items()))
@@ -156,6 +159,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
+    if intent.detail == "uncertainty" and out.result.best is not None:  # "…, and how sure are you?"
+        text = render("offline/uncertainty.md.j2", p=out.result.best, rid=out.result.id).strip() + "\n\n" + text
     return text
 
 

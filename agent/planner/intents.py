@@ -148,6 +148,13 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
+# How far to trust a prediction: "how sure are you?", "error bar on the step time?", "what's the margin of error",
+# "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
+# the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
+UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|precise|trustworthy|much\s+(?:can|should)\s+"
+                         r"(?:i|we)\s+trust)\b|\berror[\s-]*bars?\b|\bmargins?\s+of\s+error\b|\buncertaint(?:y|ies)\b|"
+                         r"\bconfidence\s+(?:interval|band|range|bounds?)\b|\bgive\s+or\s+take\b|\bplus\s+or\s+minus\b|±|"
+                         r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -213,6 +220,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if UNCERTAINTY.search(text) and (e.plans or state.plan is not None or has_scenario or new_scenario) \
+            and not e.scenario_patch().merged_over(state.scenario).missing():
+        # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best
+        return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
         return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
     if HELP.search(text) and not e.plans and not (e.model or e.params):

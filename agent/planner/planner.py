@@ -31,6 +31,10 @@ from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
 from .understood import understood_line
 
+# The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
+PROFILE_ASKED = re.compile(r"\b(?:with|using|use|apply|applying|under|on)\s+(?:our|the|that|this|my|your|its)\s+(?:new\s+|fitted\s+|"
+                           r"cluster\s+)?(?:calibration|profile|calibrated\s+(?:model|numbers|profile))\b|\bcalibrated\b(?!\s+on\b)|"
+                           r"\bafter\s+(?:the\s+)?calibration\b")
 # The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
 OURS = re.compile(r"\b(?:we|i)(?:'re|'m|\s+are|\s+am)?\s+(?:\w+ly\s+)?(?:run|running|use|using|train|training|have|do|did|ran|"
                   r"used)\b|\b(?:our|my)\s+(?:[\w.-]+\s+){0,3}(?:setup|plan|config|layout|run|job|recipe)\b|\bcurrently\b")
@@ -43,6 +47,13 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
     turn = Turn(reserve, record, profile)
+    profile_note = None
+    if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
+        # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
+        if profile is None and state.profile is not None:
+            turn.profile = state.profile
+        profile_note = render("offline/profile_note.md.j2", profile=turn.profile, result_id=state.profile_result
+                              if profile is None else None)
     if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
     if intent.family == "explain" and intent.detail == "cuda_graphs":
@@ -78,6 +89,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
     if request.set_aside:
         text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
+    if profile_note:
+        text = profile_note.strip() + "\n\n" + text
     line = understood_line(record.outcomes, graphs_scope_assumed=e.cuda_graphs_unscoped)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text
