@@ -4,14 +4,16 @@ with a pasted log's own degrees and setup over both (tools/log_run.py, as the to
 
 from __future__ import annotations
 
+import re
+
 from ...engine.errors import ShardwiseInputError
 from ...prompts.render import render
 from ...tools.log_run import apply_reading
 from ...tools.scenario import Scenario
 from ..state import ConversationState
-from .entities import Entities
+from .entities import Entities, normalise
 from .measured import MeasuredRun
-from .turn import Turn, plan_with, scenario_args
+from .turn import Turn, plan_with, result_or_error, scenario_args
 
 # An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
 # FSDP's default sharding_strategy is FULL_SHARD (torch.distributed.fsdp.FullyShardedDataParallel), and
@@ -19,7 +21,16 @@ from .turn import Turn, plan_with, scenario_args
 FSDP_ZERO = 3
 
 
-def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn) -> str:
+# The prediction asked for beside the measurement ("what MFU should we be seeing? we measure ~38 %"): the plan's
+# evaluation first, then how the measurement compares. A request to calibrate ("calibrate", "correct for it")
+# asks for the calibration only.
+PREDICTION_ASKED = re.compile(r"\bshould\s+(?:we|i|it|you)\s+(?:be\s+)?(?:see|seeing|get|getting|expect|expecting|hit|hitting)\b|"
+                              r"\bwhat\s+(?:does|would|do)\s+(?:the\s+model|shardwise|you|it)\s+(?:predict|expect|say)\b")
+CALIBRATION_ASKED = re.compile(r"\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\b|\bprofile\b")
+
+
+def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn,
+                     message: str = "") -> str:
     knobs = e.plans[0] if e.plans else {}
     same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
                                                                                                  scenario.params)
@@ -37,8 +48,12 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
                       known=scenario.model_dump(exclude_none=True))
     if not plan.model_dump(exclude_none=True):
         return render("offline/calibrate_need_plan.md.j2", kind=run.kind)
+    parts = []
+    text = normalise(message)
+    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text):
+        evaluated = turn.call("evaluate_plan", {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
+        parts.append(result_or_error(evaluated, "offline/evaluate.md.j2").strip())
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
                                                  **run.tool_arguments()})
-    if not out.ok:
-        return render("offline/tool_error.md.j2", outcome=out)
-    return render("offline/calibrate.md.j2", r=out.result)
+    parts.append(result_or_error(out, "offline/calibrate.md.j2").strip())
+    return "\n\n---\n\n".join(parts)

@@ -192,7 +192,7 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     if marker is None:
         news = CHANGE_MARKER.search(text)
         if news is None:
-            return None
+            return _current_then_new(text)
         start = max(m.end() for m in SENTENCE_START.finditer(text[:news.start()]))
     change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[start:])
     change_text = re.sub(FROM_TO, " ", change_text)
@@ -200,6 +200,24 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     if not change.has_scenario():
         return None
     return extract(text[:start]), change
+
+
+# The setup said as the current one ("currently 8k ctx", "right now we're on 16 GPUs"); a later sentence that
+# gives the same setting another value ("… needs 32k ctx") is the change.
+CURRENT = re.compile(r"\bcurrently\b|\bright\s+now\b|\bat\s+the\s+moment\b|\bat\s+present\b|\btoday\b")
+RESTATED = ("gpu", "gpus", "seq_len", "global_batch", "global_batch_tokens", "mode", "precision", "framework", "network")
+
+
+def _current_then_new(text: str) -> tuple[Entities, Entities] | None:
+    current = CURRENT.search(text)
+    later = next((m for m in SENTENCE_START.finditer(text, current.end()) if m.end() > current.end()), None) \
+        if current else None
+    if later is None:
+        return None
+    before, change = extract(text[:later.end()]), extract(text[later.end():])
+    restated = [f for f in RESTATED if getattr(before, f, None) is not None and getattr(change, f, None) is not None
+                and getattr(before, f) != getattr(change, f)]
+    return (before, change) if restated else None
 
 
 def classify(message: str, e: Entities, state: ConversationState) -> Intent:

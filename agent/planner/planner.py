@@ -64,7 +64,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if request.question:
         text = render("offline/ask_reading.md.j2", question=request.question)
     elif request.measured is not None:
-        text = calibrate_answer(request.measured, e, state, scenario, turn)
+        text = calibrate_answer(request.measured, e, state, scenario, turn, message)
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)
     elif request.context is not None:  # several acts, or one read from what it points at
