@@ -84,3 +84,14 @@ def test_deepspeed_engine_configuration_block():
     # 30-letter train_micro_batch_size_per_gpu).
     r = read_log(text("deepspeed.log"))
     assert r.plan == {"zero": 2, "micro_batch": 2} and r.global_batch == 64 and r.num_gpus == 16
+
+
+def test_megatron_arguments_excerpt_without_the_block_header():
+    # Users paste a few of _print_args' lines ('  {arg} {dots} {value}', dots = '.' * (48 - len(arg))) without
+    # the '---- arguments ----' header; the values are read off the lines by hand.
+    excerpt = ("  tensor_model_parallel_size ...................... 2\n"
+               "  pipeline_model_parallel_size .................... 2\n"
+               "  seq_length ...................................... 4096\n"
+               " iteration      50/    1000 | elapsed time per iteration (ms): 9000.0 | global batch size:   128 |\n")
+    r = read_log(excerpt)
+    assert (r.plan["tp"], r.plan["pp"], r.seq_len, r.global_batch, r.step_s) == (2, 2, 4096, 128, 9.0)
