@@ -30,7 +30,7 @@ CALIBRATION_ASKED = re.compile(r"\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badju
 
 
 def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn,
-                     message: str = "") -> str:
+                     message: str = "") -> str | None:
     knobs = e.plans[0] if e.plans else {}
     same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
                                                                                                  scenario.params)
@@ -47,7 +47,7 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         return render("offline/need_more.md.j2", missing=missing, family="calibrate",
                       known=scenario.model_dump(exclude_none=True))
     if not plan.model_dump(exclude_none=True):
-        return render("offline/calibrate_need_plan.md.j2", kind=run.kind)
+        return None  # no plan known for the run: the caller answers the rest and asks for it
     parts = []
     text = normalise(message)
     if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text):

@@ -25,7 +25,7 @@ from .calibrating import calibrate_answer
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
-from .intents import Intent
+from .intents import ANSWERABLE, Intent
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
@@ -65,6 +65,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/ask_reading.md.j2", question=request.question)
     elif request.measured is not None:
         text = calibrate_answer(request.measured, e, state, scenario, turn, message)
+        if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
+            rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
+            text = (rest.strip() + "\n\n" if rest.strip() else "") + render("offline/calibrate_need_plan.md.j2")
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)
     elif request.context is not None:  # several acts, or one read from what it points at

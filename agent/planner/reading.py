@@ -85,8 +85,7 @@ def read(message: str, state: ConversationState) -> Request:
     if run is not None:
         # a measured figure or a pasted log is the question, whatever else its words look like (a log's
         # "configuration" is not an export, its argument names are not a topic outside shardwise)
-        request.measured, request.intent = run, Intent("calibrate", None, intent.injected)
-        request.acts = [Act("calibrate", message, e)]
+        request.measured, request.acts = run, [Act("calibrate", message, e)]  # request.intent: the words' own reading
         return request
     request.question = ask_reading(text, e, state)
     if request.question:

@@ -205,3 +205,10 @@ def test_currently_then_a_new_value_is_a_what_if(make_service):
     name, args = calls[0]
     assert name == "what_if"
     assert args["scenario"]["seq_len"] == 4096 and args["change"]["seq_len"] == 16384
+
+
+def test_a_measurement_without_a_plan_answers_the_rest_and_asks_for_the_plan(make_service):
+    [(calls, answer)] = ask(make_service(), "we see 950 tok/s/gpu on 64 h100 with llama 3.1 70b at 8k. which layout would "
+                                            "you pick?")
+    assert [c[0] for c in calls] == ["recommend_plans"]  # no plan to calibrate with: none is guessed
+    assert "I need the plan it ran with" in answer
