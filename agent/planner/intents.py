@@ -154,7 +154,9 @@ CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse
 UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|precise|trustworthy|much\s+(?:can|should)\s+"
                          r"(?:i|we)\s+trust)\b|\berror[\s-]*bars?\b|\bmargins?\s+of\s+error\b|\buncertaint(?:y|ies)\b|"
                          r"\bconfidence\s+(?:interval|band|range|bounds?)\b|\bgive\s+or\s+take\b|\bplus\s+or\s+minus\b|±|"
-                         r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b")
+                         r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b|"
+                         r"\b(?:your|the)\s+confidence\b|\bhow\s+far\s+off\s+(?:could|might|can)\b|"
+                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")

@@ -22,21 +22,29 @@ CUE = re.compile(r"\b(?:measured|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)
                  r"|\b(?:real|actual|observed|wall[\s-]?clock|steady[\s-]?state)\s+(?:step|iteration|iter|throughput|mfu|tok)"
                  # a tool that reported it: "the dashboard shows", "tensorboard reports", "the logs say"
                  r"|\b(?:says|shows|showed|reports|reported|logged|logs|printed|prints)\b"
+                 r"|\b(?:wandb|w&b|tensorboard|mlflow|grafana|nsight|nsys|profiler|dashboard)\b"
+                 r"|\bin\s+our\s+(?:runs?|jobs?|training|logs?|tests?|experiments?|benchmarks?)\b"
                  # the run named as done: "ran exactly that", "we ran it overnight", "on our cluster"
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
                  r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b")
-THROUGHPUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
-                        r"\s*(?:/\s*|per\s+)gpu\b")
+PER_GPU_RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\s*(?:/\s*|per\s+)gpu\b"
+# "850 tok/s/GPU", "1.1k tokens per second per GPU"; the unit first: "tok/s/gpu: 3,950", "throughput per gpu of
+# 4,100 tokens/s"
+THROUGHPUT = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{PER_GPU_RATE}"
+                        rf"|{PER_GPU_RATE}\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\b"
+                        r"|throughput\s+per\s+gpu\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*"
+                        r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\b")
 NUMBER = r"(\d+(?:\.\d+)?)"
 SECONDS = r"\s*(?:s|sec|secs|seconds?)\b"
 STEP = r"(?:steps?|iterations?|iters?)"
 # "step time 71.5 s", "step time of ~71.5s", "iteration time on our cluster: 4.2 sec", "71.5 s/step",
 # "93 s per iteration", "93 seconds a step", "steps take 93 s"
 STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}?{NUMBER}{SECONDS}"
-                       rf"|(?<![\w.]){NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?{STEP}\b"
-                       rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking)\s+(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}")
+                       rf"|(?<![\w.]){NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?(?:optimi[sz]er\s+|training\s+)?{STEP}\b"
+                       rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking|is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?"
+                       rf"{NUMBER}{SECONDS}")
 # "MFU 41%", "mfu of 0.38", "MFU: 41.5 %", "41% MFU"
 MFU = re.compile(r"\bmfu\b\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*~?\s*(\d+(?:\.\d+)?)\s*(%|percent)?"
                  r"|(?<![\w.])(\d+(?:\.\d+)?)\s*(%|percent)\s*mfu\b")
@@ -71,7 +79,8 @@ def measured_throughput(text: str) -> float | None:
     m = _measured(text, THROUGHPUT)
     if m is None:
         return None
-    value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
+    number, thousands = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i) is not None)
+    value = float(number.replace(",", "")) * (1000 if thousands else 1)
     return value if value > 0 else None
 
 

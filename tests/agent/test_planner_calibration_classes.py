@@ -22,6 +22,12 @@ from support.chat import ask
     ("the dashboard shows 44% mfu, calibrate to that", "mfu", 44.0),
     ("we ran exactly that last week, ~14 s/step", "step_s", 14.0),
     ("mfu of 0.41 on our cluster", "mfu", 41.0),
+    ("we measured 45 seconds per optimizer step", "step_s", 45.0),
+    ("in our runs a step is 12.5 s", "step_s", 12.5),
+    ("tok/s/gpu: 3,950 in our logs", "tokens_per_s_per_gpu", 3950.0),
+    ("measured throughput per gpu of 4,100 tokens/s", "tokens_per_s_per_gpu", 4100.0),
+    ("wandb: mfu=0.43", "mfu", 43.0),
+    ("what is the predicted tokens/s/gpu of 2 nodes?", None, None),
     ("what MFU would tp4 give?", None, None),  # a question about a prediction
     ("you predicted 62 s per step, why so slow?", None, None),
     ("is 45% mfu good for a 70b?", None, None),
@@ -152,7 +158,8 @@ def test_ran_that_and_recalibrate_uses_the_plan_under_discussion(make_service):
 
 
 @pytest.mark.parametrize("follow_up", ["how confident are you in that?", "what's the margin of error there?",
-                                       "error bars for that one?", "give or take how much?"])
+                                       "error bars for that one?", "give or take how much?",
+                                       "what's your confidence on that number", "how far off could that be?"])
 def test_how_sure_is_answered_with_the_plans_intervals(make_service, follow_up):
     [(first, _), (calls, answer)] = ask(make_service(), OPENING, follow_up)
     name, args = calls[0]
