@@ -65,7 +65,12 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
         if outcome.name in ("recommend_plans", "what_if") and evaluation is not None:
             update["recommended"] = Plan.from_strategy(evaluation.strategy)
         if outcome.name == "calibrate_to_measurement":
-            update.update(profile=outcome.result.profile, profile_result=outcome.id)
+            # the run the user measured is their plan, and the one under discussion ("how sure are you now?")
+            from ..tools.calibrate import measured_setup
+
+            run_plan = measured_setup(tool.args.model_validate(outcome.arguments))[1]
+            update.update(profile=outcome.result.profile, profile_result=outcome.id, plan=run_plan,
+                          plan_result=outcome.id, user_plan=run_plan)
         if outcome.name == "export_config":
             update["export_format"] = outcome.result.format
         state = state.model_copy(update=update)

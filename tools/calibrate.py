@@ -149,11 +149,15 @@ CALIBRATE = Tool(
     CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: run_scenario(a))
 
 
-def run_scenario(args: CalibrateArgs) -> Scenario:
-    """The scenario the measured run had: a pasted log's values over the arguments'."""
+def measured_setup(args: CalibrateArgs) -> tuple[Scenario, Plan]:
+    """The scenario and plan the measured run had: a pasted log's values over the arguments'."""
     if args.log is None:
-        return args.scenario
+        return args.scenario, args.plan
     try:
-        return apply_reading(args.scenario, args.plan, read_log(args.log))[0]
+        return apply_reading(args.scenario, args.plan, read_log(args.log))
     except ShardwiseInputError:
-        return args.scenario
+        return args.scenario, args.plan
+
+
+def run_scenario(args: CalibrateArgs) -> Scenario:
+    return measured_setup(args)[0]

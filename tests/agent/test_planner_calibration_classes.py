@@ -219,3 +219,13 @@ def test_a_measurement_without_a_plan_answers_the_rest_and_asks_for_the_plan(mak
                                             "you pick?")
     assert [c[0] for c in calls] == ["recommend_plans"]  # no plan to calibrate with: none is guessed
     assert "I need the plan it ran with" in answer
+
+
+def test_after_calibrating_the_measured_plan_is_the_one_discussed(make_service):
+    calibrate = "qwen2.5 7b, 16 h100 over 2 nodes, 4k ctx, gbs 256, tp2 zero1 mb2: we measured 8,100 tok/s/gpu. calibrate"
+    [(first, _), (calls, answer)] = ask(make_service(), calibrate, "now that it's calibrated, how sure are you?")
+    fitted = _calibrated(first[0][1]).profile
+    name, args = calls[0]
+    assert name == "evaluate_plan" and (args["plan"]["tp"], args["plan"]["zero"], args["plan"]["micro_batch"]) == (2, 1, 2)
+    truth = dispatch("evaluate_plan", args, result_id="X", profile=fitted).result.plan
+    assert truth.calibration is not None and f"**{truth.tokens_per_s_per_gpu:,.0f} tokens/s per GPU**" in answer
