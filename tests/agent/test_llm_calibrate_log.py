@@ -29,3 +29,19 @@ def test_a_scripted_model_calibrates_on_a_pasted_log(make_service, fake_model):
     assert tool.result["measured_tokens_per_s_per_gpu"] == 8192.0 and tool.result["measured_from"] == "log"
     assert "profile" not in json.loads(model.requests[-1]["messages"][-1]["content"])  # hidden from the model
     assert isinstance(events[-1], DoneEvent)
+
+
+def test_with_our_profile_the_llm_paths_tools_use_the_profile_fitted_earlier(make_service, fake_model):
+    calibrate = ("calibrate_to_measurement", {"scenario": SCENARIO, "plan": {"tp": 2}, "log": LOG})
+    evaluate = ("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 2}})
+    model = fake_model([{"calls": [calibrate]}, {"text": "Calibrated [R1]."},
+                        {"calls": [evaluate]}, {"text": "Evaluated [R2]."},
+                        {"calls": [evaluate]}, {"text": "Evaluated [R3]."}])
+    service = make_service(model)
+    first = list(service.stream("llama 3.1 8b on 8 h100, tp2, seq 4096. our megatron log:\n" + LOG))
+    session = first[-1].session_id
+    asked = list(service.stream("with our profile, evaluate tp2", session))
+    plain = list(service.stream("evaluate tp2 again", session))
+    calibrated = next(e for e in asked if isinstance(e, ToolEvent)).result["plan"]["calibration"]
+    assert calibrated is not None and calibrated.startswith("calibrated: compute ×")
+    assert next(e for e in plain if isinstance(e, ToolEvent)).result["plan"]["calibration"] is None  # only when asked
