@@ -93,7 +93,8 @@ def test_a_pasted_megatron_log_line_is_calibrated_to_not_refused(tmp_path):
     call = done.tool_calls[-1]
     assert call["name"] == "calibrate_to_measurement"
     args = call["arguments"]
-    assert args["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
+    assert args["log"] is not None  # the line goes to the tool, which reads it with the engine's readers
+    assert call["result"]["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
     assert args["scenario"]["global_batch"] == 512 and args["scenario"]["gpus_per_node"] in (None, 8)
     assert (args["plan"]["tp"], args["plan"]["pp"]) == (4, 4)  # the plan they said they run
     # 512 x 8,192 tokens / 77.12 s / 64 GPUs = 849.8 tokens/s/GPU; the engine's fit of that run, directly:
@@ -108,13 +109,15 @@ def test_a_measured_mfu_is_calibrated_and_one_above_100_percent_is_refused(tmp_p
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     done = ask_all(service, OPENING, "we measured 38.6% MFU with TP4 PP4")
     call = done.tool_calls[-1]
-    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the same engine function)
-    resolved_tokens = call["arguments"]["measured_tokens_per_s_per_gpu"]
+    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the tool, through the same engine
+    # function, engine/calibration/measured_value.py)
+    assert call["arguments"]["measured_mfu"] == pytest.approx(38.6)
+    resolved_tokens = call["result"]["measured_tokens_per_s_per_gpu"]
     cli = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
                       Strategy(tp=4, pp=4), resolved_tokens)
     from shardwise.engine.calibration.fit_profile import model_tflops_per_gpu
     assert model_tflops_per_gpu(cli) / 989 == pytest.approx(0.386, rel=2e-3)  # H100 SXM dense BF16 peak: 989 TFLOP/s (datasheet)
-    assert "**38.6% MFU**" in done.answer
+    assert "**MFU 38.6%**" in done.answer
     done = ask_all(service, OPENING, "we measured 150% MFU with TP4 PP4")
     assert "at most 100%" in done.answer and not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
 
