@@ -213,12 +213,16 @@ def test_an_unreadable_log_line_leaves_the_scenario_alone(tmp_path):
 
 
 def test_a_pasted_log_with_calibrate_if_not_is_calibrated_not_told_how(tmp_path):
-    # "… calibrate if not" beside a DeepSpeed timer line was answered with how to calibrate: the log was looked
-    # for in the normalised words, where 'RunningAvgSamplesPerSec' is lower-cased and no reader knows it.
+    # "… calibrate if not" beside a DeepSpeed config print and timer line (the plan only in the log) was answered
+    # with how to calibrate: the log was looked for in the normalised words, where 'RunningAvgSamplesPerSec' is
+    # lower-cased and no reader knows it.
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
-    done = ask_all(service, "qwen2.5 7b on 8 a100 80gb, deepspeed, seq 4096, zero2 mb2. timer:\n"
-                            "epoch=0/micro_step=400/global_step=100, RunningAvgSamplesPerSec=9.0, CurrSamplesPerSec=9.1, "
+    done = ask_all(service, "qwen2.5 7b on 8 a100 80gb, deepspeed, seq 4096. engine config and timer:\n"
+                            "  train_batch_size ............. 128\n  train_micro_batch_size_per_gpu  2\n"
+                            "  world_size ................... 8\n  zero_optimization_stage ...... 2\n"
+                            "epoch=0/micro_step=400/global_step=50, RunningAvgSamplesPerSec=9.0, CurrSamplesPerSec=9.1, "
                             "MemAllocated=20.0GB, MaxMemAllocated=55.0GB\ndoes that look right? calibrate if not")
     assert done.tool_calls[-1]["name"] == "calibrate_to_measurement"
+    assert done.tool_calls[-1]["arguments"]["plan"]["zero"] == 2  # from the log's config print
     # DeepSpeed's samples/s are the whole job's: 9.0 samples/s x 4,096 tokens / 8 GPUs = 4,608 tokens/s per GPU
     assert "**4,608 tokens/s per GPU**" in done.answer
