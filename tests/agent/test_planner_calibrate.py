@@ -226,3 +226,14 @@ def test_a_pasted_log_with_calibrate_if_not_is_calibrated_not_told_how(tmp_path)
     assert done.tool_calls[-1]["arguments"]["plan"]["zero"] == 2  # from the log's config print
     # DeepSpeed's samples/s are the whole job's: 9.0 samples/s x 4,096 tokens / 8 GPUs = 4,608 tokens/s per GPU
     assert "**4,608 tokens/s per GPU**" in done.answer
+
+
+def test_an_mfu_below_one_percent_reaches_the_tool_as_a_fraction():
+    # The tool reads measured_mfu above 1 as percent and at most 1 as a fraction (measured_value.mfu_fraction):
+    # "MFU 0.5%" must go as 0.005, not 0.5 (which it would read as 50 %); "MFU 37%" goes as 37.
+    from shardwise.agent.planner.measured import measured_run
+    from shardwise.engine.calibration.measured_value import mfu_fraction
+
+    low = measured_run("the dashboard shows 0.5% mfu").tool_arguments()["measured_mfu"]
+    assert mfu_fraction(low) == pytest.approx(0.005)
+    assert measured_run("the dashboard shows 37% mfu").tool_arguments()["measured_mfu"] == 37
