@@ -52,7 +52,7 @@ WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?
                        r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
 # a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
 BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
-NUMBER = rf"{WHOLE}(\d+(?:\.\d+)?)"
+NUMBER = rf"{WHOLE}(\d+(?:\.\d+)?)(?!\d|\.\d|[eE][+-]?\d)"  # whole: not the 1 of "mfu 1e9" or "12e9"
 # the unit is captured: "77,120 ms" and "77.1 s" are the same step
 SECONDS = r"\s*(ms|msecs?|milliseconds?|s|sec|secs|seconds?)\b"
 STEP = r"(?:steps?|iterations?|iters?)"

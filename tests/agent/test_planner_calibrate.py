@@ -195,6 +195,7 @@ def test_a_measured_zero_is_answered_and_a_signed_number_is_not_read_as_its_digi
     # "-5 tok/s/GPU" was calibrated to 5 tokens/s per GPU; "1e9" to 9
     assert measured_throughput("we measured -5 tok/s/GPU with TP4 PP4") is None
     assert measured_throughput("we measured 1e9 tok/s/GPU with TP4 PP4") is None
+    assert measured_mfu("we measured mfu 1e9 with TP4 PP4") is None  # not its 1 (100 %)
 
 
 def test_a_step_time_with_no_plan_words_is_a_measurement_not_out_of_scope(tmp_path):
