@@ -33,6 +33,8 @@ from .loop import TurnRecord, arun_llm_turn, drive
 from .model import ChatModel, ModelError
 from .offload import INLINE, Offload
 from .planner import run_offline_turn
+from .planner.entities import normalise
+from .planner.measured import PROFILE_ASKED
 from .sessions import SessionStore
 from .state import ConversationState, advance_state
 
@@ -177,6 +179,8 @@ class ChatService:
         yield SessionEvent(session_id=session.id, mode=mode, model=model.name if model is not None else None)
         record = TurnRecord()
         reserve = lambda n: self.store.next_result_ids(session.id, n)  # noqa: E731
+        if mode == "llm" and profile is None and state.profile is not None and PROFILE_ASKED.search(normalise(text)):
+            profile = state.profile  # "with our profile, …": the one fitted earlier in this chat (the planner does the same)
         if mode == "llm":
             # Keep time back for the offline planner's answer in case the LLM fails.
             reserve_s = min(FALLBACK_RESERVE_S, FALLBACK_RESERVE_SHARE * (deadline - time.monotonic()))

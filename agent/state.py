@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..engine.calibration.profile import CalibrationProfile
 from ..tools.scenario import Plan, Scenario
 
 
@@ -23,6 +24,9 @@ class ConversationState(BaseModel):
                                                         "'your original pick' means after other plans were discussed")
     user_plan: Plan | None = Field(None, description="the plan the user said they run ('we run tp8 pp4 …'): what "
                                                       "'our setup' / 'our current plan' means")
+    profile: CalibrationProfile | None = Field(None, description="the profile fitted to a run the user measured in this "
+                                                                 "conversation: applied when they ask ('with our profile')")
+    profile_result: str | None = Field(None, description="the calibrate result it came from")
 
     @classmethod
     def load(cls, data: dict | None) -> "ConversationState":
@@ -60,6 +64,13 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
             update["alternatives"] = [Plan.from_strategy(p.strategy) for p in alternatives or []]
         if outcome.name in ("recommend_plans", "what_if") and evaluation is not None:
             update["recommended"] = Plan.from_strategy(evaluation.strategy)
+        if outcome.name == "calibrate_to_measurement":
+            # the run the user measured is their plan, and the one under discussion ("how sure are you now?")
+            from ..tools.calibrate import measured_setup
+
+            run_plan = measured_setup(tool.args.model_validate(outcome.arguments))[1]
+            update.update(profile=outcome.result.profile, profile_result=outcome.id, plan=run_plan,
+                          plan_result=outcome.id, user_plan=run_plan)
         if outcome.name == "export_config":
             update["export_format"] = outcome.result.format
         state = state.model_copy(update=update)

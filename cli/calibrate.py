@@ -10,7 +10,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
-from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_s_per_gpu_at_mfu, tokens_per_step
+from ..engine.calibration.fit_profile import Measurement, fit_profile
+from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.training_logs import LogReading, read_log
@@ -84,12 +85,12 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     if args.measured_tokens_per_s_per_gpu:
         return args.measured_tokens_per_s_per_gpu
     if args.measured_step_s:
-        return tokens_per_step(setup) / args.measured_step_s / cluster.num_gpus
-    mfu = args.measured_mfu / 100 if args.measured_mfu > 1 else args.measured_mfu
-    if mfu > MAX_MEASURED_MFU:
-        raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu:.0%} MFU: no run exceeds 100 % of the "
-                                  "GPU's dense peak (give a fraction such as 0.45 or a percent such as 45)")
-    return tokens_per_s_per_gpu_at_mfu(m_model, cluster, setup, mfu)
+        return tokens_from_step_time(args.measured_step_s, setup, cluster)
+    if mfu_fraction(args.measured_mfu) > MAX_MEASURED_MFU:
+        raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu_fraction(args.measured_mfu):.0%} MFU: no "
+                                  "run exceeds 100 % of the GPU's dense peak (give a fraction such as 0.45 or a percent "
+                                  "such as 45)")
+    return tokens_from_mfu(args.measured_mfu, m_model, setup, cluster)
 
 
 def _log_says(reading: LogReading) -> dict[str, object]:
@@ -134,14 +135,6 @@ def fill_flag_defaults(args: argparse.Namespace) -> None:
             setattr(args, key, default)
 
 
-def log_tokens(reading: LogReading, setup, cluster) -> float:
-    if reading.tokens_per_s_per_gpu is not None:
-        return reading.tokens_per_s_per_gpu
-    if reading.step_s is not None:
-        return tokens_per_step(setup) / reading.step_s / cluster.num_gpus
-    return reading.samples_per_s * setup.seq_len / cluster.num_gpus
-
-
 def _read_text(path: str, flag: str) -> str:
     try:
         return Path(path).read_text(errors="replace")
@@ -169,7 +162,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
                 "framework": setup.framework}
         note += ("\nnot in log  " + ", ".join(f"{k}={used.get(k, getattr(args, k))}" for k in defaulted)
                  + " (defaults: pass the flags if the run differed)")
-    tokens = log_tokens(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
+    tokens = tokens_from_log(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
     peak = args.measured_peak_gib or (reading.peak_gib if reading else None)
     return Measurement(model=model, cluster=cluster, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,
                        peak_gib=peak), note

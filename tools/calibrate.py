@@ -1,5 +1,5 @@
-"""calibrate_to_measurement: the user says what their run measured; the tool fits the profile that
-run implies (engine/calibration/fit_profile.py) and says what it would change, with the command
+"""calibrate_to_measurement: the user says what their run measured (tokens/s per GPU, a step time, an
+MFU, or a pasted training log read by engine/training_logs); the tool fits the profile that run implies (engine/calibration/fit_profile.py) and says what it would change, with the command
 that saves it. The chat offers it; applying it to later answers is `--profile` (the model cannot
 store files)."""
 
@@ -9,11 +9,15 @@ import shlex
 
 from pydantic import Field
 
-from ..engine.calibration.fit_profile import Measurement, fit_profile, tokens_per_step
+from ..engine.calibration.fit_profile import Measurement, fit_profile
+from ..engine.calibration.measured_value import (mfu_fraction, tokens_from_log, tokens_from_mfu,
+                                                      tokens_from_step_time)
+from ..engine.training_logs import read_log
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from .base import Result, Tool
 from .figures import ScenarioFacts, r, scenario_facts
+from .log_run import apply_reading
 from .scenario import Args, Plan, Scenario
 
 SCENARIO_FLAGS = (("model", "--model"), ("params", "--params"), ("gpu", "--gpu"), ("gpus", "--gpus"),
@@ -31,12 +35,21 @@ class CalibrateArgs(Args):
     plan: Plan
     measured_tokens_per_s_per_gpu: float | None = None
     measured_step_s: float | None = None
+    measured_mfu: float | None = None
+    log: str | None = None
+
+
+MEASURED = ("measured_tokens_per_s_per_gpu", "measured_step_s", "measured_mfu", "log")
 
 
 class CalibrateResult(Result):
     scenario: ScenarioFacts
     plan_label: str
     measured_tokens_per_s_per_gpu: float
+    measured_from: str = Field(description="what the user gave: tokens/s per GPU, step time, MFU or a log")
+    log_read: str | None = Field(None, description="what was read from the log (format, values)")
+    measured_step_s: float | None = Field(None, description="the run's seconds per step, when given or logged")
+    measured_mfu_percent: float | None = None
     predicted_before: float = Field(description="tokens/s per GPU the shipped calibration predicts for this run")
     predicted_after: float = Field(description="... with the profile this run implies")
     error_before_percent: float
@@ -74,34 +87,77 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
         words += ["--cuda-graphs", scenario.cuda_graphs]
     if plan.sequence_parallel is False:
         words.append("--no-sp")
-    if args.measured_tokens_per_s_per_gpu is not None:
+    if args.log is not None:
+        words += ["--from-log", "train.log"]
+    elif args.measured_tokens_per_s_per_gpu is not None:
         words += ["--measured-tokens-per-s-per-gpu", f"{args.measured_tokens_per_s_per_gpu:g}"]
+    elif args.measured_mfu is not None:
+        words += ["--measured-mfu", f"{args.measured_mfu:g}"]
     else:
         words += ["--measured-step-s", f"{args.measured_step_s:g}"]
     words += ["--save", PROFILE_FILE]
     return shlex.join(words)
 
 
+def log_summary(reading) -> str:
+    entries = f"{reading.entries} throughput {'entry' if reading.entries == 1 else 'entries'}"
+    return f"{reading.framework} log ({entries}; read: {', '.join(reading.found())})"
+
+
 def calibrate(args: CalibrateArgs) -> CalibrateResult:
-    if (args.measured_tokens_per_s_per_gpu is None) == (args.measured_step_s is None):
-        raise ShardwiseInputError("give exactly one of measured_tokens_per_s_per_gpu and measured_step_s")
-    if not (args.measured_tokens_per_s_per_gpu or args.measured_step_s or 0) > 0:
+    given = [name for name in MEASURED if getattr(args, name) is not None]
+    if len(given) != 1:
+        raise ShardwiseInputError("give exactly one of " + ", ".join(MEASURED))
+    scenario, plan, reading = args.scenario, args.plan, None
+    if args.log is not None:
+        reading = read_log(args.log, "the pasted log")
+        if reading.tokens_per_s_per_gpu is None and reading.step_s is None and reading.seq_len is None \
+                and scenario.seq_len is None:
+            raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; give the sequence length to turn "
+                                      "it into tokens/s")
+        scenario, plan = apply_reading(scenario, plan, reading)
+    elif not getattr(args, given[0]) > 0:
         raise ShardwiseInputError("the measured value must be a positive number")
-    resolved = args.scenario.resolve()
-    m = args.measured_tokens_per_s_per_gpu or (
-        tokens_per_step(resolved.setup) / args.measured_step_s / resolved.cluster.num_gpus)
-    run = Measurement(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(), m)
+    resolved = scenario.resolve()
+    setup, cluster = resolved.setup, resolved.cluster
+    if reading is not None:
+        m, step_s = tokens_from_log(reading, setup, cluster), reading.step_s
+    elif args.measured_mfu is not None:
+        m, step_s = tokens_from_mfu(args.measured_mfu, resolved.model, setup, cluster), None
+    elif args.measured_step_s is not None:
+        m, step_s = tokens_from_step_time(args.measured_step_s, setup, cluster), args.measured_step_s
+    else:
+        m, step_s = args.measured_tokens_per_s_per_gpu, None
+    run = Measurement(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), m)
     p = fit_profile([run], with_memory=False)
     s = p.runs[0]
     return CalibrateResult(
-        scenario=scenario_facts(args.scenario, resolved), plan_label=args.plan.label(), measured_tokens_per_s_per_gpu=m,
+        scenario=scenario_facts(scenario, resolved), plan_label=plan.label(), measured_tokens_per_s_per_gpu=r(m, 1),
+        measured_from="log" if reading else given[0].removeprefix("measured_"),
+        log_read=log_summary(reading) if reading else None,
+        measured_step_s=r(step_s, 3), measured_mfu_percent=r(100 * mfu_fraction(args.measured_mfu), 1)
+        if args.measured_mfu is not None else None,
         predicted_before=r(s.predicted_before, 0), predicted_after=r(s.predicted_after, 0),
         error_before_percent=r(100 * (s.predicted_before / m - 1), 1),
         error_after_percent=r(100 * (s.predicted_after / m - 1), 1), compute_scale=r(p.compute_scale),
         comm_scale=r(p.comm_scale), network=p.network, at_bound=p.at_bound,
-        command=command_line(args.scenario, args.plan, args), profile=p)
+        command=command_line(scenario, plan, args), profile=p)
 
 
 CALIBRATE = Tool(
-    "calibrate_to_measurement", "Calibrate to a measured run.",
-    CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: a.scenario)
+    "calibrate_to_measurement", "Calibrate to the user's measured run or pasted log.",
+    CalibrateArgs, CalibrateResult, calibrate, scenario_of=lambda a: run_scenario(a))
+
+
+def measured_setup(args: CalibrateArgs) -> tuple[Scenario, Plan]:
+    """The scenario and plan the measured run had: a pasted log's values over the arguments'."""
+    if args.log is None:
+        return args.scenario, args.plan
+    try:
+        return apply_reading(args.scenario, args.plan, read_log(args.log))
+    except ShardwiseInputError:
+        return args.scenario, args.plan
+
+
+def run_scenario(args: CalibrateArgs) -> Scenario:
+    return measured_setup(args)[0]

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import re
 
-from ...engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
-from ...engine.calibration.fit_profile import tokens_per_s_per_gpu_at_mfu
-from ...engine.errors import ShardwiseInputError
 from ...prompts.render import render
 from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .names import contrasted_concepts
-from .measured import (measured_mfu, measured_rate_unclear, measured_step_time, measured_throughput,
-                       measured_total_throughput, pasted_log)
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -103,48 +98,6 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     if family == "memory" and intent.detail == "total_vs_active":
         return _total_vs_active(turn, e, state, scenario)
 
-    measured = measured_throughput(message)
-    step_s = None if measured is not None else measured_step_time(message)
-    mfu = None if measured is not None or step_s is not None else measured_mfu(message)
-    total = None if measured is not None or step_s is not None or mfu is not None else measured_total_throughput(message)
-    if 0 in (measured, step_s, mfu, total):  # "we measured 0 tok/s/GPU": nothing to fit, and not to be dropped in silence
-        return render("offline/measured_zero.md.j2")
-    if total is not None:  # "54,400 tokens/s in total": the whole job's, per GPU as calibrate takes it
-        measured = total / scenario.gpus
-    elif measured is None and step_s is None and mfu is None and measured_rate_unclear(message):
-        return render("offline/measured_rate_unclear.md.j2")  # per GPU or for the whole job: a factor of the GPU count
-    log = pasted_log(message)
-    if log is not None and log.samples_per_s is not None:  # DeepSpeed / HF Trainer: samples/s of the whole job
-        if scenario.seq_len is None:
-            return render("offline/measured_samples.md.j2", framework=log.framework)
-        measured = log.samples_per_s * scenario.seq_len / scenario.gpus
-    said = measured is not None or step_s is not None or mfu is not None
-    if said and not e.plans and (state.user_plan if log is not None else state.plan) is None:
-        # a pasted log line is the user's run: the plan they said they run, not the one recommended to them
-        return render("offline/measured_need_plan.md.j2")
-    if said:
-        # "we measured 850 tok/s/GPU with TP4 PP4", "real run, TP8 PP2: step time 71.5 s measured", a pasted log line
-        same_run = state.scenario is not None and (scenario == state.scenario or log is not None and (
-            state.scenario.model, state.scenario.params, state.scenario.gpu, state.scenario.gpus)
-            == (scenario.model, scenario.params, scenario.gpu, scenario.gpus))  # a log names its framework, batch
-        base = (state.user_plan if log is not None else state.plan) if same_run else None
-        knobs = e.plans[0] if e.plans else {}
-        plan = plan_with(None if len(knobs) >= 2 else base, knobs)
-        if mfu is not None:  # "38.6% MFU": the throughput it means, as `calibrate --measured-mfu` reads it
-            if mfu > MAX_MEASURED_MFU:
-                return render("offline/measured_mfu_impossible.md.j2", mfu=mfu)
-            try:
-                resolved = scenario.resolve()
-            except ShardwiseInputError:
-                resolved = None  # the tool call below reports the scenario's problem
-            if resolved is not None:
-                measured = tokens_per_s_per_gpu_at_mfu(resolved.model, resolved.cluster, resolved.setup, mfu)
-        out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
-                                                     "measured_tokens_per_s_per_gpu": measured, "measured_step_s": step_s})
-        if not out.ok:
-            return result_or_error(out, "offline/calibrate.md.j2")
-        return render("offline/calibrate.md.j2", r=out.result, step_s=step_s, mfu=mfu, total=total is not None)
-
     if family in ("evaluate", "memory", "compare") and (e.plans or state.plan is not None):
         # the plan under discussion, also when the message moves it to new hardware ("does that plan fit on H200s?");
         # "our current setup" is the plan the user said they run
@@ -177,6 +130,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             plan, read_as = _best_with(turn, scenario, None, knobs), knobs
         tool = "estimate_memory" if family == "memory" else "evaluate_plan"
         out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
+        if intent.detail == "uncertainty":
+            return result_or_error(out, "offline/uncertainty.md.j2") if not out.ok else \
+                render("offline/uncertainty.md.j2", p=out.result.plan, rid=out.result.id)
         text = result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
         if read_as and out.ok:
             knob, value = next(iter(read_as.items()))
@@ -203,6 +159,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
+    if intent.detail == "uncertainty" and out.result.best is not None:  # "…, and how sure are you?"
+        text = render("offline/uncertainty.md.j2", p=out.result.best, rid=out.result.id).strip() + "\n\n" + text
     return text
 
 

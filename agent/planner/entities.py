@@ -113,6 +113,10 @@ def normalise(text: str) -> str:
     # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after
     text = re.sub(r"\b(\d{2,3})\s*g(?:b|ib)?\s+(a100|h100|h200|a10g?|l40s?|v100|mi300x?)(s?)\b", r"\2 \1gb\3", text)
     text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_
+    # a batch per device is the micro-batch, as frameworks name it: torchtitan's `local_batch_size`, HF Trainer's
+    # `per_device_train_batch_size`, "per-GPU batch 2", "local bs 1" (the global batch is another setting)
+    text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
+                  "micro-batch", text)
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()
@@ -147,27 +151,17 @@ def own_words(message: str) -> str:
     return "\n".join(own) if own and len(own) < len(lines) else message
 
 
-# What a pasted training log says about its run, as the plan knobs the planner reads from words
-LOG_PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
-
-
 # A training log's iteration counter ("iteration       20/     100"): never a node size or GPU count
 ITERATION_COUNTER = re.compile(r"\biteration\s+\d+\s*/\s*\d+")
 
 
 def extract(message: str) -> Entities:
+    # A pasted log's numbers are its own ("iteration 20/100" is no node size, "consumed samples: 10240" no
+    # batch): the words are read without its lines. What the log says about its run (plan, sequence, batch,
+    # framework) is applied where it is calibrated on (tools/log_run.py), as `calibrate --from-log` does.
     message = ITERATION_COUNTER.sub(" ", message)
-    log = pasted_log(message)
-    if log is not None:  # the log's numbers are its own ("iteration 20/100" is no node size); what it says is used
-        e = extract(without_log_lines(message))
-        e.seq_len = e.seq_len or log.seq_len
-        e.global_batch = e.global_batch or (None if e.global_batch_tokens else log.global_batch)
-        e.precision = e.precision or log.precision
-        e.framework = e.framework or log.setup_framework
-        plan = {k: v for k, v in log.plan.items() if k in LOG_PLAN_KNOBS}
-        if not e.plans and len(plan) >= 2:
-            e.plans = [plan]
-        return e
+    if pasted_log(message) is not None:
+        message = without_log_lines(message)
     text = without_quotes(normalise(message))
     own = without_quotes(normalise(own_words(message)))
     e = Entities()

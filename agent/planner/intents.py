@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
-from .measured import calibration_asked_without_a_figure, says_measured
+from .measured import calibration_asked_without_a_figure
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
@@ -149,6 +149,15 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
+# How far to trust a prediction: "how sure are you?", "error bar on the step time?", "what's the margin of error",
+# "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
+# the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
+UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|precise|trustworthy|much\s+(?:can|should)\s+"
+                         r"(?:i|we)\s+trust)\b|\berror[\s-]*bars?\b|\bmargins?\s+of\s+error\b|\buncertaint(?:y|ies)\b|"
+                         r"\bconfidence\s+(?:interval|band|range|bounds?)\b|\bgive\s+or\s+take\b|\bplus\s+or\s+minus\b|±|"
+                         r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b|"
+                         r"\b(?:your|the)\s+confidence\b|\bhow\s+far\s+off\s+(?:could|might|can)\b|"
+                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -186,7 +195,7 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     if marker is None:
         news = CHANGE_MARKER.search(text)
         if news is None:
-            return None
+            return _current_then_new(text)
         start = max(m.end() for m in SENTENCE_START.finditer(text[:news.start()]))
     change_text = re.sub(r"\binstead\s+of\b.*?(?=[,.;?!)]|$)", " ", text[start:])
     change_text = re.sub(FROM_TO, " ", change_text)
@@ -194,6 +203,24 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     if not change.has_scenario():
         return None
     return extract(text[:start]), change
+
+
+# The setup said as the current one ("currently 8k ctx", "right now we're on 16 GPUs"); a later sentence that
+# gives the same setting another value ("… needs 32k ctx") is the change.
+CURRENT = re.compile(r"\bcurrently\b|\bright\s+now\b|\bat\s+the\s+moment\b|\bat\s+present\b|\btoday\b")
+RESTATED = ("gpu", "gpus", "seq_len", "global_batch", "global_batch_tokens", "mode", "precision", "framework", "network")
+
+
+def _current_then_new(text: str) -> tuple[Entities, Entities] | None:
+    current = CURRENT.search(text)
+    later = next((m for m in SENTENCE_START.finditer(text, current.end()) if m.end() > current.end()), None) \
+        if current else None
+    if later is None:
+        return None
+    before, change = extract(text[:later.end()]), extract(text[later.end():])
+    restated = [f for f in RESTATED if getattr(before, f, None) is not None and getattr(change, f, None) is not None
+                and getattr(before, f) != getattr(change, f)]
+    return (before, change) if restated else None
 
 
 def classify(message: str, e: Entities, state: ConversationState) -> Intent:
@@ -214,12 +241,12 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
-    if calibration_asked_without_a_figure(text) and not e.plans:
-        return Intent("help", "calibrate")  # what to tell it, and the command
-    if says_measured(message):
-        # a pasted training-log line, or "we measured 38.6% MFU", is a measured run (not the MFU concept): the plan
-        # it ran, calibrated to it
-        return Intent("evaluate")
+    if UNCERTAINTY.search(text) and (e.plans or state.plan is not None or has_scenario or new_scenario) \
+            and not e.scenario_patch().merged_over(state.scenario).missing():
+        # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best
+        return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
+    if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
+        return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
         return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
     if HELP.search(text) and not e.plans and not (e.model or e.params):

@@ -1,64 +1,99 @@
 """What the user says their own run measured: a throughput ("we measured 850 tok/s/GPU with TP4 PP4",
-"we're getting 1.1k tokens per second per GPU") or a step time ("real run: step time 71.5 s measured",
-"our steps take 93 s", "we see 12.4 s per iteration"). Needs both a measurement cue and a per-GPU
-throughput unit or a time tied to a step, so a question about a predicted number ("is 850 tok/s/GPU good?",
-"you said 60 s per step, why?") is not one. Also an MFU ("38.6% MFU"), a whole-job rate ("54,400 tokens/s in
-total"; a rate said neither per GPU nor in total is flagged, to be asked about), and a zero (returned as 0,
-to be answered, not dropped). A pasted training-log line (Megatron-LM's iteration line,
-torchtitan's metrics line, DeepSpeed's throughput timer, HF Trainer's final metrics) is a measurement
-of its own, read by the same readers as `shardwise calibrate --from-log`."""
+"we're getting 1.1k tokens per second per GPU", "tok/s/gpu: 3,950"), a step time ("real run: step time
+71.5 s measured", "our steps take 93 s", "iteration time on our nodes: 12.4 s", "77,120 ms"), an MFU
+("the dashboard shows MFU 38 %", "38.6% MFU"), a whole-job rate ("54,400 tokens/s in total"; a rate said
+neither per GPU nor in total is flagged, to be asked about) or a pasted training log (Megatron-LM,
+torchtitan, DeepSpeed, HF Trainer: read by the engine's own readers, engine/training_logs, as
+`shardwise calibrate --from-log` reads them). A figure needs a measurement cue — a word that it was
+measured, that a tool reported it, or a request to calibrate on it — so a question about a predicted
+number ("is 850 tok/s/GPU good?", "you said 60 s per step, why?") is not one. A pasted log is its own
+evidence. A zero is returned as 0, to be answered, not dropped; a signed or exponent number ('-5',
+'1e9') is not read as its last digits."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ...engine.errors import ShardwiseInputError
 from ...engine.training_logs import LogReading, read_log
 
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
-                 r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|"
-                 r"hitting|at)|observed|in\s+practice|our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
+                 r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
+                 r"we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|hitting|at)|observed|in\s+practice|"
+                 r"our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
-                 r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b")
-THROUGHPUT = re.compile(r"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
-                        r"\s*(?:/\s*|per\s+)gpu\b")
+                 r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
+                 # a figure named as real: "real step time", "actual throughput", "wall-clock iteration time"
+                 r"|\b(?:real|actual|observed|wall[\s-]?clock|steady[\s-]?state)\s+(?:step|iteration|iter|throughput|mfu|tok)"
+                 # a tool that reported it: "the dashboard shows", "tensorboard reports", "the logs say"
+                 r"|\b(?:says|shows|showed|reports|reported|logged|logs|printed|prints)\b"
+                 r"|\b(?:wandb|w&b|tensorboard|mlflow|grafana|nsight|nsys|profiler|dashboard)\b"
+                 r"|\bin\s+our\s+(?:runs?|jobs?|training|logs?|tests?|experiments?|benchmarks?)\b"
+                 # the run named as done: "ran exactly that", "we ran it overnight", "on our cluster"
+                 r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
+                 r"machines?|hardware|gpus)\b"
+                 # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
+                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b")
+# A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
+WHOLE = r"(?<![\w.,-])"
+RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
+PER_GPU_RATE = rf"{RATE}\s*(?:/\s*|per\s+)gpu\b"
+SAID_AS = r"\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*"
+# "850 tok/s/GPU", "1.1k tokens per second per GPU"; the unit first: "tok/s/gpu: 3,950", "throughput per gpu of
+# 4,100 tokens/s"
+THROUGHPUT = re.compile(rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{PER_GPU_RATE}"
+                        rf"|{PER_GPU_RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\b"
+                        rf"|throughput\s+per\s+gpu{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b")
 # "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
-TOKENS_PER_S = r"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)\b"
+TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
 WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
                        r"(?:job|run|cluster)|across\s+(?:all\s+)?(?:the\s+)?(?:\d+\s+)?gpus|cluster[\s-]wide|aggregate)\b"
                        r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
 # a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
 BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
-NUMBER = r"(?<![\w.,-])(\d+(?:\.\d+)?)"
+NUMBER = rf"{WHOLE}(\d+(?:\.\d+)?)(?!\d|\.\d|[eE][+-]?\d)"  # whole: not the 1 of "mfu 1e9" or "12e9"
 # the unit is captured: "77,120 ms" and "77.1 s" are the same step
 SECONDS = r"\s*(ms|msecs?|milliseconds?|s|sec|secs|seconds?)\b"
 STEP = r"(?:steps?|iterations?|iters?)"
-# "step time 71.5 s", "step time of ~71.5s", "iteration time: 4.2 sec", "71.5 s/step", "93 s per iteration",
-# "93 seconds a step", "steps take 93 s"
-STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\s*(?:of|=|:|is|was|~|≈|->|→)?\s*(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}"
-                       rf"|(?<![\w.]){NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?{STEP}\b"
-                       rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking)\s+(?:about\s+|around\s+|~\s*)?{NUMBER}{SECONDS}")
-
-
-# "38.6% MFU", "MFU of 38.6%", "mfu: 0.386", "at 41 % mfu"
-MFU = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)\s*%\s*mfu\b|\bmfu\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+|~\s*)?"
-                 r"(\d+(?:\.\d+)?)\s*(%)?")
-
+# "step time 71.5 s", "step time of ~71.5s", "iteration time on our cluster: 4.2 sec", "71.5 s/step",
+# "93 s per iteration", "93 seconds a step", "steps take 93 s", "77,120 ms per iteration"
+STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}?{NUMBER}{SECONDS}"
+                       rf"|{NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?(?:optimi[sz]er\s+|training\s+)?{STEP}\b"
+                       rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking|is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?"
+                       rf"{NUMBER}{SECONDS}")
+# "MFU 41%", "mfu of 0.38", "MFU: 41.5 %", "41% MFU", "at 41 percent mfu"
+MFU = re.compile(rf"\bmfu\b\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
+                 rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
-CALIBRATION_ASKED = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
+CALIBRATION_WORD = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
+# The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
+PROFILE_ASKED = re.compile(r"\b(?:with|using|use|apply|applying|under|on)\s+(?:our|the|that|this|my|your|its)\s+(?:new\s+|fitted\s+|"
+                           r"cluster\s+)?(?:calibration|profile|calibrated\s+(?:model|numbers|profile))\b|\bcalibrated\b(?!\s+on\b)|"
+                           r"\bafter\s+(?:the\s+)?calibration\b")
 
 
-def calibration_asked_without_a_figure(text: str) -> bool:
-    lowered = text.lower()
-    return CALIBRATION_ASKED.search(lowered) is not None and pasted_log(text) is None and not any(
-        f(text) is not None for f in (measured_throughput, measured_step_time, measured_mfu, measured_total_throughput))
+@dataclass(frozen=True)
+class MeasuredRun:
+    """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent),
+    a pasted log (`kind` log), or a tokens/s said neither per GPU nor in total (`kind` rate_unclear)."""
 
+    kind: str
+    value: float | None = None
+    log: str | None = None
+    reading: LogReading | None = None
 
-def says_measured(text: str) -> bool:
-    """The message gives a figure of the user's own run (any of the forms above, or a pasted log line)."""
-    return pasted_log(text) is not None or measured_rate_unclear(text) or any(
-        f(text) is not None for f in (measured_throughput, measured_step_time, measured_mfu, measured_total_throughput))
+    def tool_arguments(self, gpus: int | None = None) -> dict:
+        """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
+        names = {"tokens_per_s_per_gpu": "measured_tokens_per_s_per_gpu", "tokens_per_s_total": "measured_tokens_per_s_per_gpu",
+                 "step_s": "measured_step_s", "mfu": "measured_mfu", "log": "log"}
+        args = dict.fromkeys(names.values())
+        value = self.value / gpus if self.kind == "tokens_per_s_total" else self.value
+        if self.kind == "mfu" and value <= 1:  # the tool reads a value above 1 as percent: 0.5 % goes as 0.005
+            value = value / 100
+        args[names[self.kind]] = self.log if self.kind == "log" else value
+        return args
 
 
 def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
@@ -67,29 +102,28 @@ def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
     return pattern.search(lowered) if CUE.search(lowered) else None
 
 
+def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:
+    """The first of `groups` that matched, and the group after it (a 'k', a unit)."""
+    number, after = next((m.group(i), m.group(i + 1)) for i in groups if m.group(i) is not None)
+    return float(number.replace(",", "")), after
+
+
 def measured_throughput(text: str) -> float | None:
-    """Tokens/s per GPU the user says they measured (or a pasted torchtitan log's), or None."""
-    log = pasted_log(text)
-    if log is not None:
-        return log.tokens_per_s_per_gpu
+    """Tokens/s per GPU the user says they measured, or None (0 is returned: a measured zero is answered)."""
     m = _measured(text, THROUGHPUT)
     if m is None:
         return None
-    value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
-    return value  # 0 is returned: a measured zero is answered, not dropped
+    value, thousands = _number(m, 1, 3, 5)
+    return value * (1000 if thousands else 1)
 
 
 def measured_step_time(text: str) -> float | None:
-    """Seconds per training step the user says they measured (or a pasted log's), or None."""
-    log = pasted_log(text)
-    if log is not None:
-        return log.step_s
+    """Seconds per training step the user says they measured, or None."""
     m = _measured(text.replace(",", ""), STEP_TIME)
     if m is None:
         return None
-    number, unit = [g for g in m.groups() if g is not None][:2]
-    value = float(number) / (1000.0 if unit.startswith("m") else 1.0)
-    return value  # 0 is returned: a measured zero is answered, not dropped
+    value, unit = _number(m, 1, 3, 5)
+    return value / (1000.0 if unit.startswith("m") else 1.0)
 
 
 def measured_total_throughput(text: str) -> float | None:
@@ -97,9 +131,8 @@ def measured_total_throughput(text: str) -> float | None:
     m = _measured(text, WHOLE_JOB)
     if m is None:
         return None
-    number, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    value = float(number.replace(",", "")) * (1000 if k else 1)
-    return value  # 0 is returned: a measured zero is answered, not dropped
+    value, thousands = _number(m, 1, 3)
+    return value * (1000 if thousands else 1)
 
 
 def measured_rate_unclear(text: str) -> bool:
@@ -108,23 +141,47 @@ def measured_rate_unclear(text: str) -> bool:
             and _measured(text, BARE_RATE) is not None)
 
 
-def measured_mfu(text: str) -> float | None:
-    """The MFU the user says their run measured, as a fraction ("38.6%" -> 0.386), or None. A number
-    written without % is a fraction when at most 1 ("mfu 0.386"), a percent above ("mfu 38.6")."""
+def measured_mfu_percent(text: str) -> float | None:
+    """The MFU the user says their run measured, in percent ("38.6%" -> 38.6), or None. A number written
+    without % is a fraction when at most 1 ("mfu 0.386"), a percent above ("mfu 38.6")."""
     m = _measured(text, MFU)
     if m is None:
         return None
-    value = float(m.group(1) or m.group(2))
-    fraction = value / 100 if m.group(1) or m.group(3) or value > 1 else value
-    return fraction
+    value, unit = _number(m, 1, 3)
+    return value if unit or value > 1 else 100 * value
+
+
+def measured_mfu(text: str) -> float | None:
+    """The same MFU as a fraction ("38.6%" -> 0.386)."""
+    percent = measured_mfu_percent(text)
+    return None if percent is None else percent / 100
 
 
 def pasted_log(text: str) -> LogReading | None:
-    """What a training-log excerpt pasted into the message measured, or None (no line any reader knows)."""
+    """A training log in the message, read by the engine's readers; None when there is none."""
     try:
         return read_log(text)
     except ShardwiseInputError:
         return None
+
+
+def measured_run(text: str) -> MeasuredRun | None:
+    """The run the message reports, a pasted log first (its own figure, whatever the prose says)."""
+    reading = pasted_log(text)
+    if reading is not None:
+        return MeasuredRun("log", log=text, reading=reading)
+    for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
+                       ("mfu", measured_mfu_percent), ("tokens_per_s_total", measured_total_throughput)):
+        value = read(text)
+        if value is not None:
+            return MeasuredRun(kind, value)
+    return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
+
+
+def calibration_asked_without_a_figure(text: str) -> bool:
+    lowered = text.lower()
+    return CALIBRATION_WORD.search(lowered) is not None and PROFILE_ASKED.search(lowered) is None \
+        and measured_run(text) is None
 
 
 # Where a log line starts, when the user wrote words before it on the same line ("70B on 64 H100s: [titan] …")

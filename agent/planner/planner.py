@@ -21,10 +21,12 @@ from ..loop import TurnRecord
 from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
+from .calibrating import calibrate_answer
+from .measured import PROFILE_ASKED
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
-from .intents import Intent
+from .intents import ANSWERABLE, Intent
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
@@ -42,6 +44,13 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
     turn = Turn(reserve, record, profile)
+    profile_note = None
+    if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
+        # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
+        if profile is None and state.profile is not None:
+            turn.profile = state.profile
+        profile_note = render("offline/profile_note.md.j2", profile=turn.profile, result_id=state.profile_result
+                              if profile is None else None)
     if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
     if intent.family == "explain" and intent.detail == "cuda_graphs":
@@ -51,6 +60,11 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     scenario = patch.merged_over(state.scenario)
     if request.question:
         text = render("offline/ask_reading.md.j2", question=request.question)
+    elif request.measured is not None:
+        text = calibrate_answer(request.measured, e, state, scenario, turn, message)
+        if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
+            rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
+            text = (rest.strip() + "\n\n" if rest.strip() else "") + render("offline/calibrate_need_plan.md.j2")
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)
     elif request.context is not None:  # several acts, or one read from what it points at
@@ -75,6 +89,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/network_unmatched.md.j2", written=e.network_unmatched).strip() + "\n\n" + text
     if request.set_aside:
         text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
+    if profile_note:
+        text = profile_note.strip() + "\n\n" + text
     line = understood_line(record.outcomes, graphs_scope_assumed=e.cuda_graphs_unscoped)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text
@@ -82,8 +98,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
-    measured = any(o.name == "calibrate_to_measurement" and o.ok for o in record.outcomes)  # the plan their run ran
-    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or measured or state.user_plan is None and any(
+    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state

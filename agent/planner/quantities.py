@@ -39,7 +39,8 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
                   r"(?:\d+\s*-?\s*gpu\s*)?(?:nodes?|boxes|servers|machines|hosts)\b", text)
     if m:
         nodes = _count(m.group(1))
-    m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:per|/|each)\s*(?:node|box|server|machine|host)?\b|"
+    # "8 per node", "8/node", "8 gpus each"; not "64/step" or "2 per step" (a node word after "per" or "/")
+    m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:(?:per|/)\s*(?:node|box|server|machine|host)|each)\b|"
                   r"(?:nodes?|boxes|servers|machines)\s*(?:of|with|x)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
                   r"|(\d+)\s*gpus?\s*each", text)
     if m:
@@ -109,6 +110,8 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
         # "4k/512": sequence length / global batch, the way recipes abbreviate a run
         r"(?<![\w.])\d+(?:\.\d+)?k\s*/\s*(\d[\d,]*)\b(?!\s*[kmb]|\s*(?:tok|gpu|node|s\b|sec|step|iter))",
+        # "(so 64/step)", "128 per optimizer step": sequences per step, a count with no unit of its own
+        r"(?<![\w.~])(\d[\d,]*)\s*(?:/\s*|per\s+)(?:optimi[sz]er\s+)?step\b(?!\s*time)",
     ]
     for pattern in sequence_patterns:
         m = re.search(pattern, text)

@@ -34,6 +34,7 @@ from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_
 from .entities import Entities, extract, normalise, own_words
 from .intents import (CHECK_CLAIM, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
                       without_injection)
+from .measured import MeasuredRun, measured_run
 from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
@@ -59,6 +60,7 @@ class Request:
     question: tuple[str, list[str]] | None = None  # (what is unclear, the readings offered)
     context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
     set_aside: bool = False  # part of the message is outside what shardwise does; the acts answer the rest
+    measured: MeasuredRun | None = None  # the user's own run, measured or logged: calibrated on (calibrating.py)
 
 
 def compares_with_discussed(clause: str, e: Entities, has_plan: bool) -> bool:
@@ -78,6 +80,12 @@ def read(message: str, state: ConversationState) -> Request:
     request = Request(message=message, facts=e, intent=intent)
     text = normalise(own_words(message))
     if intent.family in ("injection", "greeting", "help"):
+        return request
+    run = measured_run(message)
+    if run is not None:
+        # a measured figure or a pasted log is the question, whatever else its words look like (a log's
+        # "configuration" is not an export, its argument names are not a topic outside shardwise)
+        request.measured, request.acts = run, [Act("calibrate", message, e)]  # request.intent: the words' own reading
         return request
     request.question = ask_reading(text, e, state)
     if request.question:

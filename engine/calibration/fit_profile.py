@@ -63,13 +63,6 @@ def tokens_per_step(setup: TrainingSetup) -> int:
     return setup.global_batch * setup.seq_len
 
 
-def tokens_per_s_per_gpu_at_mfu(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, mfu: float) -> float:
-    """The throughput a measured MFU (a fraction, shardwise's definition: model FLOPs / dense peak) means."""
-    from ..flops import model_flops_per_token
-
-    return mfu * cluster.gpu.peak_tflops(setup.precision) * 1e12 / model_flops_per_token(model, setup.seq_len, setup)
-
-
 def model_tflops_per_gpu(m: Measurement) -> float:
     """Model TFLOP/s per GPU the measured throughput means (the engine's FLOPs per token, README)."""
     grid = m.grid

@@ -30,7 +30,8 @@ def _int(args: dict[str, str], name: str) -> int | None:
 
 def _arguments(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    inside = False
+    # An excerpt of the block (some argument lines, copied without the header) is read line by line.
+    inside = "------------------------ arguments ------------------------" not in text
     for line in text.splitlines():
         if "------------------------ arguments ------------------------" in line:
             inside = True

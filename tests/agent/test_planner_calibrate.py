@@ -93,7 +93,8 @@ def test_a_pasted_megatron_log_line_is_calibrated_to_not_refused(tmp_path):
     call = done.tool_calls[-1]
     assert call["name"] == "calibrate_to_measurement"
     args = call["arguments"]
-    assert args["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
+    assert args["log"] is not None  # the line goes to the tool, which reads it with the engine's readers
+    assert call["result"]["measured_step_s"] == pytest.approx(77.12)  # 77120.0 ms
     assert args["scenario"]["global_batch"] == 512 and args["scenario"]["gpus_per_node"] in (None, 8)
     assert (args["plan"]["tp"], args["plan"]["pp"]) == (4, 4)  # the plan they said they run
     # 512 x 8,192 tokens / 77.12 s / 64 GPUs = 849.8 tokens/s/GPU; the engine's fit of that run, directly:
@@ -108,13 +109,15 @@ def test_a_measured_mfu_is_calibrated_and_one_above_100_percent_is_refused(tmp_p
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     done = ask_all(service, OPENING, "we measured 38.6% MFU with TP4 PP4")
     call = done.tool_calls[-1]
-    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the same engine function)
-    resolved_tokens = call["arguments"]["measured_tokens_per_s_per_gpu"]
+    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the tool, through the same engine
+    # function, engine/calibration/measured_value.py)
+    assert call["arguments"]["measured_mfu"] == pytest.approx(38.6)
+    resolved_tokens = call["result"]["measured_tokens_per_s_per_gpu"]
     cli = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
                       Strategy(tp=4, pp=4), resolved_tokens)
     from shardwise.engine.calibration.fit_profile import model_tflops_per_gpu
     assert model_tflops_per_gpu(cli) / 989 == pytest.approx(0.386, rel=2e-3)  # H100 SXM dense BF16 peak: 989 TFLOP/s (datasheet)
-    assert "**38.6% MFU**" in done.answer
+    assert "**MFU 38.6%**" in done.answer
     done = ask_all(service, OPENING, "we measured 150% MFU with TP4 PP4")
     assert "at most 100%" in done.answer and not any(c["name"] == "calibrate_to_measurement" for c in done.tool_calls)
 
@@ -192,6 +195,7 @@ def test_a_measured_zero_is_answered_and_a_signed_number_is_not_read_as_its_digi
     # "-5 tok/s/GPU" was calibrated to 5 tokens/s per GPU; "1e9" to 9
     assert measured_throughput("we measured -5 tok/s/GPU with TP4 PP4") is None
     assert measured_throughput("we measured 1e9 tok/s/GPU with TP4 PP4") is None
+    assert measured_mfu("we measured mfu 1e9 with TP4 PP4") is None  # not its 1 (100 %)
 
 
 def test_a_step_time_with_no_plan_words_is_a_measurement_not_out_of_scope(tmp_path):
@@ -207,3 +211,30 @@ def test_an_unreadable_log_line_leaves_the_scenario_alone(tmp_path):
     done = ask_all(service, OPENING, " iteration       10/     100 | elapsed time per iteration (ms): 0.0 |",
                    "how much memory per GPU?")
     assert "10 GPUs per node" not in done.answer and "8 GPUs per node" in done.answer
+
+
+def test_a_pasted_log_with_calibrate_if_not_is_calibrated_not_told_how(tmp_path):
+    # "… calibrate if not" beside a DeepSpeed config print and timer line (the plan only in the log) was answered
+    # with how to calibrate: the log was looked for in the normalised words, where 'RunningAvgSamplesPerSec' is
+    # lower-cased and no reader knows it.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, "qwen2.5 7b on 8 a100 80gb, deepspeed, seq 4096. engine config and timer:\n"
+                            "  train_batch_size ............. 128\n  train_micro_batch_size_per_gpu  2\n"
+                            "  world_size ................... 8\n  zero_optimization_stage ...... 2\n"
+                            "epoch=0/micro_step=400/global_step=50, RunningAvgSamplesPerSec=9.0, CurrSamplesPerSec=9.1, "
+                            "MemAllocated=20.0GB, MaxMemAllocated=55.0GB\ndoes that look right? calibrate if not")
+    assert done.tool_calls[-1]["name"] == "calibrate_to_measurement"
+    assert done.tool_calls[-1]["arguments"]["plan"]["zero"] == 2  # from the log's config print
+    # DeepSpeed's samples/s are the whole job's: 9.0 samples/s x 4,096 tokens / 8 GPUs = 4,608 tokens/s per GPU
+    assert "**4,608 tokens/s per GPU**" in done.answer
+
+
+def test_an_mfu_below_one_percent_reaches_the_tool_as_a_fraction():
+    # The tool reads measured_mfu above 1 as percent and at most 1 as a fraction (measured_value.mfu_fraction):
+    # "MFU 0.5%" must go as 0.005, not 0.5 (which it would read as 50 %); "MFU 37%" goes as 37.
+    from shardwise.agent.planner.measured import measured_run
+    from shardwise.engine.calibration.measured_value import mfu_fraction
+
+    low = measured_run("the dashboard shows 0.5% mfu").tool_arguments()["measured_mfu"]
+    assert mfu_fraction(low) == pytest.approx(0.005)
+    assert measured_run("the dashboard shows 37% mfu").tool_arguments()["measured_mfu"] == 37

@@ -112,3 +112,14 @@ def test_a_cut_off_memory_field_or_zero_arguments_are_left_unread():
     r = read_log(log)
     assert r.step_s == pytest.approx(77.0)  # 77000.0 ms
     assert (r.peak_gib, r.seq_len, r.num_gpus, r.global_batch) == (None, None, None, None)
+
+
+def test_megatron_arguments_excerpt_without_the_block_header():
+    # Users paste a few of _print_args' lines ('  {arg} {dots} {value}', dots = '.' * (48 - len(arg))) without
+    # the '---- arguments ----' header; the values are read off the lines by hand.
+    excerpt = ("  tensor_model_parallel_size ...................... 2\n"
+               "  pipeline_model_parallel_size .................... 2\n"
+               "  seq_length ...................................... 4096\n"
+               " iteration      50/    1000 | elapsed time per iteration (ms): 9000.0 | global batch size:   128 |\n")
+    r = read_log(excerpt)
+    assert (r.plan["tp"], r.plan["pp"], r.seq_len, r.global_batch, r.step_s) == (2, 2, 4096, 128, 9.0)

@@ -1,0 +1,70 @@
+"""A measured run answered: the calibrate tool on the run the user describes (measured.py), with the plan
+it ran — the plan named in the message, else the plan under discussion ("ran exactly that overnight"; for a
+pasted log, the plan the user said they run, not one recommended to them), with a pasted log's own degrees
+and setup over both (tools/log_run.py, as the tool applies them). What cannot be calibrated to is answered
+before any call: a zero, an MFU above 100 %, a tokens/s said neither per GPU nor for the whole job."""
+
+from __future__ import annotations
+
+import re
+
+from ...engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
+from ...engine.errors import ShardwiseInputError
+from ...prompts.render import render
+from ...tools.log_run import apply_reading
+from ...tools.scenario import Scenario
+from ..state import ConversationState
+from .entities import Entities, normalise
+from .measured import MeasuredRun
+from .turn import Turn, plan_with, result_or_error, scenario_args
+
+# An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
+# FSDP's default sharding_strategy is FULL_SHARD (torch.distributed.fsdp.FullyShardedDataParallel), and
+# torchtitan shards over every data-parallel rank by default (`parallelism.data_parallel_shard_degree = -1`).
+FSDP_ZERO = 3
+
+
+# The prediction asked for beside the measurement ("what MFU should we be seeing? we measure ~38 %"): the plan's
+# evaluation first, then how the measurement compares. A request to calibrate ("calibrate", "correct for it")
+# asks for the calibration only.
+PREDICTION_ASKED = re.compile(r"\bshould\s+(?:we|i|it|you)\s+(?:be\s+)?(?:see|seeing|get|getting|expect|expecting|hit|hitting)\b|"
+                              r"\bwhat\s+(?:does|would|do)\s+(?:the\s+model|shardwise|you|it)\s+(?:predict|expect|say)\b")
+CALIBRATION_ASKED = re.compile(r"\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\b|\bprofile\b")
+
+
+def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn,
+                     message: str = "") -> str | None:
+    if run.kind == "rate_unclear":  # per GPU or for the whole job: a factor of the GPU count, asked rather than guessed
+        return render("offline/measured_rate_unclear.md.j2")
+    if run.value == 0:  # "we measured 0 tok/s/GPU": nothing to fit, and not to be dropped in silence
+        return render("offline/measured_zero.md.j2")
+    if run.kind == "mfu" and run.value / 100 > MAX_MEASURED_MFU:
+        return render("offline/measured_mfu_impossible.md.j2", mfu=run.value / 100)
+    knobs = e.plans[0] if e.plans else {}
+    same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
+                                                                                                 scenario.params)
+    discussed = state.user_plan if run.kind == "log" else state.plan  # a pasted log is the run they said they run
+    plan = plan_with(None if len(knobs) >= 2 or not same_model else discussed, knobs)
+    if run.reading is not None:
+        try:
+            scenario, plan = apply_reading(scenario, plan, run.reading)
+        except ShardwiseInputError:
+            pass  # the log contradicts the message (its GPU count): the tool's error says how
+    if scenario.framework == "fsdp" and "zero" not in plan.model_dump(exclude_none=True):
+        plan = plan.model_copy(update={"zero": FSDP_ZERO})  # "torchtitan, pure FSDP": sharded data parallel is ZeRO-3
+    missing = scenario.missing()
+    if missing:
+        return render("offline/need_more.md.j2", missing=missing, family="calibrate",
+                      known=scenario.model_dump(exclude_none=True))
+    if not plan.model_dump(exclude_none=True):
+        return None  # no plan known for the run: the caller answers the rest and asks for it
+    parts = []
+    text = normalise(message)
+    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text):
+        evaluated = turn.call("evaluate_plan", {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
+        parts.append(result_or_error(evaluated, "offline/evaluate.md.j2").strip())
+    out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
+                                                 **run.tool_arguments(scenario.gpus)})
+    parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total") if out.ok
+                  else result_or_error(out, "offline/calibrate.md.j2")).strip())
+    return "\n\n---\n\n".join(parts)
