@@ -233,3 +233,21 @@ def without_log_lines(text: str) -> str:
         if start is not None and start.start() > 0:
             kept.append(line[:start.start()])
     return "\n".join(kept)
+
+
+# A peak memory the run measured: "max_memory_allocated() on the worst rank = 72.4 GiB", "max allocated on rank 0
+# was 66.9 GiB", "peak memory we see is 61 GB". A memory tool's name is its own cue (it reports a measurement).
+MEMORY_TOOL = r"max[_\s-]*(?:memory[_\s-]*)?(?:allocated|reserved)|maxmemallocated|nvidia-smi|memory[_\s-]*(?:allocated|reserved)"
+PEAK = re.compile(rf"(?:\b(?:{MEMORY_TOOL})|\bpeak(?:s|ed)?\b|\bmemory\s+peak)[^?!\n]{{0,50}}?{NUMBER}\s*(?:gib|gb|g)\b")
+
+
+def measured_peak_gib(text: str) -> float | None:
+    """The peak memory per GPU the user says their run measured, in GiB, or None without a measuring cue. A
+    "GB" said is taken as GiB: memory tools count in powers of two (nvidia-smi in MiB, torch in bytes that
+    people divide by 2**30) whatever name the user then writes."""
+    lowered = text.lower()
+    m = PEAK.search(lowered)
+    if m is None or not (CUE.search(lowered) or re.search(MEMORY_TOOL, lowered)):
+        return None
+    value = float(m.group(1))
+    return value if value > 0 else None
