@@ -130,7 +130,7 @@ def measured_step_time(text: str) -> float | None:
     m = _measured(text.replace(",", ""), STEP_TIME)
     if m is None:
         return None
-    value, unit = _number(m, 1, 3, 5)
+    value, unit = _number(m, 1, 3, 5, 7)
     return value / (1000.0 if unit.startswith("m") else 1.0)
 
 
