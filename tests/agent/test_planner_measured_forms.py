@@ -46,3 +46,14 @@ def test_a_torchtitan_line_with_zero_tps_is_unusable_too():
     line = "[titan] 2026-10-02 11:20:05,221 - root - INFO - step: 20  loss:  8.0117  memory: 58.44GiB(61.51%)  tps: 0  mfu: 0.00%"
     run = measured_run(line)
     assert run is not None and run.kind == "log_unusable" and run.zero
+
+
+def test_an_impossible_measurement_is_called_impossible(tmp_path):
+    # 6 FLOP/param/token x 8.03e9 params x 60,000 tokens/s = 2.9 PFLOP/s per GPU, ~2.9x an H100's 989 dense BF16
+    # TFLOP/s: the fit refuses it (engine/calibration/fit_profile.py), and the answer says it is impossible
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = list(service.stream("llama 3.1 8b on 8 h100, 4k, gbs 256, tp1 zero1 mb1. we measured 60,000 tok/s per gpu, "
+                               "calibrate", None))[-1]
+    assert "impossible" in done.answer
+    done = list(service.stream("llama 3.1 8b on 8 h100, tp1 zero1 mb1: the dashboard shows MFU 180%, calibrate", None))[-1]
+    assert "impossible" in done.answer and not done.tool_calls
