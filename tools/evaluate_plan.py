@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ..engine.errors import ShardwiseInputError
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from .base import Result, Tool
 from .calibration import active_profile
+from ..engine.calibration.intervals import memory_band
 from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, r, scenario_facts
+from .measured_peak import MeasuredPeak, measured_peak
 from .scenario import Args, Plan, Scenario
 
 
@@ -45,6 +48,7 @@ def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
 class EstimateMemoryArgs(Args):
     scenario: Scenario
     plan: Plan | None = Field(None, description="default: the recommended plan")
+    measured_peak_gib: float | None = None  # a peak the user measured, set against the band (system prompt rule 10)
 
 
 class EstimateMemoryResult(Result):
@@ -55,6 +59,9 @@ class EstimateMemoryResult(Result):
     capacity_gib: float
     memory_free_gib: float = Field(description="negative = over capacity by that much")
     memory_percent_of_capacity: float
+    memory_gib_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of the peak, GiB")
+    memory_likely_basis: str | None = None
+    measured_peak: MeasuredPeak | None = None
     terms: list[Term] = Field(description="weights, gradients, optimizer, activations, other: largest first")
     largest_term: Term
     details_gib: dict[str, float] = Field(description="finer terms, named after what they hold")
@@ -102,6 +109,8 @@ def _default_plan(scenario: Scenario) -> Plan:
 
 
 def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
+    if args.measured_peak_gib is not None and args.measured_peak_gib <= 0:
+        raise ShardwiseInputError(f"measured_peak_gib must be a positive GiB figure, not {args.measured_peak_gib}")
     resolved = args.scenario.resolve()
     plan = args.plan or _default_plan(args.scenario)
     e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), profile=active_profile())
@@ -109,7 +118,11 @@ def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
     return EstimateMemoryResult(
         scenario=scenario_facts(args.scenario, resolved), plan_label=f.label, fits=f.fits, memory_gib=f.memory_gib,
         capacity_gib=f.capacity_gib, memory_free_gib=f.memory_free_gib,
-        memory_percent_of_capacity=f.memory_percent_of_capacity, terms=f.memory_terms, largest_term=f.memory_terms[0],
+        memory_percent_of_capacity=f.memory_percent_of_capacity, memory_gib_likely=f.memory_gib_likely,
+        memory_likely_basis=memory_band(resolved.setup).basis if f.memory_gib_likely else None,
+        measured_peak=(measured_peak(args.measured_peak_gib, f.memory_gib, f.memory_gib_likely)
+                       if args.measured_peak_gib is not None else None),
+        terms=f.memory_terms, largest_term=f.memory_terms[0],
         details_gib={k: round(v, 3) for k, v in e.memory.details_gib.items()}, violations=f.violations, evaluation=e,
         post_training_terms=post_training_terms(e),
         peak_phase=PEAK_PHASES.get(e.memory.peak_phase or "", e.memory.peak_phase))

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..engine.assumptions.calibration_bounds import COMM_SCALE_BOUNDS, COMPUTE_SCALE_BOUNDS, MAX_MEASURED_MFU
 from ..engine.evaluate import evaluate
 from ..engine.params import total_params
 from ..engine.training import CUDA_GRAPH_FRAMEWORKS, CUDA_GRAPH_MODES
@@ -37,7 +38,7 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs", "calibration"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -46,7 +47,7 @@ TITLES = {
     "activation_recompute": "Activation recomputation", "micro_batch": "Micro-batches and gradient accumulation",
     "mfu": "MFU (model FLOPs utilisation)", "memory_breakdown": "Where GPU memory goes",
     "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
-    "cuda_graphs": "CUDA graphs",
+    "cuda_graphs": "CUDA graphs", "calibration": "Calibrating to your cluster",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -57,6 +58,7 @@ RELATED = {
     "memory_breakdown": ["zero", "activation_recompute"], "lora": ["qlora"], "qlora": ["lora"],
     "post_training": ["memory_breakdown", "lora"],
     "cuda_graphs": ["activation_recompute", "expert_parallel"],  # per-layer refuses full recompute; MoE needs deepep
+    "calibration": ["mfu"],
 }
 
 
@@ -202,7 +204,21 @@ def cuda_graph_numbers(s: ResolvedScenario, plan: Plan) -> dict:
     return n
 
 
+def calibration_numbers(s: ResolvedScenario | None) -> dict:
+    """What a calibration may change: the bounds of its two scales (engine/assumptions/calibration_bounds.py),
+    the measured MFU above which a run is refused, and, with a scenario, what a profile fitted on it covers."""
+    n = {"compute_scale_low": COMPUTE_SCALE_BOUNDS[0], "compute_scale_high": COMPUTE_SCALE_BOUNDS[1],
+         "comm_scale_low": COMM_SCALE_BOUNDS[0], "comm_scale_high": COMM_SCALE_BOUNDS[1],
+         "max_measured_mfu_percent": r(100 * MAX_MEASURED_MFU, 0)}
+    if s is not None:
+        n.update(gpu=s.cluster.gpu.name, precision=s.setup.precision, framework=s.setup.framework,
+                 network=s.cluster.network.id, nodes=s.cluster.num_nodes)
+    return n
+
+
 def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
+    if concept == "calibration":
+        return calibration_numbers(s)
     if concept == "post_training":
         return post_training_numbers(s, plan)
     if concept == "cuda_graphs":
@@ -277,11 +293,13 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
         numbers = numbers_for(args.concept, resolved, plan)
         plan_text = plan_figures(_eval(resolved, plan)).label
         scenario_text = f"{resolved.model.name} on {resolved.cluster.num_gpus} x {resolved.cluster.gpu.name}"
+    if args.concept == "calibration" and not numbers:  # its bounds hold without a scenario
+        numbers = calibration_numbers(None)
     text = render(f"explain/{args.concept}.md.j2", n=numbers or None, plan=plan_text, scenario=scenario_text)
     return ExplainResult(concept=args.concept, title=TITLES[args.concept], text=text, numbers=numbers,
                          plan=plan_text, related=RELATED[args.concept])
 
 
 EXPLAIN_CONCEPT = Tool(
-    "explain_concept", "Explain a training concept, with the user's numbers when a scenario is given.", ExplainArgs, ExplainResult, explain_concept,
+    "explain_concept", "Explain a training concept, with the user's numbers given a scenario.", ExplainArgs, ExplainResult, explain_concept,
     scenario_of=lambda a: a.scenario if a.scenario is not None and not a.scenario.missing() else None)

@@ -63,8 +63,9 @@ class Scenario(Args):
     lora_rank: int | None = None
     precision: Literal["bf16", "fp8"] | None = None
     framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
+    # default alltoall: Megatron-Core's own default (said here, not in the prompt, to keep its token budget)
     moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
-        None, description="MoE token dispatcher; default alltoall (Megatron-Core's default)")
+        None, description="MoE token dispatcher; default alltoall")
     moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
     mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
     cuda_graphs: Literal["none", "per-layer", "full-iteration"] | None = Field(

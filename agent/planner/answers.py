@@ -10,6 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
+from .measured import measured_peak_gib
 from .names import contrasted_concepts
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
@@ -128,12 +129,14 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if intent.detail == "claimed_best" and len(knobs) == 1 and base is None:
             # "TP=16 is optimal": the claim is about the best TP=16 can do, as the comparison after it reads it
             plan, read_as = _best_with(turn, scenario, None, knobs), knobs
-        tool = "estimate_memory" if family == "memory" else "evaluate_plan"
-        out = turn.call(tool, {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
-        if intent.detail == "uncertainty":
+        peak = measured_peak_gib(message)  # "max allocated was 66.9 GiB": set against the predicted band
+        tool = "estimate_memory" if family == "memory" or peak is not None else "evaluate_plan"
+        arguments = {"scenario": scenario_args(scenario), "plan": plan.model_dump()}
+        out = turn.call(tool, {**arguments, "measured_peak_gib": peak} if peak is not None else arguments)
+        if intent.detail == "uncertainty" and tool == "evaluate_plan":
             return result_or_error(out, "offline/uncertainty.md.j2") if not out.ok else \
                 render("offline/uncertainty.md.j2", p=out.result.plan, rid=out.result.id)
-        text = result_or_error(out, f"offline/{'memory' if family == 'memory' else 'evaluate'}.md.j2")
+        text = result_or_error(out, f"offline/{'memory' if tool == 'estimate_memory' else 'evaluate'}.md.j2")
         if read_as and out.ok:
             knob, value = next(iter(read_as.items()))
             text = render("offline/claimed_best.md.j2", knob=knob, value=value).strip() + "\n\n" + text

@@ -36,6 +36,8 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
                      message: str = "") -> str | None:
     if run.kind == "rate_unclear":  # per GPU or for the whole job: a factor of the GPU count, asked rather than guessed
         return render("offline/measured_rate_unclear.md.j2")
+    if run.kind == "log_unusable":  # "elapsed time per iteration (ms): 0.0": no step time to fit, said so
+        return render("offline/measured_log_unusable.md.j2", zero=run.zero, reason=run.reason)
     if run.value == 0:  # "we measured 0 tok/s/GPU": nothing to fit, and not to be dropped in silence
         return render("offline/measured_zero.md.j2")
     if run.kind == "mfu" and run.value / 100 > MAX_MEASURED_MFU:

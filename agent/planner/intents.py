@@ -245,6 +245,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
             and not e.scenario_patch().merged_over(state.scenario).missing():
         # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best
         return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
+    if e.concept == "calibration" and not e.plans:  # "what does calibrating change?": the entry, not the how-to
+        return Intent("explain", "calibration")
     if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
         return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:

@@ -45,7 +45,7 @@ PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brat
                             r"|\bthan\b|\bnot\b|\bor\b")
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
-SHARED_BREAK = re.compile(r"[(),;:?!]|\bboth\b|\bwith\b|\band\b|--| - ")
+SHARED_BREAK = re.compile(r"[(),;:?!]|\.(?=\s)|\bboth\b|\bwith\b|\band\b|--| - ")  # a sentence end too: "zero1 mb1 either way. tp4 pp2 vs tp8"
 
 
 def _knob_value(knob: str, m: re.Match):

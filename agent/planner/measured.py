@@ -28,7 +28,7 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"|\b(?:real|actual|observed|wall[\s-]?clock|steady[\s-]?state)\s+(?:step|iteration|iter|throughput|mfu|tok)"
                  # a tool that reported it: "the dashboard shows", "tensorboard reports", "the logs say"
                  r"|\b(?:says|shows|showed|reports|reported|logged|logs|printed|prints)\b"
-                 r"|\b(?:wandb|w&b|tensorboard|mlflow|grafana|nsight|nsys|profiler|dashboard)\b"
+                 r"|\b(?:wandb|w&b|tensorboard|mlflow|grafana|nsight|nsys|profiler|dashboard|tqdm)\b"
                  r"|\bin\s+our\s+(?:runs?|jobs?|training|logs?|tests?|experiments?|benchmarks?)\b"
                  # the run named as done: "ran exactly that", "we ran it overnight", "on our cluster"
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
@@ -60,10 +60,15 @@ STEP = r"(?:steps?|iterations?|iters?)"
 # "93 s per iteration", "93 seconds a step", "steps take 93 s", "77,120 ms per iteration"
 STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}?{NUMBER}{SECONDS}"
                        rf"|{NUMBER}{SECONDS}\s*(?:/\s*|per\s+|a\s+|an\s+|each\s+)?(?:optimi[sz]er\s+|training\s+)?{STEP}\b"
+                       # tqdm's rate when slower than one iteration a second: "24.7s/it" (seconds per iteration)
+                       rf"|{NUMBER}{SECONDS}\s*/\s*it\b"
                        rf"|\b{STEP}\s+(?:take|took|takes|are\s+taking|is\s+taking|is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?"
                        rf"{NUMBER}{SECONDS}")
 # "MFU 41%", "mfu of 0.38", "MFU: 41.5 %", "41% MFU", "at 41 percent mfu"
-MFU = re.compile(rf"\bmfu\b\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
+# where it was read, between the word and the figure: "MFU in wandb is 39.2%", "mfu on the dashboard reads 41 %"
+WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|logged)\s+(?:by|in|on))(?:\s+(?:the|our|my))?"
+              r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
+MFU = re.compile(rf"\bmfu\b{WHERE_READ}\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
                  rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
@@ -77,12 +82,15 @@ PROFILE_ASKED = re.compile(r"\b(?:with|using|use|apply|applying|under|on)\s+(?:o
 @dataclass(frozen=True)
 class MeasuredRun:
     """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent),
-    a pasted log (`kind` log), or a tokens/s said neither per GPU nor in total (`kind` rate_unclear)."""
+    a pasted log (`kind` log), a pasted log with no usable figure (`kind` log_unusable), or a tokens/s said
+    neither per GPU nor in total (`kind` rate_unclear)."""
 
     kind: str
     value: float | None = None
     log: str | None = None
     reading: LogReading | None = None
+    reason: str | None = None  # log_unusable: what the readers looked for
+    zero: bool = False  # log_unusable: its step time or throughput is printed as zero
 
     def tool_arguments(self, gpus: int | None = None) -> dict:
         """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
@@ -122,7 +130,7 @@ def measured_step_time(text: str) -> float | None:
     m = _measured(text.replace(",", ""), STEP_TIME)
     if m is None:
         return None
-    value, unit = _number(m, 1, 3, 5)
+    value, unit = _number(m, 1, 3, 5, 7)
     return value / (1000.0 if unit.startswith("m") else 1.0)
 
 
@@ -165,11 +173,34 @@ def pasted_log(text: str) -> LogReading | None:
         return None
 
 
+# Lines only a training log prints: a message holding one pasted a log, read or not
+LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|"
+                        r"\b(?:tps|wps):\s*\d", re.IGNORECASE)
+# A log's own figure written as zero: "elapsed time per iteration (ms): 0.0", "tps: 0", "train_samples_per_second': 0.0"
+LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"
+                      r"\s*[:=]\s*0+(?:\.0+)?(?![\d.])", re.IGNORECASE)
+
+
+def unreadable_log(text: str) -> MeasuredRun | None:
+    """A pasted log the engine's readers find no usable figure in (its step time printed as 0.0 ms, or
+    no throughput line): answered as such, not as a topic outside shardwise."""
+    if LOG_MARKER.search(text) is None:
+        return None
+    try:
+        read_log(text)
+    except ShardwiseInputError as exc:
+        return MeasuredRun("log_unusable", log=text, reason=str(exc), zero=LOG_ZERO.search(text) is not None)
+    return None
+
+
 def measured_run(text: str) -> MeasuredRun | None:
     """The run the message reports, a pasted log first (its own figure, whatever the prose says)."""
     reading = pasted_log(text)
     if reading is not None:
         return MeasuredRun("log", log=text, reading=reading)
+    unusable = unreadable_log(text)
+    if unusable is not None:
+        return unusable
     for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
                        ("mfu", measured_mfu_percent), ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
@@ -202,3 +233,21 @@ def without_log_lines(text: str) -> str:
         if start is not None and start.start() > 0:
             kept.append(line[:start.start()])
     return "\n".join(kept)
+
+
+# A peak memory the run measured: "max_memory_allocated() on the worst rank = 72.4 GiB", "max allocated on rank 0
+# was 66.9 GiB", "peak memory we see is 61 GB". A memory tool's name is its own cue (it reports a measurement).
+MEMORY_TOOL = r"max[_\s-]*(?:memory[_\s-]*)?(?:allocated|reserved)|maxmemallocated|nvidia-smi|memory[_\s-]*(?:allocated|reserved)"
+PEAK = re.compile(rf"(?:\b(?:{MEMORY_TOOL})|\bpeak(?:s|ed)?\b|\bmemory\s+peak)[^?!\n]{{0,50}}?{NUMBER}\s*(?:gib|gb|g)\b")
+
+
+def measured_peak_gib(text: str) -> float | None:
+    """The peak memory per GPU the user says their run measured, in GiB, or None without a measuring cue. A
+    "GB" said is taken as GiB: memory tools count in powers of two (nvidia-smi in MiB, torch in bytes that
+    people divide by 2**30) whatever name the user then writes."""
+    lowered = text.lower()
+    m = PEAK.search(lowered)
+    if m is None or not (CUE.search(lowered) or re.search(MEMORY_TOOL, lowered)):
+        return None
+    value = float(m.group(1))
+    return value if value > 0 else None

@@ -47,6 +47,12 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
     (r"\binfiniband\b|\bib\b", "ib-ndr"),
 ]
 CONCEPTS = [  # (pattern, concept), most specific first
+    # what calibrating does, not a request to do it: "what does calibrating actually change?", "is it one fudge
+    # factor?", "can one bad run wreck the profile?"
+    (r"\bcalibrat\w*\s+(?:actually\s+|really\s+)?(?:change|changes|do|does|adjust|adjusts|touch|touches|fit|fits|mean|work)\b|"
+     r"\bwhat\s+(?:does|do|would|will)\s+(?:a\s+|the\s+|your\s+)?(?:calibrat\w*|profile)\b|"
+     r"\bhow\s+(?:does|do)\s+(?:the\s+|your\s+)?calibrat|\bfudge\s+factor|\bone\s+(?:bad|noisy|wrong)\s+(?:run|measurement)",
+     "calibration"),
     (r"\bq[\s\-]?lora\b", "qlora"),
     (r"\blora\b", "lora"),
     (r"\bdpo\b|\bgrpo\b|\bppo\b|\brlhf\b|post[\s\-]?train|reference\s+model|\brollouts?\b", "post_training"),

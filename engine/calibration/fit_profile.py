@@ -134,7 +134,7 @@ def _check_runs(runs: list[Measurement]) -> None:
             raise ShardwiseInputError(
                 f"the measured {r.tokens_per_s_per_gpu:,.0f} tokens/s per GPU of {r.model.name} would be "
                 f"{achieved:,.0f} model TFLOP/s per GPU, {achieved / peak:.0%} MFU of the {r.cluster.gpu.id}'s "
-                f"{peak:,.0f} dense {r.setup.precision} TFLOP/s: more than the GPU can do; check the figure (per GPU, "
+                f"{peak:,.0f} dense {r.setup.precision} TFLOP/s: impossible, more than the GPU can do; check the figure (per GPU, "
                 "not per job? tokens, not samples?) and the flags describing the run (--gpus, --seq-len, --global-batch)")
         if r.peak_gib is not None and r.peak_gib > r.cluster.gpu.memory_gib:
             # compared, not fitted, but a peak above the GPU's memory says the run is described wrongly (the GPU)
