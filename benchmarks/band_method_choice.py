@@ -1,13 +1,14 @@
-"""Which band method ships: the mean interval score of v2 and v3 over the two checks
-(decision rule in docs/performance.md, written before this was computed).
+"""Which band method ships: mean interval scores of the band methods on each check (decision rules in
+docs/performance.md, each written before it was computed).
 
     python benchmarks/band_method_choice.py
 
-Check 1, cross-fitted on the shipped runs: each fold's out-of-fold residuals against the bands of
-the other folds (engine/calibration/cross_fit.py), as the coverage figure counts them. Check 2, the
-external held-out runs, uncalibrated: the band the product shows (intervals.throughput_band,
-widening included). Both in log(measured / predicted), each group once
-(band_statistics.interval_score); the two checks weigh equally.
+Checks: cross-fitted on the shipped runs (each fold's out-of-fold residuals against the bands of the
+other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external set 1 and,
+when present, set 2, uncalibrated, against the band the product shows (intervals.throughput_band,
+widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
+Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
+external set 2 alone (its first run).
 """
 
 from __future__ import annotations
@@ -18,31 +19,30 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from external_check import v3_tables  # noqa: E402
-from fit_error_bands import out_of_fold_items  # noqa: E402
+from external_check import method_tables  # noqa: E402
+from fit_error_bands import out_of_fold_unit_items, throughput_bands  # noqa: E402
 
+from shardwise.engine.calibration import external  # noqa: E402
 from shardwise.engine.calibration.band_statistics import interval_score  # noqa: E402
-from shardwise.engine.calibration.cross_fit import cross_fitted_coverage, lookup  # noqa: E402
-from shardwise.engine.calibration.external import load_external_runs  # noqa: E402
+from shardwise.engine.calibration.cross_fit import lookup  # noqa: E402
 from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
 from shardwise.engine.calibration.predict import predict  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 
 
-def cross_fitted_score(oof, v3: bool) -> tuple[float, float]:
+def cross_fitted_score(oof_units, method: str) -> tuple[float, float]:
     """(mean interval score, coverage) of every run against its fold's bands."""
-    cv = cross_fitted_coverage(oof, v3=v3)
+    _, cv = throughput_bands(oof_units, method)
     ys, lows, highs, groups = [], [], [], []
-    for keys, value, group, fold in oof:
+    for keys, value, group, _, fold in oof_units:
         _, (lo, hi, _) = lookup(cv.bands_by_fold[fold], keys)
         ys.append(value), lows.append(lo), highs.append(hi), groups.append(group)
     inside = np.mean([lo <= y <= hi for y, lo, hi in zip(ys, lows, highs)])
     return interval_score(ys, lows, highs, groups), float(inside)
 
 
-def external_score(tables: dict) -> tuple[float, float]:
-    runs = [r for r in load_external_runs() if r.used]
+def external_score(runs, tables: dict) -> tuple[float, float]:
     ys, lows, highs = [], [], []
     for r, p in zip(runs, predict(runs)):
         band = throughput_band(r.model, r.cluster, r.setup, **tables)
@@ -54,16 +54,27 @@ def external_score(tables: dict) -> tuple[float, float]:
 
 def main() -> None:
     report = build_report(with_memory=False)
-    oof = out_of_fold_items(report, {r.key: r for r in load_runs()})
-    tp3, cal3 = v3_tables()
-    total = {}
-    for method, v3, tables in (("v2", False, {}), ("v3", True, {"bands": tp3, "calibrated_bands": cal3})):
-        cf, cf_cov = cross_fitted_score(oof, v3)
-        ex, ex_cov = external_score(tables)
-        total[method] = (cf + ex) / 2
-        print(f"{method}: interval score cross-fitted {cf:.4f} (coverage {cf_cov:.1%}), external {ex:.4f} "
-              f"(coverage {ex_cov:.1%}); mean {total[method]:.4f}")
-    print(f"lower mean interval score: {min(total, key=total.get)}")
+    oof_units = out_of_fold_unit_items(report, {r.key: r for r in load_runs()})
+    sets = {"set 1": [r for r in external.load_external_runs() if r.used]}
+    if hasattr(external, "load_external_runs_2"):
+        sets["set 2"] = [r for r in external.load_external_runs_2() if r.used]
+    scores: dict[str, dict[str, float]] = {}
+    for method, tables in method_tables().items():
+        cf, cf_cov = cross_fitted_score(oof_units, method)
+        scores[method] = {"cross-fitted": cf}
+        parts = [f"cross-fitted {cf:.4f} (coverage {cf_cov:.1%})"]
+        for name, runs in sets.items():
+            s, cov = external_score(runs, tables)
+            scores[method][name] = s
+            parts.append(f"{name} {s:.4f} (coverage {cov:.1%})")
+        print(f"{method}: interval score " + ", ".join(parts))
+    v23 = {m: (scores[m]["cross-fitted"] + scores[m]["set 1"]) / 2 for m in ("v2", "v3")}
+    print(f"session 6 rule (v2 vs v3, mean of cross-fitted and set 1): {min(v23, key=v23.get)} "
+          f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
+    if "set 2" in sets:
+        v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
+        print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} "
+              f"({v24['v2']:.4f} vs {v24['v4']:.4f})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The engine on the external held-out runs, with band method v3 beside the shipped v2
+"""The engine on the external held-out runs, with band methods v3 and v4 beside the shipped v2
 (engine/calibration/external_check.py computes; protocol: docs/performance.md, "Protocol for
 session 6"; the first run's output is benchmarks/results/external_check_first_run.json).
 
@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_error_bands import calibrated_key, out_of_fold_items  # noqa: E402
+from fit_error_bands import calibrated_key, out_of_fold_items, out_of_fold_unit_items  # noqa: E402
 
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
+from shardwise.engine.calibration.new_cluster import new_cluster_bands_by_level  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 from shardwise.engine.calibration.transfer import transfer_all  # noqa: E402
@@ -45,12 +46,28 @@ def v3_tables() -> tuple[dict, dict]:
     return tp, cal
 
 
+def v4_tables() -> dict:
+    """The throughput bands band method v4 (a band for a new cluster, new_cluster.py) would ship, from
+    the same residuals as the shipped tables; its calibrated bands are v2's (the shipped ones)."""
+    report = build_report(with_memory=False)
+    runs = {r.key: r for r in load_runs()}
+    oof = out_of_fold_unit_items(report, runs)
+    return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof])
+
+
+def method_tables() -> dict[str, dict]:
+    """throughput_band's table arguments for each band method reported."""
+    tp3, cal3 = v3_tables()
+    return {"v2": {}, "v3": {"bands": tp3, "calibrated_bands": cal3}, "v4": {"bands": v4_tables()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--set", type=int, choices=(1, 2), default=1,
+                    help="external set 1 (external_runs.csv) or 2 (external_runs_2.csv)")
     args = ap.parse_args()
-    tp3, cal3 = v3_tables()
-    out = external_check({"v2": {}, "v3": {"bands": tp3, "calibrated_bands": cal3}})
+    out = external_check(method_tables(), external_set=args.set)
     print("\n".join(render(out)))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -35,6 +35,7 @@ from shardwise.engine.calibration.band_statistics import (
     MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, regime_of)
 from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
 from shardwise.engine.calibration.folds import HOLDOUT_FOLD
+from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.regimes import stack_of
 from shardwise.engine.calibration.report import build_report
@@ -106,9 +107,9 @@ def coverage_line(title: str, counts: dict, ci: dict) -> str:
             ", ".join(f"{k} {v[1]}/{v[0]} ({v[1] / v[0]:.0%}, {ci[k][0]:.0%}-{ci[k][1]:.0%})" for k, v in counts.items()))
 
 
-def out_of_fold_items(report, runs) -> list[FoldItem]:
-    """The out-of-fold residual of every run (benchmarks/cross_fit.py), after checking that the file
-    describes today's engine: the same runs, and fold 0's predictions (the shipped constants) equal
+def out_of_fold_unit_items(report, runs) -> list[tuple[list[str], float, str, str, int]]:
+    """The out-of-fold residual of every run (benchmarks/cross_fit.py) with its group, source unit
+    (new_cluster.source_unit) and fold, after checking that the file describes today's engine: the same runs, and fold 0's predictions (the shipped constants) equal
     to today's."""
     oof = {x.key: x for x in load_out_of_fold()}
     today = {x.key: x.predicted_tokens_per_gpu for x in report.rows}
@@ -117,7 +118,22 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
     if stale:
         sys.exit("out_of_fold_predictions.csv does not match today's engine: run benchmarks/cross_fit.py --write first")
     return [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group,
-             x.fold) for x in oof.values()]
+             source_unit(runs[x.key]), x.fold) for x in oof.values()]
+
+
+def out_of_fold_items(report, runs) -> list[FoldItem]:
+    """As out_of_fold_unit_items, without the source unit (band methods v2/v3)."""
+    return [(k, v, g, f) for k, v, g, _, f in out_of_fold_unit_items(report, runs)]
+
+
+def throughput_bands(oof_units, method: str):
+    """The shipped-style throughput bands and their cross-fitted coverage, for band method v2, v3 or v4."""
+    oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
+    if method == "v4":
+        return (new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units]),
+                cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold)))
+    v3 = method == "v3"
+    return bands_by_level([(k, v, g) for k, v, g, _ in oof], finite_cluster_correction=v3), cross_fitted_coverage(oof, v3=v3)
 
 
 def main() -> None:
@@ -125,9 +141,13 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--v3", action="store_true", help="band method v3 (finite-cluster conformal levels): "
                     "print its figures; not shipped, so not with --write (docs/performance.md)")
+    ap.add_argument("--v4", action="store_true", help="band method v4 (a band for a new cluster: "
+                    "engine/calibration/new_cluster.py) for the throughput bands")
     args = ap.parse_args()
     if args.v3 and args.write:
         sys.exit("--v3 is reported only: the shipped bands are v2 (docs/performance.md)")
+    if args.v3 and args.v4:
+        sys.exit("--v3 and --v4 are two band methods: choose one")
     v3 = args.v3
     report = build_report(with_memory=True)
     runs = {r.key: r for r in load_runs()}
@@ -137,15 +157,18 @@ def main() -> None:
                 for x in rows]
 
     # Shipped bands: every group's out-of-fold residual. Coverage: CV+ (cross_fit.py).
-    oof = out_of_fold_items(report, runs)
-    tp_bands = bands_by_level([(k, v, g) for k, v, g, _ in oof], finite_cluster_correction=v3)
-    cv = cross_fitted_coverage(oof, v3=v3)
+    oof_units = out_of_fold_unit_items(report, runs)
+    oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
+    tp_bands, cv = throughput_bands(oof_units, "v4" if args.v4 else "v3" if v3 else "v2")
     groups: dict[str, set] = defaultdict(set)
     for keys, _, g, _ in oof:
         for k in keys:
             groups[k].add(g)
     # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
-    official_bands = bands_by_level(items([x for x in report.rows if not x.holdout]), finite_cluster_correction=v3)
+    fitted = [x for x in report.rows if not x.holdout]
+    official_bands = (new_cluster_bands_by_level([(k, v, g, source_unit(runs[x.key])) for (k, v, g), x in
+                                                  zip(items(fitted), fitted)]) if args.v4
+                      else bands_by_level(items(fitted), finite_cluster_correction=v3))
     official_cov, official_ci = coverage(official_bands, items([x for x in report.rows if x.holdout]))
 
     # A calibrated band per stack and kind, where that stack's fitted families give enough runs

@@ -12,6 +12,7 @@ Pure functions, no I/O; benchmarks/fit_error_bands.py feeds them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,12 +71,16 @@ def fold_bands(items: list[FoldItem], fold: int, min_runs: int = MIN_RUNS, v3: b
     return bands_by_level([(keys, v, c) for keys, v, c, f in items if f != fold], min_runs, v3)
 
 
-def cross_fitted_coverage(items: list[FoldItem], min_runs: int = MIN_RUNS, v3: bool = False) -> CrossFitCoverage:
-    """CV+ coverage: each fold's runs against the bands of the other folds, pooled over the folds."""
+def cross_fitted_coverage(items: list[FoldItem], min_runs: int = MIN_RUNS, v3: bool = False,
+                          bands_for_fold: Callable[[int], Bands] | None = None) -> CrossFitCoverage:
+    """CV+ coverage: each fold's runs against the bands of the other folds, pooled over the folds.
+    `bands_for_fold(fold)` replaces fold_bands (another band method, e.g. new_cluster.py's v4; it
+    must use the other folds' runs only)."""
     hits: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     by_fold, bands_by_fold = {}, {}
     for fold in sorted({f for *_, f in items}):
-        bands = bands_by_fold[fold] = fold_bands(items, fold, min_runs, v3)
+        bands = bands_by_fold[fold] = (bands_for_fold(fold) if bands_for_fold is not None
+                                       else fold_bands(items, fold, min_runs, v3))
         fold_hits = inside_by_regime(bands, [(keys, v, c) for keys, v, c, f in items if f == fold])
         for k, h in fold_hits.items():
             hits[k] += h

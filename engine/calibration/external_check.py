@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from .band_statistics import cluster_bootstrap_ci, regime_of
+from . import external
 from .external import load_external_runs
 from .intervals import throughput_band
 from .predict import predict
@@ -40,13 +41,13 @@ def profile_for(run, fam) -> CalibrationProfile:
                               compute_scale=fam.compute_scale, comm_scale=fam.comm_scale)
 
 
-def external_check(methods: dict[str, dict] | None = None) -> dict:
+def external_check(methods: dict[str, dict] | None = None, external_set: int = 1) -> dict:
     """Every figure, for each band method in `methods` (name -> throughput_band's table arguments;
-    default: the shipped bands only)."""
+    default: the shipped bands only), on external set 1 (external_runs.csv) or 2 (external_runs_2.csv)."""
     methods = methods or {SHIPPED: {}}
-    every = load_external_runs()
+    every = load_external_runs() if external_set == 1 else external.load_external_runs_2()
     runs = [r for r in every if r.used]
-    out: dict = {"rows": len(every), "used": len(runs), "excluded": dict(Counter(r.status for r in every if not r.used))}
+    out: dict = {"external_set": external_set, "rows": len(every), "used": len(runs), "excluded": dict(Counter(r.status for r in every if not r.used))}
 
     preds = predict(runs)
     errors = [p.error for p in preds]
