@@ -10,6 +10,9 @@ honest check of the 80 %; *_COVERAGE_CI its 95 % CI from resampling held-out gro
 per regime and pooled ('all held-out runs'). engine/calibration/regimes.py names the regimes.
 """
 
+# How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v4" = a band for a new
+# cluster (engine/calibration/new_cluster.py). docs/performance.md, "Error bars", says which and why.
+THROUGHPUT_BAND_METHOD = 'v2'
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
     'all': (-0.1147, 0.1230, 820),

@@ -11,6 +11,7 @@ import numpy as np
 from shardwise.engine.assumptions import error_bands as eb
 from shardwise.engine.calibration.band_statistics import bands_by_level, regime_of
 from shardwise.engine.calibration.cross_fit import cross_fitted_coverage
+from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.runs import load_runs
 
@@ -18,14 +19,35 @@ ROUNDING = 1e-4  # the generated file keeps four decimals
 RERUN = "run benchmarks/fit_error_bands.py --write"
 
 
-def _items():
+def _unit_items():
     runs = {r.key: r for r in load_runs()}
     return [(regime_of(runs[x.key]), float(np.log(x.measured_tokens_per_gpu / x.predicted_tokens_per_gpu)), x.group,
-             x.fold) for x in load_out_of_fold()]
+             source_unit(runs[x.key]), x.fold) for x in load_out_of_fold()]
+
+
+def _items():
+    return [(k, v, g, f) for k, v, g, _, f in _unit_items()]
+
+
+def _fresh_bands():
+    if eb.THROUGHPUT_BAND_METHOD == "v4":
+        return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in _unit_items()])
+    return bands_by_level([(k, v, g) for k, v, g, _ in _items()])
+
+
+def _fresh_coverage():
+    if eb.THROUGHPUT_BAND_METHOD == "v4":
+        units = _unit_items()
+        return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_new_cluster_bands(units, fold))
+    return cross_fitted_coverage(_items())
+
+
+def test_the_band_method_is_a_known_one():
+    assert eb.THROUGHPUT_BAND_METHOD in ("v2", "v4")
 
 
 def test_stored_throughput_bands_match_the_out_of_fold_predictions():
-    fresh = bands_by_level([(k, v, g) for k, v, g, _ in _items()])
+    fresh = _fresh_bands()
     assert fresh.keys() == eb.THROUGHPUT_BANDS.keys(), f"regimes changed: {RERUN}"
     stale = {k: (eb.THROUGHPUT_BANDS[k], v) for k, v in fresh.items()
              if abs(v[0] - eb.THROUGHPUT_BANDS[k][0]) > ROUNDING or abs(v[1] - eb.THROUGHPUT_BANDS[k][1]) > ROUNDING
@@ -34,7 +56,7 @@ def test_stored_throughput_bands_match_the_out_of_fold_predictions():
 
 
 def test_stored_coverage_is_the_cross_fitted_one():
-    cv = cross_fitted_coverage(_items())
+    cv = _fresh_coverage()
     assert cv.counts == eb.THROUGHPUT_COVERAGE and cv.by_fold == eb.THROUGHPUT_COVERAGE_BY_FOLD, RERUN
     # every used run is held out exactly once
     assert sum(n for n, _ in eb.THROUGHPUT_COVERAGE_BY_FOLD.values()) == len(load_out_of_fold())
