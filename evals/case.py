@@ -184,6 +184,9 @@ class Turn(_Data):
     plans: list[dict[str, Union[int, str, bool]]] | None = Field(default=None, description="A and B (compare)")
     sides: list[Side] | None = Field(default=None, description="side-by-side: each side's plan graded on its own")
     measured: Measured | None = Field(default=None, description="the user's measured run (truth: calibrate)")
+    profile: Literal["measured"] | None = Field(
+        default=None, description="measured: the truth is computed with the profile fitted to the latest earlier "
+                                  "turn's measured run (\"with our profile …\"; evals/truth_profile.py)")
     expect: Expect = Field(default_factory=Expect)
 
     @model_validator(mode="after")
@@ -218,7 +221,8 @@ class Case(_Data):
     def _single_turn(cls, value):
         if isinstance(value, dict) and "user" in value and "turns" not in value:
             value = dict(value)
-            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans", "sides", "measured")
+            turn = {k: value.pop(k) for k in ("user", "change", "expect", "truth", "plan", "plans", "sides", "measured",
+                                              "profile")
                     if k in value}
             value["turns"] = [turn]
         return value
@@ -234,6 +238,13 @@ class Case(_Data):
             if kind == "calibrate" and (t.measured is None or not t.measured.has_speed):
                 raise ValueError(f"turn {i + 1}: a calibrate turn needs `measured: {{...}}` with a speed figure "
                                  "(tokens_per_s_per_gpu, step_s or mfu)")
+            if t.profile and not any(p.measured is not None and p.measured.has_speed and p.plan
+                                     for p in self.turns[:i]):
+                raise ValueError(f"turn {i + 1}: `profile: measured` needs an earlier turn with a `plan` and a "
+                                 "measured speed (tokens_per_s_per_gpu, step_s or mfu)")
+            if t.profile and kind == "calibrate":
+                raise ValueError(f"turn {i + 1}: a calibrate turn starts from the shipped calibration; "
+                                 "`profile: measured` does not apply to it")
         return self
 
     def scenarios(self) -> list[Scenario]:

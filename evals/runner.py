@@ -116,7 +116,15 @@ def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _truth(ctx: TurnContext):
-    return compute(ctx.truth_kind, ctx.scenario, ctx.turn.plan, ctx.turn.plans, ctx.turn.measured)
+    from ..engine.errors import ShardwiseInputError
+    from .truth import Truth
+    from .truth_profile import profile_for
+
+    try:
+        profile = profile_for(ctx.case, ctx.index)
+    except ShardwiseInputError as exc:  # the earlier measurement could not be fitted: say so, per turn
+        return Truth(kind=ctx.truth_kind, error=f"the profile of the earlier measured turn: {exc}")
+    return compute(ctx.truth_kind, ctx.scenario, ctx.turn.plan, ctx.turn.plans, ctx.turn.measured, profile)
 
 
 def run_case(case: Case, target: Target, system_prompt: str = "", judge: judge_mod.Complete | None = None,

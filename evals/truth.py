@@ -57,10 +57,10 @@ class Truth:
     stated: tuple = ()  # figures the answer must state: options -> groups -> (kind, value) (evals/stated.py)
 
 
-def evaluate(*args):
+def evaluate(*args, profile=None):
     from ..engine.evaluate import evaluate as engine_evaluate  # imported when first needed
 
-    return engine_evaluate(*args)
+    return engine_evaluate(*args, profile=profile)
 
 
 def plan_fields(e: "Evaluation") -> dict:
@@ -75,11 +75,17 @@ def _scenario_key(s: Scenario) -> str:
 
 
 @lru_cache(maxsize=256)
-def _recommend_cached(key: str):
+def _recommend_cached(key: str, profile_json: str | None = None):
+    from ..engine.calibration.profile import CalibrationProfile
     from ..engine.search import recommend
 
     specs = sc.build(Scenario.model_validate_json(key))
-    return recommend(specs.model, specs.cluster, specs.setup, top_k=1)
+    profile = CalibrationProfile.model_validate_json(profile_json) if profile_json else None
+    return recommend(specs.model, specs.cluster, specs.setup, top_k=1, profile=profile)
+
+
+def _profile_json(profile) -> str | None:
+    return profile.model_dump_json() if profile is not None else None
 
 
 # A GPU count ends the number: not a digit, a decimal, a unit or a name's suffix — so "32" is not
@@ -117,9 +123,10 @@ def _gpu_words(gpu: str) -> list[str]:
     return [re.escape(n).replace(r"\-", "[- ]?").replace(r"\ ", "[- ]?") for n in names]
 
 
-def recommend_truth(s: Scenario) -> Truth:
+def recommend_truth(s: Scenario, profile=None) -> Truth:
+    """`profile`: the user's CalibrationProfile (evals/truth_profile.py), None for the shipped calibration."""
     try:
-        rec = _recommend_cached(_scenario_key(s))
+        rec = _recommend_cached(_scenario_key(s), _profile_json(profile))
         is_moe = sc.build(s).model.is_moe
     except ShardwiseInputError as exc:
         return Truth(kind="recommend", error=str(exc))
@@ -131,10 +138,10 @@ def recommend_truth(s: Scenario) -> Truth:
     return Truth(kind="recommend", plan=plan_fields(best), evaluation=best, is_moe=is_moe)
 
 
-def evaluate_truth(s: Scenario, plan: dict) -> Truth:
+def evaluate_truth(s: Scenario, plan: dict, profile=None) -> Truth:
     try:
         specs = sc.build(s)
-        e = evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(plan))
+        e = evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(plan), profile=profile)
     except ShardwiseInputError as exc:
         return Truth(kind="evaluate", error=str(exc))
     if not e.valid:
@@ -151,10 +158,10 @@ def _feasible(e: "Evaluation") -> bool:
     return e.valid and e.memory.fits and e.time is not None
 
 
-def compare_truth(s: Scenario, plans: list[dict]) -> Truth:
+def compare_truth(s: Scenario, plans: list[dict], profile=None) -> Truth:
     try:
         specs = sc.build(s)
-        a, b = (evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(p)) for p in plans)
+        a, b = (evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(p), profile=profile) for p in plans)
     except ShardwiseInputError as exc:
         return Truth(kind="compare", error=str(exc))
     if not _feasible(a) and not _feasible(b):
@@ -178,11 +185,12 @@ def compare_truth(s: Scenario, plans: list[dict]) -> Truth:
 STRATEGY_FIELDS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batch", "recompute")
 
 
-def resolve_plan(s: Scenario, plan: dict) -> dict:
-    """A case plan may be relative: {from: recommended, tp: 8} is the engine's pick with TP=8."""
+def resolve_plan(s: Scenario, plan: dict, profile=None) -> dict:
+    """A case plan may be relative: {from: recommended, tp: 8} is the engine's pick with TP=8
+    (with the user's profile when the turn has one)."""
     if plan.get("from") != "recommended":
         return plan
-    best = recommend_truth(s)
+    best = recommend_truth(s, profile)
     if best.plan is None:
         raise ShardwiseInputError("the case's plan is relative to the recommendation, and nothing fits")
     base = {k: best.plan[k] for k in STRATEGY_FIELDS}
@@ -190,22 +198,24 @@ def resolve_plan(s: Scenario, plan: dict) -> dict:
 
 
 def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None,
-            measured=None) -> Truth:
+            measured=None, profile=None) -> Truth:
+    """`profile`: a CalibrationProfile the truth is computed with (a turn's `profile: measured`,
+    evals/truth_profile.py); a calibrate truth always starts from the shipped calibration."""
     from .truth_uncertainty import calibrate_truth, memory_range_truth, range_truth
 
     try:
         if kind == "recommend":
-            return recommend_truth(s)
+            return recommend_truth(s, profile)
         if kind == "evaluate":
-            return evaluate_truth(s, resolve_plan(s, plan or {}))
+            return evaluate_truth(s, resolve_plan(s, plan or {}, profile), profile)
         if kind == "compare":
-            return compare_truth(s, [resolve_plan(s, p) for p in plans or []])
+            return compare_truth(s, [resolve_plan(s, p, profile) for p in plans or []], profile)
         if kind in ("range", "step_range"):
-            return range_truth(kind, s, resolve_plan(s, plan or {}))
+            return range_truth(kind, s, resolve_plan(s, plan or {}, profile), profile)
         if kind == "calibrate":
             return calibrate_truth(s, resolve_plan(s, plan or {}), measured)
         if kind == "memory_range":
-            return memory_range_truth(s, resolve_plan(s, plan or {}), measured)
+            return memory_range_truth(s, resolve_plan(s, plan or {}, profile), measured, profile)
     except ShardwiseInputError as exc:
         return Truth(kind=kind, error=str(exc))
     return Truth(kind="none")

@@ -23,17 +23,17 @@ from . import scenario as sc
 from .case import Measured, Scenario
 
 
-def _evaluate(s: Scenario, plan: dict):
+def _evaluate(s: Scenario, plan: dict, profile=None):
     from .truth import evaluate
 
     specs = sc.build(s)
-    return specs, evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(plan))
+    return specs, evaluate(specs.model, specs.cluster, specs.setup, sc.strategy(plan), profile=profile)
 
 
-def range_truth(kind: str, s: Scenario, plan: dict):
+def range_truth(kind: str, s: Scenario, plan: dict, profile=None):
     from .truth import Truth, plan_fields
 
-    specs, e = _evaluate(s, plan)
+    specs, e = _evaluate(s, plan, profile)
     if not (e.valid and e.memory.fits and e.time is not None and e.time.step_s_range
             and e.throughput.tokens_per_s_per_gpu_range):
         return Truth(kind=kind, evaluation=e, error="the plan has no predicted step time (invalid or out of memory)")
@@ -56,13 +56,12 @@ def measured_tokens_per_s_per_gpu(s: Scenario, plan: dict, measured: Measured) -
 
 
 def calibrate_truth(s: Scenario, plan: dict, measured: Measured):
-    from ..engine.calibration.fit_profile import Measurement, fit_profile
     from .truth import Truth
+    from .truth_profile import fit_to_measured
 
     specs = sc.build(s)
     m = measured_tokens_per_s_per_gpu(s, plan, measured)
-    profile = fit_profile([Measurement(specs.model, specs.cluster, specs.setup, sc.strategy(plan), m)],
-                          with_memory=False)
+    profile = fit_to_measured(s, plan, measured)
     before = profile.runs[0].predicted_before
     tokens_per_step = sc.global_batch(s) * sc.seq_len(s)
     said_before = (("throughput", before), ("time", tokens_per_step / before / s.gpus))
@@ -77,10 +76,10 @@ def calibrate_truth(s: Scenario, plan: dict, measured: Measured):
     return Truth(kind="calibrate", stated=(groups,), is_moe=specs.model.is_moe)
 
 
-def memory_range_truth(s: Scenario, plan: dict, measured: Measured | None = None):
+def memory_range_truth(s: Scenario, plan: dict, measured: Measured | None = None, profile=None):
     from .truth import Truth, plan_fields
 
-    specs, e = _evaluate(s, plan)
+    specs, e = _evaluate(s, plan, profile)
     if not (e.valid and e.memory.total_gib_range):
         return Truth(kind="memory_range", evaluation=e, error="the plan has no memory interval (invalid)")
     low, high = e.memory.total_gib_range

@@ -45,11 +45,16 @@ def test_every_uncertainty_and_calibration_truth_computes():
     """A `range`/`step_range`/`memory_range`/`calibrate` turn whose plan no longer fits (or whose
     measurement the fit refuses) would grade every answer as failing: say so here instead."""
     from shardwise.evals.truth import compute
+    from shardwise.evals.truth_profile import profile_for
 
     kinds = ("range", "step_range", "memory_range", "calibrate")
     for case in load_cases():
-        for turn, scenario in zip(case.turns, case.scenarios()):
+        for index, (turn, scenario) in enumerate(zip(case.turns, case.scenarios())):
             kind = truth_kind(case, turn)
+            profile = profile_for(case, index)  # `profile: measured`: the earlier measurement must fit
             if kind in kinds:
-                truth = compute(kind, scenario, turn.plan, turn.plans, turn.measured)
+                truth = compute(kind, scenario, turn.plan, turn.plans, turn.measured, profile)
                 assert truth.error is None and truth.stated, f"{case.id}: {truth.error}"
+            elif profile is not None:
+                truth = compute(kind, scenario, turn.plan, turn.plans, turn.measured, profile)
+                assert truth.error is None, f"{case.id}: {truth.error}"
