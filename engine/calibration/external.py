@@ -22,6 +22,8 @@ from functools import lru_cache
 from .runs import DATA, CalibrationRun, _int, _release, _run, short_source
 
 EXTERNAL_FILE = "external_runs.csv"
+# Set 2, collected 2026-11-26 (session 7) as the first-run judge of a new band method: same columns, same parser.
+EXTERNAL_FILE_2 = "external_runs_2.csv"
 
 
 def _superseded(row: dict) -> str:
@@ -49,6 +51,13 @@ def _layout_mismatch(row: dict) -> str:
 UNMODELLED_FRAMEWORKS = {"jax": "JAX/XLA framework (MaxText, PaxML): not a framework the engine models"}
 
 
+def _bracketed(row: dict) -> str:
+    """NeMo 25.07's summary prints some cells as 'a (b)'; the stored page text gives no meaning for the
+    bracketed figure, so its run is written (notes 'BRACKETED figure') but not used."""
+    return ("bracketed figure of an 'a (b)' cell: the retrieved page does not say what it measured"
+            if "bracketed figure" in row["notes"].lower() else "")
+
+
 def _unmodelled(row: dict) -> str:
     return next((why for key, why in UNMODELLED_FRAMEWORKS.items() if key in row["framework"].lower()), "")
 
@@ -57,9 +66,9 @@ def _not_stated(row: dict) -> str:
     return "sequence length not stated" if not row["seq_len"].strip() else ""
 
 
-def _excluded(line: int, row: dict, reason: str) -> CalibrationRun:
+def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
     """A row set aside before the row parser (which needs a sequence length)."""
-    return CalibrationRun(key=f"{EXTERNAL_FILE}:{line}", source=short_source(row["source"]), model_label=row["model"],
+    return CalibrationRun(key=f"{file}:{line}", source=short_source(row["source"]), model_label=row["model"],
                           model=None, cluster=None, setup=None, strategy=None, tp_comm_overlap=True, fp8_rowwise=False,
                           host_framework="", cuda_graphs="none", measured_tokens_per_gpu=None, throughput_basis="",
                           measured_memory_gib=None, group="", config="", release=row["framework"],
@@ -80,18 +89,28 @@ def _dedupe_releases(runs: list[CalibrationRun]) -> list[CalibrationRun]:
             for r in runs]
 
 
-@lru_cache(maxsize=1)
-def load_external_runs() -> tuple[CalibrationRun, ...]:
+def _load(file: str) -> tuple[CalibrationRun, ...]:
     runs = []
-    with open(DATA / EXTERNAL_FILE, newline="") as f:
+    with open(DATA / file, newline="") as f:
         for line, row in enumerate(csv.DictReader(f), start=2):
             early = _unmodelled(row) or _not_stated(row)
             if early:
-                runs.append(_excluded(line, row, early))
+                runs.append(_excluded(line, row, early, file))
                 continue
-            run = _run(EXTERNAL_FILE, line, row)
-            why = _superseded(row) or _layout_mismatch(row)
+            run = _run(file, line, row)
+            why = _superseded(row) or _bracketed(row) or _layout_mismatch(row)
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(run)
     return tuple(_dedupe_releases(runs))
+
+
+@lru_cache(maxsize=1)
+def load_external_runs() -> tuple[CalibrationRun, ...]:
+    return _load(EXTERNAL_FILE)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_2() -> tuple[CalibrationRun, ...]:
+    """Held-out set 2 (data/external_runs_2.csv): never fitted, never in the bands, never in set 1."""
+    return _load(EXTERNAL_FILE_2)
