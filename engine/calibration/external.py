@@ -1,13 +1,16 @@
 """External held-out runs (data/external_runs.csv): published, measured runs collected after the fit and the
 error bands were built, so nothing in shardwise was tuned on them. They are parsed by runs.py's row parser,
 exactly like the calibration rows, but they never enter load_runs()/used_runs() (fit, bands, folds): a
-first-run check evaluates the engine on them once.
+first-run check evaluates the engine on them once. Set 2 (data/external_runs_2.csv, load_external_runs_2) was
+collected the same way after set 1 had been seen by two band methods; the two sets are loaded separately.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
   was re-laid-out) keeps its latest revision; the rows of earlier revisions are marked superseded;
 - a row whose printed layout does not multiply out (TP x PP x CP x DP != #GPUs, DP as printed) is excluded.
-Rows of frameworks the engine does not model (JAX/XLA) or without a sequence length are excluded before parsing.
+Rows of frameworks the engine does not model (JAX/XLA) or without a sequence length are excluded before parsing;
+set 2's NeMo 25.07 rows holding the bracketed figure of an 'a (b)' cell are excluded (the page says nowhere we
+could read what that figure measured).
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
