@@ -10,7 +10,8 @@ Beyond the row parser, two rules of their own, both on how the sources print the
 - a row whose printed layout does not multiply out (TP x PP x CP x DP != #GPUs, DP as printed) is excluded.
 Rows of frameworks the engine does not model (JAX/XLA) or without a sequence length are excluded before parsing;
 set 2's NeMo 25.07 rows holding the bracketed figure of an 'a (b)' cell are excluded (the page says nowhere we
-could read what that figure measured).
+could read what that figure measured), and so are its AutoModel rows whose printed local batch x GA x DP is not
+the printed global batch.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -48,6 +49,18 @@ def _layout_mismatch(row: dict) -> str:
     if model_parallel * dp != gpus:
         return f"printed layout inconsistent: TP x PP x CP x DP = {model_parallel * dp}, #GPUs printed {gpus}"
     return ""
+
+
+def _local_batch_mismatch(row: dict) -> str:
+    """NeMo AutoModel prints GA in local batches (LBS per GPU per step), so its rows say so in notes ('printed GA
+    N counts local batches (LBS M') rather than 'GA='; a printed LBS x GA x DP that is not the printed GBS is no
+    batch (a few PP rows of its LoRA table)."""
+    m = re.search(r"printed GA (\d+) counts local batches \(LBS (\d+)", row["notes"])
+    dp, gbs = _int(row["dp"]), _int(row["global_batch_seqs"])
+    if not m or None in (dp, gbs):
+        return ""
+    local = int(m.group(1)) * int(m.group(2)) * dp
+    return "" if local == gbs else f"inconsistent batch: LBS x GA x DP = {local} as printed, global batch printed {gbs}"
 
 
 # Frameworks whose runs the engine has no host/overlap model for (TrainingSetup.framework: megatron, fsdp, nanotron).
@@ -101,7 +114,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 runs.append(_excluded(line, row, early, file))
                 continue
             run = _run(file, line, row)
-            why = _superseded(row) or _bracketed(row) or _layout_mismatch(row)
+            why = _superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(run)

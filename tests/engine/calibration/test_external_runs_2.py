@@ -194,3 +194,44 @@ def test_same_configuration_in_an_older_release_is_deduplicated():
     # LLAMA3-8B on 8 GB200, GBS 128, MBS 2, TP/PP/CP/VP 1: 33099 in NeMo 25.04, 31737 in NeMo 25.07 (newest kept)
     old = _run(_line_of("'Container: NeMo 25.04'", "LLAMA3-8B"))
     assert old.status == "excluded: same configuration measured with a newer release"
+
+
+# --- arithmetic on every row's printed cells ------------------------------------------------------
+def test_nemo_page_rows_derive_dp_from_the_printed_layout():
+    for r in _rows():
+        if r["source_locator"].startswith(DOCS):
+            tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
+            assert int(r["dp"]) == int(r["num_gpus"]) // (tp * pp * cp), r["source_locator"]
+            assert "dp derived" in r["notes"] and "GA=" in r["notes"]
+
+
+def test_automodel_rows_step_time_agrees_with_printed_throughput():
+    # GBS x seq / (time per global step) / #GPUs against the printed Tokens/sec/GPU, all from one printed row;
+    # the step time is printed to 2-3 decimals, so agreement within 0.5 % is what the rounding allows
+    import re
+    checked = 0
+    for r in _rows():
+        if r["source_locator"].startswith("NVIDIA-NeMo/Automodel@"):
+            step = float(re.search(r"measured step time ([0-9.]+) s", r["notes"]).group(1))
+            derived = int(r["global_batch_seqs"]) * int(r["seq_len"]) / step / int(r["num_gpus"])
+            assert derived == pytest.approx(float(r["measured_tokens_per_sec_per_gpu"]), rel=5e-3), r["source_locator"]
+            checked += 1
+    assert checked == 23
+
+
+def test_automodel_rows_whose_local_batch_does_not_make_the_global_batch_are_not_used():
+    # LBS x GA x FSDP against GBS, every AutoModel row; the used ones must add up
+    import re
+    for key, r in ((f"{EXTERNAL_FILE_2}:{i}", r) for i, r in enumerate(_rows(), start=2)):
+        if r["source_locator"].startswith("NVIDIA-NeMo/Automodel@"):
+            ga, lbs = (int(x) for x in re.search(r"printed GA (\d+) counts local batches \(LBS (\d+)", r["notes"]).groups())
+            if lbs * ga * int(r["dp"]) != int(r["global_batch_seqs"]):
+                assert not _run(key).used, key
+
+
+def test_automodel_pipeline_lora_row_with_a_batch_that_does_not_add_up():
+    # NVIDIA-NeMo/Automodel@c0e4fe1bc3:docs/performance-summary.md line 31, as printed:
+    # | Llama3 70B | 8 | 32 | 1 | 4 | 4 | 4096 | 2 | 4 | 1 | - | 10 | 1 | - | 24.87 | 190 | 658.62 |
+    # TP2 x PP4 x FSDP1 = 8 GPUs (layout adds up), but LBS 4 x GA 4 x FSDP 1 = 16, not the printed GBS 32
+    r = _run(_line_of("@c0e4fe1bc3", "Llama3 70B", num_gpus=8))
+    assert r.status == "excluded: inconsistent batch: LBS x GA x DP = 16 as printed, global batch printed 32"
