@@ -224,7 +224,8 @@ def test_automodel_rows_whose_local_batch_does_not_make_the_global_batch_are_not
     import re
     for key, r in ((f"{EXTERNAL_FILE_2}:{i}", r) for i, r in enumerate(_rows(), start=2)):
         if r["source_locator"].startswith("NVIDIA-NeMo/Automodel@"):
-            ga, lbs = (int(x) for x in re.search(r"printed GA (\d+) counts local batches \(LBS (\d+)", r["notes"]).groups())
+            printed = re.search(r"printed GA (\d+) counts local batches \(LBS (\d+)", r["notes"])
+            ga, lbs = int(printed.group(1)), int(printed.group(2))
             if lbs * ga * int(r["dp"]) != int(r["global_batch_seqs"]):
                 assert not _run(key).used, key
 
