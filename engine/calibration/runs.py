@@ -51,6 +51,16 @@ CATALOG_NAMES = {
     "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B", "Nemotron-340B": "Nemotron-4-340B",
     # NVIDIA DGX Cloud benchmarking READMEs (external_runs.csv)
     "Llama 2 70B": "Llama-2-70B", "Nemotron-4 15B": "Nemotron-4-15B", "Nemotron-4 340B": "Nemotron-4-340B",
+    # NeMo 25.02-25.07 performance summaries (external_runs_2.csv): "Nemotron-15B"/"-340B" are Nemotron-4
+    # (NVIDIA/NeMo@8cfedd7203 scripts/performance/llm/pretrain_nemotron4_{15b,340b}.py)
+    "LLAMA3-405B": "Llama-3.1-405B", "LLAMA3.1-405B": "Llama-3.1-405B", "Nemotron-15B": "Nemotron-4-15B",
+    "Mixtral-8x7B": "Mixtral-8x7B", "Mixtral-8x22B": "Mixtral-8x22B",
+    # NeMo AutoModel performance summary (external_runs_2.csv); the 70B/8B rows run the page's linked recipes
+    # custom_llama3_1_70b_pretrain / custom_llama3_3_70b_instruct_peft / llama3_1_8b_peft (Llama 3.x dims alike)
+    "DeepSeek V3 671B": "DeepSeek-V3", "Kimi K2": "Kimi-K2", "Qwen3 MoE 30B": "Qwen3-30B-A3B",
+    "GPT-OSS 20B": "gpt-oss-20b", "GPT-OSS 120B": "gpt-oss-120b", "Llama3 70B": "Llama-3.1-70B",
+    "Llama3 70B 2-node": "Llama-3.1-70B", "Llama3 8B": "Llama-3.1-8B", "Qwen2.5 7B": "qwen2.5-7b",
+    "Qwen2.5 32B": "qwen2.5-32b", "Qwen2.5 32B 2-node": "qwen2.5-32b",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
@@ -60,6 +70,9 @@ UNSUPPORTED_MODELS = {
     "DeepSeekV4 Flash": "architecture not given by the source",
     "Nemotron-H 56B": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
     "Grok-1 314B": "architecture not given by the stored sources (only its 64 layers are; models.csv)",
+    "Nemotron V3 Nano 30B (26.02)": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Nemotron V3 Super 120B (26.02)": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
+    "Nemotron V3 Ultra 550B (26.04)": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
 }
 
 
@@ -110,7 +123,7 @@ def short_source(source: str) -> str:
                       ("sweep", "playbook-sweep"), ("playbook", "playbook-sweep"), ("narayanan", "megatron-ptdp-2021"),
                       ("korthikanti", "korthikanti-2022"), ("examples/llama", "megatron-lm-examples"),
                       ("moe readme", "megatron-lm-moe"), ("megatron-lm readme", "megatron-lm-readme"),
-                      ("nemo performance summary", "nemo-perf-summary"), ("nemo long-sequence", "nemo-long-sequence"),
+                      ("automodel", "nemo-automodel"), ("nemo performance summary", "nemo-perf-summary"), ("nemo long-sequence", "nemo-long-sequence"),
                       ("dgxc", "dgxc-benchmarking")]:
         if key in s:
             return name
