@@ -84,7 +84,9 @@ def render_profile_check(families: bool = True) -> str:
     lines += _summary("shipped calibration families (in-sample: the engine's constants were fitted on them)", shipped)
     lines += _leave_family_out_summary()
     lines += _summary("older Megatron-Bridge releases (software the engine was not fitted on)", older)
-    lines += ["", "80 % intervals (each group once; throughput cross-fitted: each fold of groups against bands and "
+    lines += ["", f"80 % intervals (throughput band method {eb.THROUGHPUT_BAND_METHOD}: "
+                  + ("a band for a new cluster, engine/calibration/new_cluster.py" if eb.THROUGHPUT_BAND_METHOD == "v4"
+                     else "each group once") + "; throughput cross-fitted: each fold of groups against bands and "
                   "constants fitted without it; benchmarks/cross_fit.py, fit_error_bands.py):",
               "  " + _coverage("throughput", eb.THROUGHPUT_COVERAGE, eb.THROUGHPUT_COVERAGE_CI),
               "    by fold: " + ", ".join(f"fold {f} {c}/{n} ({c / n:.0%})"
@@ -97,7 +99,8 @@ def render_profile_check(families: bool = True) -> str:
                                eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
               "  " + _coverage("  ... after calibrating on one run of each release",
                                eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)]
-    lines += ["", "external held-out runs (published, never fitted or banded: engine/calibration/data/external_runs.csv; "
-                  "shipped bands; first run in docs/performance.md):"]
-    lines += ["  " + line for line in render(external_check(), families_too=families)]
+    for n, csv in ((1, "external_runs.csv"), (2, "external_runs_2.csv")):
+        lines += ["", f"external held-out runs, set {n} (published, never fitted or banded: engine/calibration/data/"
+                      f"{csv}; shipped bands, method {eb.THROUGHPUT_BAND_METHOD}; first run in docs/performance.md):"]
+        lines += ["  " + line for line in render(external_check(external_set=n), families_too=families)]
     return "\n".join(lines)

@@ -12,40 +12,40 @@ per regime and pooled ('all held-out runs'). engine/calibration/regimes.py names
 
 # How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v4" = a band for a new
 # cluster (engine/calibration/new_cluster.py). docs/performance.md, "Error bars", says which and why.
-THROUGHPUT_BAND_METHOD = 'v2'
+THROUGHPUT_BAND_METHOD = 'v4'
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
-    'all': (-0.1147, 0.1230, 820),
-    'dense': (-0.0982, 0.1070, 768),
-    'megatron|blackwell|dense': (-0.1735, 0.3075, 21),
-    'megatron|blackwell|moe': (-0.3401, 0.1802, 44),
-    'megatron|dense': (-0.0848, 0.1707, 54),
-    'megatron|hopper|dense': (-0.0353, 0.1595, 19),
-    'megatron|moe': (-0.3318, 0.1810, 52),
-    'moe': (-0.3318, 0.1810, 52),
-    'nanotron|dense': (-0.1611, 0.1073, 466),
-    'nanotron|hopper|dense': (-0.1611, 0.1073, 466),
-    'pytorch|ampere|dense': (-0.0859, 0.1033, 139),
-    'pytorch|dense': (-0.0918, 0.0897, 248),
-    'pytorch|hopper|dense': (-0.1146, 0.0843, 109),
+    'all': (-0.1476, 0.1446, 820),
+    'dense': (-0.1267, 0.1389, 768),
+    'megatron|blackwell|dense': (-0.1572, 0.2090, 21),
+    'megatron|blackwell|moe': (-0.3963, 0.2095, 44),
+    'megatron|dense': (-0.1008, 0.1700, 54),
+    'megatron|hopper|dense': (-0.0890, 0.1444, 19),
+    'megatron|moe': (-0.3945, 0.2310, 52),
+    'moe': (-0.3945, 0.2310, 52),
+    'nanotron|dense': (-0.1849, 0.1334, 466),
+    'nanotron|hopper|dense': (-0.1849, 0.1334, 466),
+    'pytorch|ampere|dense': (-0.1204, 0.1340, 139),
+    'pytorch|dense': (-0.1282, 0.1310, 248),
+    'pytorch|hopper|dense': (-0.1389, 0.1267, 109),
 }
 # Cross-fitted (CV+, engine/calibration/cross_fit.py): each fold's out-of-fold residuals against the
 # bands of the other two folds, pooled: every used run held out once.
-THROUGHPUT_COVERAGE = {'megatron|blackwell|dense': (5, 2), 'megatron|blackwell|moe': (44, 36), 'megatron|dense': (49, 38), 'megatron|moe': (8, 6), 'nanotron|hopper|dense': (466, 319), 'pytorch|ampere|dense': (139, 113), 'pytorch|hopper|dense': (109, 76)}
-THROUGHPUT_COVERAGE_CI = {'megatron|blackwell|dense': (0.000, 1.000), 'megatron|blackwell|moe': (0.698, 0.921), 'megatron|dense': (0.620, 0.909), 'megatron|moe': (0.429, 1.000), 'nanotron|hopper|dense': (0.593, 0.771), 'pytorch|ampere|dense': (0.746, 0.872), 'pytorch|hopper|dense': (0.604, 0.783), 'all held-out runs': (0.663, 0.777)}
-THROUGHPUT_COVERAGE_BY_FOLD = {0: (159, 133), 1: (419, 270), 2: (242, 187)}  # fold -> (runs, inside)
+THROUGHPUT_COVERAGE = {'megatron|blackwell|dense': (5, 3), 'megatron|blackwell|moe': (44, 36), 'megatron|dense': (49, 38), 'megatron|moe': (8, 6), 'nanotron|hopper|dense': (466, 391), 'pytorch|ampere|dense': (139, 122), 'pytorch|hopper|dense': (109, 92)}
+THROUGHPUT_COVERAGE_CI = {'megatron|blackwell|dense': (0.250, 1.000), 'megatron|blackwell|moe': (0.708, 0.923), 'megatron|dense': (0.615, 0.915), 'megatron|moe': (0.429, 1.000), 'nanotron|hopper|dense': (0.781, 0.891), 'pytorch|ampere|dense': (0.823, 0.928), 'pytorch|hopper|dense': (0.770, 0.913), 'all held-out runs': (0.803, 0.875)}
+THROUGHPUT_COVERAGE_BY_FOLD = {0: (159, 145), 1: (419, 341), 2: (242, 202)}  # fold -> (runs, inside)
 # For continuity, the official split as before: bands from the in-sample residuals of folds 1-2
 # (the shipped constants were fitted on them), checked on fold 0.
-HOLDOUT_FOLD_COVERAGE = {'megatron|blackwell|moe': (18, 15), 'megatron|dense': (17, 14), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 28), 'pytorch|ampere|dense': (47, 43), 'pytorch|hopper|dense': (39, 35)}
-HOLDOUT_FOLD_COVERAGE_CI = {'megatron|blackwell|moe': (0.706, 1.000), 'megatron|dense': (0.636, 1.000), 'megatron|moe': (0.000, 1.000), 'nanotron|hopper|dense': (0.500, 0.794), 'pytorch|ampere|dense': (0.826, 0.979), 'pytorch|hopper|dense': (0.789, 0.975), 'all held-out runs': (0.808, 0.915)}
+HOLDOUT_FOLD_COVERAGE = {'megatron|blackwell|moe': (18, 15), 'megatron|dense': (17, 15), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 35), 'pytorch|ampere|dense': (47, 44), 'pytorch|hopper|dense': (39, 38)}
+HOLDOUT_FOLD_COVERAGE_CI = {'megatron|blackwell|moe': (0.706, 1.000), 'megatron|dense': (0.684, 1.000), 'megatron|moe': (0.000, 1.000), 'nanotron|hopper|dense': (0.971, 1.000), 'pytorch|ampere|dense': (0.851, 1.000), 'pytorch|hopper|dense': (0.921, 1.000), 'all held-out runs': (0.877, 0.968)}
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {
     'calibrated|nanotron|dense': (-0.1433, 0.0939, 464),
     'calibrated|pytorch|dense': (-0.0395, 0.1669, 81),
 }
-CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 51), 'regime band megatron|dense': (8, 6)}
-CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.625, 0.909), 'regime band megatron|dense': (0.667, 1.000), 'all held-out runs': (0.639, 0.885)}
+CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 51), 'regime band megatron|dense': (8, 7)}
+CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.625, 0.909), 'regime band megatron|dense': (0.667, 1.000), 'all held-out runs': (0.654, 0.900)}
 
 # Peak memory per GPU, by framework stack, on the runs that report it.
 MEMORY_BANDS = {
@@ -57,7 +57,7 @@ MEMORY_COVERAGE_CI = {'nanotron': (0.912, 1.000), 'pytorch': (0.571, 1.000), 'al
 
 # Out-of-sample check: Megatron-Bridge rows of older container releases (never fitted, never in a
 # band), uncalibrated and after calibrating on one run of each release (transfer_older_releases).
-OLDER_RELEASE_COVERAGE = {'megatron|blackwell|dense': (12, 12)}
-OLDER_RELEASE_COVERAGE_CI = {'megatron|blackwell|dense': (1.000, 1.000), 'all held-out runs': (1.000, 1.000)}
+OLDER_RELEASE_COVERAGE = {'megatron|blackwell|dense': (12, 10)}
+OLDER_RELEASE_COVERAGE_CI = {'megatron|blackwell|dense': (0.583, 1.000), 'all held-out runs': (0.583, 1.000)}
 OLDER_RELEASE_CALIBRATED_COVERAGE = {'regime band megatron|blackwell|dense': (12, 12)}
 OLDER_RELEASE_CALIBRATED_COVERAGE_CI = {'regime band megatron|blackwell|dense': (1.000, 1.000), 'all held-out runs': (1.000, 1.000)}

@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from ..assumptions import error_bands as eb
 from .band_statistics import cluster_bootstrap_ci, regime_of
 from . import external
 from .external import load_external_runs
@@ -18,7 +19,7 @@ from .predict import predict
 from .profile import CalibrationProfile
 from .transfer import families, transfer_family
 
-SHIPPED = "v2"  # the band method of engine/assumptions/error_bands.py
+SHIPPED = eb.THROUGHPUT_BAND_METHOD  # the band method of engine/assumptions/error_bands.py
 
 
 def share(inside: list[bool], groups: list[str]) -> dict:
