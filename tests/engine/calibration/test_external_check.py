@@ -39,3 +39,31 @@ def test_docs_quote_the_stored_first_run():
     assert f"**{pct(u['mape'])}** (each group once {pct(u['mape_each_group_once'])})" in docs
     assert f"({c['ratio']:.2f}×)" in docs and f"({c['families_equally_ratio']:.2f}×)" in docs
     assert f"MAPE {pct(u['mape'])}" in readme and f"{v2['inside']} ({pct(v2['share'])}" in readme
+
+
+def test_docs_quote_set_2s_first_run_and_the_shipped_coverage():
+    # External set 2's first run (stored once) and the shipped cross-fitted coverage
+    # (error_bands.py, regenerated from the out-of-fold residuals) as docs and README state them.
+    import json
+    from pathlib import Path
+
+    from shardwise.engine.assumptions import error_bands as eb
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f} %"
+
+    root = Path(__file__).resolve().parents[3]
+    first = json.loads((root / "benchmarks/results/external_set2_first_run.json").read_text())
+    docs = (root / "docs/performance.md").read_text()
+    readme = (root / "README.md").read_text()
+    u = first["uncalibrated"]
+    assert first["external_set"] == 2
+    for method in ("v2", "v4"):
+        c = u[f"coverage_{method}"]
+        assert f"{c['inside']}/{c['runs']} ({pct(c['share'])}" in docs
+    v4 = u["coverage_v4"]
+    assert f"{v4['inside']} of {v4['runs']} ({pct(v4['share'])}" in readme and f"MAPE {pct(u['mape'])}" in readme
+    runs = sum(n for n, _ in eb.THROUGHPUT_COVERAGE.values())
+    inside = sum(c for _, c in eb.THROUGHPUT_COVERAGE.values())
+    assert eb.THROUGHPUT_BAND_METHOD == "v4" and "v4" in readme
+    assert f"{inside}/{runs} ({pct(inside / runs)}" in docs and f"{inside} of {runs} runs\n({pct(inside / runs)}" in readme
