@@ -2,7 +2,8 @@
 
 The band of a scenario is read from engine/assumptions/error_bands.py (generated from the
 out-of-fold calibration residuals, cross_fit.py / out_of_fold.py, by benchmarks/fit_error_bands.py) at the most specific regime with
-enough runs (regimes.py); each group of runs counts once in a band (band_statistics.py). With a
+enough runs (regimes.py), sized for a cluster the data has never seen (band method v4,
+new_cluster.py: the regime's scatter around its sources plus the spread of the sources' levels). With a
 CalibrationProfile whose compute scale applies, a stack whose shipped families give enough
 transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense) gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;
 MoE) keep their regime band, because the transfer check cannot justify narrowing it. Inputs outside the
