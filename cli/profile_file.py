@@ -19,7 +19,7 @@ def add_profile_arg(p: argparse.ArgumentParser) -> None:
 def profile_error(where: str, exc: ValidationError) -> ShardwiseInputError:
     first = exc.errors()[0]
     field = ".".join(str(x) for x in first["loc"]) or "profile"
-    return ShardwiseInputError(f"{where} is not a valid calibration profile: {field}: {first['msg']} "
+    return ShardwiseInputError(f"{where} is not a valid calibration profile: {field}: {first['msg'].removeprefix('Value error, ')} "
                                "(write one with `shardwise calibrate ... --save FILE`)")
 
 

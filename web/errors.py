@@ -47,7 +47,7 @@ def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, st
         elif e.get("type") == "missing":
             msg = "required"
         else:
-            msg = str(e.get("msg", "invalid"))
+            msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")  # pydantic's prefix on our own messages
         if (name, msg) in seen:
             continue
         seen.add((name, msg))

@@ -26,7 +26,8 @@ from ..assumptions.compute import (DEFAULT_ATTENTION_EFFICIENCY, DEFAULT_FP8_GEM
 from ..assumptions.network import link_kind
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
-from ..training import TrainingSetup
+from ..training import Framework, Precision, TrainingSetup
+from .profile_names import catalog_gpu_id, catalog_network_id
 
 PROFILE_VERSION = 1
 # Said by export (CLI and REST) when a profile is given: it is read and checked, but changes nothing there.
@@ -37,8 +38,9 @@ NOT_IN_EXPORTS = ("the calibration profile changes predicted times only; an expo
 class MeasuredSummary(BaseModel):
     """One measured run a profile was fitted on, with the prediction before and after."""
 
-    # strict, as the whole profile: a file's `false` or "0.9" is refused, not coerced (JSON numbers fill floats)
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # strict, as the whole profile: a file's `false` or "0.9" is refused, not coerced (JSON numbers fill floats);
+    # NaN and infinity are no measurement (Python's json reads them from a file or a REST body)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
     model: str
     gpus: int
     seq_len: int | None = None
@@ -47,8 +49,8 @@ class MeasuredSummary(BaseModel):
     measured_tokens_per_s_per_gpu: float = Field(gt=0)
     predicted_before: float = Field(gt=0)
     predicted_after: float = Field(gt=0)
-    measured_peak_gib: float | None = None
-    predicted_peak_gib: float | None = None
+    measured_peak_gib: float | None = Field(default=None, gt=0)
+    predicted_peak_gib: float | None = Field(default=None, gt=0)
 
 
 def _within(value: float, bounds: tuple[float, float], name: str) -> float:
@@ -61,13 +63,13 @@ def _within(value: float, bounds: tuple[float, float], name: str) -> float:
 
 class CalibrationProfile(BaseModel):
     # strict: a value of the wrong JSON type is refused, not coerced (`true` is no scale), on every path
-    # that reads one (--profile FILE, REST bodies, the page's pasted profile)
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # that reads one (--profile FILE, REST bodies, the page's pasted profile); NaN/infinity are refused
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     version: int = PROFILE_VERSION
     gpu: str = Field(description="GPU id the compute scale was measured on")
-    precision: str
-    framework: str
+    precision: Precision
+    framework: Framework
     network: str | None = Field(default=None, description="scale-out network id the comm scale applies to "
                                                           "(None: the runs had no cross-node traffic)")
     compute_scale: float = 1.0
@@ -81,6 +83,16 @@ class CalibrationProfile(BaseModel):
         if v != PROFILE_VERSION:
             raise ValueError(f"profile version {v} is not supported (this shardwise reads version {PROFILE_VERSION})")
         return v
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, v: str) -> str:
+        return catalog_gpu_id(v)
+
+    @field_validator("network")
+    @classmethod
+    def _known_network(cls, v: str | None) -> str | None:
+        return catalog_network_id(v)
 
     @field_validator("compute_scale")
     @classmethod
