@@ -11,6 +11,8 @@ from ..engine.hardware import GPUSpec, NetworkSpec
 from ..engine.recommendation import Recommendation
 from ..engine.results import Evaluation
 from . import engine_calls
+from ..engine.calibration.profile import CalibrationProfile
+from .calibrate import CalibrateRequest, calibrate as calibrate_run
 from .chat import awire_events, error_payload, wire_events
 from .offload import PoolOffload
 from .schemas import (CatalogModel, ChatRequest, ErrorResponse, EvaluateRequest, ExportRequest, ExportResponse,
@@ -25,6 +27,7 @@ AGENT_DEADLINE_MARGIN_S = 5.0
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "malformed JSON, or input the engine cannot interpret"},
     413: {"model": ErrorResponse, "description": "request body over the size limit"},
+    415: {"model": ErrorResponse, "description": "body not sent as JSON (Content-Type: application/json)"},
     422: {"model": ErrorResponse, "description": "unknown field or value out of range"},
     429: {"model": ErrorResponse, "description": "too many requests from this client"},
     503: {"model": ErrorResponse, "description": "the engine's worker pool is full; retry after Retry-After seconds"},
@@ -47,6 +50,12 @@ async def recommend(body: RecommendRequest, request: Request):
 @router.post("/export", response_model=ExportResponse, summary="A framework config for one plan (shardwise export)")
 async def export(body: ExportRequest, request: Request) -> ExportResponse:
     return await request.app.state.work_pool.run(engine_calls.export, body)
+
+
+@router.post("/calibrate", response_model=CalibrationProfile,
+             summary="Fit a calibration profile to one measured run or a training log (shardwise calibrate --json)")
+async def calibrate(body: CalibrateRequest, request: Request) -> CalibrationProfile:
+    return await request.app.state.work_pool.run(calibrate_run, body)
 
 
 @router.get("/models", response_model=list[CatalogModel], summary="The model catalog (shardwise models --json)")

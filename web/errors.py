@@ -1,6 +1,6 @@
 """Every error leaves as JSON `{"message": "...", "errors": [{"field", "message"}]}` — never a traceback.
 
-400 malformed JSON or input the engine cannot interpret, 413 too large, 422 a field out of bounds
+400 malformed JSON or input the engine cannot interpret, 413 too large, 415 a body not sent as JSON, 422 a field out of bounds
 or unknown, 429 too many requests, 503 the engine's worker pool is full (Retry-After), 500 a bug (logged here, generic message out there: internals
 and keys stay on the server).
 """
@@ -55,7 +55,22 @@ def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, st
     return 422, "; ".join(f"{x['field']}: {x['message']}" for x in entries) or "invalid request", entries
 
 
+def not_json_body(request: Request, errors: list[dict]) -> str | None:
+    """The content type, when the body was not read as JSON because the request said it was something else
+    (FastAPI then hands the raw bytes to the model, and the error would say 'not bytes')."""
+    kind = request.headers.get("content-type", "")
+    if "json" in kind.lower():
+        return None
+    body_as_bytes = any(field_name(tuple(e.get("loc", ()))) == "body" and isinstance(e.get("input"), bytes)
+                        for e in errors)
+    return (kind.split(";")[0].strip() or "none") if body_as_bytes else None
+
+
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    kind = not_json_body(request, list(exc.errors()))
+    if kind is not None:  # RFC 9110 §15.5.16: 415 for a content type the endpoint does not accept
+        message = f"the request body must be JSON sent with Content-Type: application/json (got {kind})"
+        return JSONResponse({"message": message, "errors": [{"field": "body", "message": message}]}, status_code=415)
     status, message, entries = describe_validation(list(exc.errors()))
     return JSONResponse({"message": message, "errors": entries}, status_code=status)
 

@@ -26,14 +26,23 @@ def size_words(n: int) -> str:
     return f"{n} bytes"
 
 
+# What to send instead, by endpoint: a body over the limit is almost always the wrong thing pasted whole.
+CONFIG_HINT = "a Hugging Face config.json is a few KB — send the model's config, not its weights or tokenizer"
+LOG_HINT = ("a training log is read from its printed arguments and throughput lines — send those (the head of the "
+            "log and a few dozen iterations), not the whole file")
+
+
+def size_hint(path: str) -> str:
+    return LOG_HINT if path.rstrip("/") == "/api/calibrate" else CONFIG_HINT
+
+
 class BodyTooLarge(HTTPException):
     """Raised from inside the body stream; FastAPI re-raises HTTPExceptions, so it becomes a 413."""
 
-    def __init__(self, limit: int, seen: int | None = None):
+    def __init__(self, limit: int, seen: int | None = None, path: str = ""):
         size = f"{seen / 1e6:.1f} MB" if seen else "more than that"
         super().__init__(status_code=413, detail=(
-            f"request body is {size}; the limit is {size_words(limit)} "
-            "(a Hugging Face config.json is a few KB — send the model's config, not its weights or tokenizer)"))
+            f"request body is {size}; the limit is {size_words(limit)} ({size_hint(path)})"))
 
 
 async def send_json(send, status: int, payload: dict, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -60,7 +69,7 @@ class BodySizeLimit:
             except ValueError:
                 return await send_json(send, 400, {"message": "Content-Length header is not a number"})
             if length > self.max_bytes:
-                exc = BodyTooLarge(self.max_bytes, length)
+                exc = BodyTooLarge(self.max_bytes, length, scope.get("path", ""))
                 return await send_json(send, 413, {"message": exc.detail}, [(b"connection", b"close")])
         seen = 0
 
@@ -70,7 +79,7 @@ class BodySizeLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
+                    raise BodyTooLarge(self.max_bytes, path=scope.get("path", ""))
             return message
 
         await self.app(scope, limited_receive, send)
