@@ -204,6 +204,50 @@ def test_bad_form_input_shows_a_precise_error(browser, site):
     page.close()
 
 
+def test_a_profile_file_loaded_on_the_page_shows_the_apis_ranges_and_a_bad_one_an_error(browser, site, tmp_path):
+    """Issue 14 on the page: a profile from /api/calibrate, loaded with the form's file input, gives results
+    whose "likely" ranges are the REST API's for the same scenario and profile (formatted as the page
+    formats them); a file that is not a profile gives a visible error and keeps what the user entered."""
+    import json
+
+    run = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 16, "seq_len": 4096, "global_batch": 256}
+    r = httpx.post(f"{site}/api/calibrate", json={**run, "tp": 2, "measured_tokens_per_s_per_gpu": 7000}, timeout=60)
+    assert r.status_code == 200, r.text
+    profile_path = tmp_path / "my-cluster.json"
+    profile_path.write_text(json.dumps(r.json()))
+    api = httpx.post(f"{site}/api/recommend", json={**run, "top_k": 1, "profile": r.json()}, timeout=60)
+    best = api.json()["plans"][0]
+
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 16, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.set_input_files("#f-profile-file", str(profile_path))
+    page.wait_for_function("() => document.querySelector('#f-profile').value.includes('compute_scale')")
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+    shown = page.inner_text("#results")
+    lo, hi = best["throughput"]["tokens_per_s_per_gpu_range"]
+    assert f"likely {lo:,.0f}–{hi:,.0f}" in shown
+    lo, hi = best["time"]["step_s_range"]  # seconds, two decimals when the step is >= 1 s (it is: ~8 s)
+    assert best["time"]["step_s"] >= 1 and f"likely {lo:.2f}–{hi:.2f} s" in shown
+    lo, hi = best["memory"]["total_gib_range"]
+    assert f"likely {lo:.1f}–{hi:.1f}" in shown
+
+    bad = tmp_path / "not-a-profile.json"
+    bad.write_text('{"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 9}')
+    page.set_input_files("#f-profile-file", str(bad))
+    page.wait_for_function("() => document.querySelector('#f-profile').value.includes('9}')")
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_selector("#results .error-box[role=alert]")
+    # calibration_bounds.COMPUTE_SCALE_BOUNDS = (0.5, 1.25): 9 is outside, and the message says so
+    assert "compute_scale 9 is outside the allowed 0.5-1.25" in page.inner_text("#results .error-message")
+    assert page.input_value("#f-gpus") == "16" and page.input_value("#f-batch") == "256"
+    assert page.input_value("#f-model") == "llama-3.1-8b" and "compute_scale" in page.input_value("#f-profile")
+    shot(page, "bad-profile-laptop", full_page=False)
+    page.close()
+
+
 # --- the chat ---------------------------------------------------------------------------
 
 def test_chat_streams_an_answer_with_tools_and_configs_and_drives_the_form(browser, site):
