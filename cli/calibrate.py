@@ -192,7 +192,16 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
     if not rows:
         raise ShardwiseInputError(f"--measured-csv {path!r} has no rows (a header line, then one run per line)")
     out = []
+    columns = len(csv.DictReader(text.splitlines()).fieldnames or [])
     for line, row in enumerate(rows, start=2):
+        # csv.DictReader keeps a row's extra values under the key None and fills a short row with None: either
+        # way the values no longer sit under their columns (an unquoted "7,000" is 7 and a stray "000").
+        extra, missing = len(row.get(None) or []), sum(v is None for k, v in row.items() if k is not None)
+        if extra or missing:
+            hint = ("a number written with a thousands comma? write 7000, not 7,000, or quote it" if extra
+                    else "give every column a value, or leave it empty between its commas")
+            raise ShardwiseInputError(f"--measured-csv {path!r} line {line} has {columns + extra - missing} values but "
+                                      f"the header has {columns} columns ({hint})")
         argv = []
         for key, value in row.items():
             if key is None or value is None or not value.strip():
