@@ -71,6 +71,8 @@ def register(subparsers) -> None:
     for action in p._actions:  # a --measured-csv row names its own GPU and count: the flags are needed only without it
         if action.dest in ("gpu", "gpus"):
             action.required = False
+        if action.dest == "profile":  # shared with the other commands; calibrate makes a profile, run() refuses one
+            action.help = argparse.SUPPRESS
     # None = not given, so a flag can be told from a default beside --from-log; run() puts the defaults back.
     p.set_defaults(log_flag_defaults={k: p.get_default(k) for k in LOG_FLAGS}, **{k: None for k in LOG_FLAGS})
 
@@ -214,6 +216,7 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
             raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {exc} (columns are calibrate's flag "
                                       "names without dashes, e.g. model, gpus, tp, measured_tokens_per_s_per_gpu)") from None
         ns.from_log = ns.measured_csv = None
+        refuse_profile(ns, f"--measured-csv {path!r} line {line}: ")
         try:
             out.append(measurement_from_args(ns)[0])
         except ShardwiseInputError as exc:
@@ -271,7 +274,16 @@ def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]
     return ["best plan for this scenario (recommend):", *lines]
 
 
+def refuse_profile(args: argparse.Namespace, where: str = "") -> None:
+    """calibrate fits from the measured runs alone: a --profile beside them was read by nothing (a starting
+    point is not how the fit works), so it is refused rather than ignored."""
+    if getattr(args, "profile", None):
+        raise ShardwiseInputError(f"{where}calibrate fits a profile from the measured run(s) and does not take "
+                                  "--profile; to fit several runs together, put them in --measured-csv")
+
+
 def run(args: argparse.Namespace) -> int:
+    refuse_profile(args)
     if args.measured_csv:
         beside = [f"--{n.replace('_', '-')}" for n in ("from_log", *MEASURED_FLAGS, "measured_peak_gib") if getattr(args, n)]
         if beside:
