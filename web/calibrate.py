@@ -30,6 +30,8 @@ class CalibrateRequest(PlanFields, ScenarioRequest):
     measured_step_s: float | None = _measured("seconds per optimizer step")
     measured_mfu: float | None = _measured("MFU as a fraction (0.45) or percent (45), in shardwise's definition (README)")
     measured_peak_gib: float | None = _measured("peak memory per GPU (compared, not fitted)")
+    profile: CalibrationProfile | None = Field(
+        default=None, description="not taken: calibrate fits a profile from the measured run alone (one given is a 400)")
     log: str | None = Field(default=None, min_length=1, description=(
         "instead of a figure: the text of a Megatron-LM, torchtitan, DeepSpeed or Hugging Face Trainer log "
         "(the printed arguments and some throughput lines; the body limit applies)"))
