@@ -33,6 +33,14 @@ def run(args: argparse.Namespace) -> int:
     if args.profile:
         from .validate_profile import render_profile_check
 
+        # the calibration check covers every family, in text: these flags were silently dropped with it
+        ignored = [flag for flag, on in (("--source", args.source), ("--json", args.json),
+                                         ("--no-memory", args.no_memory)) if on]
+        if ignored:
+            raise ShardwiseInputError(f"validate --profile reports every family as text (with --summary: without the "
+                                      f"per-family table); {', '.join(ignored)} would be ignored: drop "
+                                      f"{'it' if len(ignored) == 1 else 'them'}")
+
         print(render_profile_check(families=not args.summary))
         return 0
     report = build_report(args.source, with_memory=not args.no_memory)
