@@ -137,3 +137,21 @@ def test_a_body_not_sent_as_json_is_415(client, headers):
     # RFC 9110 §15.5.16: 415 Unsupported Media Type is the status for a content type the endpoint refuses.
     r = client.post("/api/calibrate", content=json.dumps(RUN), headers=headers)
     assert r.status_code == 415 and "Content-Type: application/json" in r.json()["message"]
+
+
+def test_recommend_with_the_profile_carries_the_ranges_the_cli_prints(client, capsys, tmp_path):
+    profile = client.post("/api/calibrate", json={**RUN, "measured_tokens_per_s_per_gpu": 850}).json()
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(profile))
+    scenario = {k: RUN[k] for k in ("model", "gpu", "gpus", "seq_len", "global_batch")}
+    r = client.post("/api/recommend", json={**scenario, "top_k": 2, "profile": profile})
+    assert r.status_code == 200, r.text
+    code, out, err = run(capsys, "recommend", *FLAGS[:10], "--top", "2", "--profile", path, "--json")
+    assert code == 0, err
+    cli = json.loads(out)
+    for api_plan, cli_plan in zip(r.json()["plans"], cli["plans"], strict=True):
+        for part, key in (("throughput", "tokens_per_s_per_gpu_range"), ("time", "step_s_range"),
+                          ("memory", "total_gib_range")):
+            lo, hi = api_plan[part][key]
+            assert [lo, hi] == cli_plan[part][key] and lo < hi
+        assert api_plan["calibration"] == cli_plan["calibration"] and api_plan["calibration"].startswith("calibrated")
