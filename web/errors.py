@@ -20,6 +20,13 @@ from .workpool import PoolBusy
 log = logging.getLogger("shardwise.web")
 
 
+# FastAPI's words when the body is not decodable at all (bytes that are not UTF-8, or JSON nested deeper than
+# the parser's recursion limit); a JSON syntax error gets the json_invalid message below instead.
+STARLETTE_PARSE_ERROR = "There was an error parsing the body"
+NOT_READABLE_JSON = ("the request body cannot be read as JSON: send one JSON object as UTF-8 text (bytes that are not "
+                     "UTF-8, or arrays/objects nested hundreds of levels deep, cannot be parsed)")
+
+
 def field_name(loc: tuple) -> str:
     """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int' or 'str' are dropped."""
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
@@ -89,6 +96,8 @@ async def _http(request: Request, exc: HTTPException) -> JSONResponse:
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
     if exc.status_code == 404 and message == "Not Found":
         message = f"no such endpoint: {request.method} {request.url.path} (see /docs)"
+    if exc.status_code == 400 and message == STARLETTE_PARSE_ERROR:
+        message = NOT_READABLE_JSON
     if exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path} (see /docs)"
     return JSONResponse({"message": message, "errors": []}, status_code=exc.status_code, headers=getattr(exc, "headers", None))

@@ -40,9 +40,8 @@ class BodyTooLarge(HTTPException):
     """Raised from inside the body stream; FastAPI re-raises HTTPExceptions, so it becomes a 413."""
 
     def __init__(self, limit: int, seen: int | None = None, path: str = ""):
-        size = f"{seen / 1e6:.1f} MB" if seen else "more than that"
-        super().__init__(status_code=413, detail=(
-            f"request body is {size}; the limit is {size_words(limit)} ({size_hint(path)})"))
+        size = f"is {seen / 1e6:.1f} MB; the limit is" if seen else "is over the limit of"  # streamed: cut at the limit
+        super().__init__(status_code=413, detail=f"request body {size} {size_words(limit)} ({size_hint(path)})")
 
 
 async def send_json(send, status: int, payload: dict, headers: list[tuple[bytes, bytes]] | None = None) -> None:
