@@ -329,6 +329,39 @@ def test_the_forms_calibration_profile_goes_with_the_chats_question(browser, sit
     page.close()
 
 
+def test_the_chat_follows_the_forms_profile_when_only_the_profile_changes(browser, site):
+    """The page decided whether to refresh (and hand the chat the form's profile) on the scenario alone, so a
+    profile cleared or replaced after the results were shown kept going to the chat: stale calibration.
+    Now: cleared -> the next question goes without one; replaced by one the server refuses -> the question
+    goes with it and the chat shows the server's precise error, as the results panel does."""
+    import json
+
+    profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
+    page = new_page(browser, LAPTOP)
+    sent: list[dict] = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/api/chat") else None)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.fill("#f-profile", json.dumps(profile))
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+
+    page.fill("#f-profile", "")
+    ask(page, "what plan?", 0)
+    assert sent and "profile" not in sent[-1]
+    assert "Calibrated:" not in page.inner_text("#results")  # the results were refreshed without it too
+
+    page.fill("#f-profile", json.dumps({**profile, "compute_scale": 9}))
+    ask(page, "and now?", 1)
+    assert sent[-1].get("profile", {}).get("compute_scale") == 9
+    chat_error = page.locator("#chat .sw-assistant").last.locator(".sw-error").inner_text()
+    # calibration_bounds.COMPUTE_SCALE_BOUNDS = (0.5, 1.25)
+    assert "compute_scale 9 is outside the allowed 0.5-1.25" in chat_error
+    assert "compute_scale 9 is outside" in page.inner_text("#results .error-message")
+    page.close()
+
+
 def test_chat_on_a_phone(browser, site):
     page = new_page(browser, PHONE)
     page.goto(site + "/")

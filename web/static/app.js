@@ -33,8 +33,13 @@
     var button = form.querySelector("button[type=submit]");
     button.setAttribute("aria-busy", "true");
     try {
+      var key = formKey();
       var res = await fetch("/ui/results", { method: "POST", body: new URLSearchParams(new FormData(form)),
         headers: { accept: "text/html" } });
+      /* The chat predicts with the profile the form holds, accepted or not: a refused one then gets the
+         server's own error in the chat too, and a cleared one is dropped (not the last accepted one kept). */
+      var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
+      if (chat && chat.setProfile) chat.setProfile(formProfile());
       if ((res.headers.get("content-type") || "").indexOf("application/json") === 0) {
         showError((await res.json()).message || ("the server answered " + res.status));  /* 413, 429, … */
         return;
@@ -44,11 +49,7 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok) {
-        shownKey = JSON.stringify(formScenario()); touched = false;
-        var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
-        if (chat && chat.setProfile) chat.setProfile(formProfile());  /* the profile the results were computed with */
-      }
+      if (res.ok) { shownKey = key; touched = false; }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
@@ -56,11 +57,22 @@
     }
   }
 
-  /* The calibration profile pasted in the form (the server accepted it with the results), for the chat too. */
+  /* The calibration profile pasted in the form, for the chat too (text that is not JSON: none; the results
+     panel shows why). */
   function formProfile() {
-    var text = form.elements.profile_json ? form.elements.profile_json.value.trim() : "";
+    var text = profileText();
     if (!text) return null;
     try { return JSON.parse(text); } catch (e) { return null; }
+  }
+
+  function profileText() {
+    return form.elements.profile_json ? form.elements.profile_json.value.trim() : "";
+  }
+
+  /* What the results on show were computed from: the scenario and the profile (a changed profile alone
+     makes them stale, so the chat's next question refreshes them first). */
+  function formKey() {
+    return JSON.stringify([formScenario(), profileText()]);
   }
 
   function showError(message) {
@@ -87,7 +99,7 @@
   var shownKey = null, sentKey = null, touched = false;
   function chatContext() {
     if (!form) return null;
-    var s = formScenario(), key = JSON.stringify(s);
+    var s = formScenario(), key = formKey();
     var whole = (s.model || s.params) && s.gpu && s.gpus;
     var ready = touched && whole && key !== shownKey ? submitForm(null, true) : Promise.resolve();
     return ready.then(function () {
