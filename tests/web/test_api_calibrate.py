@@ -68,7 +68,9 @@ def test_the_profile_it_returns_reproduces_the_run_on_evaluate(client):
 LOG_RUNS = [("megatron_lm.log", {"model": "llama-3.1-70b", "gpus": 64}, []),
             ("torchtitan.log", {"model": "llama-3.1-8b", "gpus": 8}, []),
             ("deepspeed.log", {"model": "llama-3.1-8b", "gpus": 16, "seq_len": 4096}, ["--seq-len", "4096"]),
-            ("hf_trainer.log", {"model": "llama-3.1-8b", "gpus": 64, "seq_len": 4096}, ["--seq-len", "4096"])]
+            ("hf_trainer.log", {"model": "llama-3.1-8b", "gpus": 64, "seq_len": 4096}, ["--seq-len", "4096"]),
+            ("megatron_lm_torchrun.log", {"model": "llama-3.1-70b", "gpus": 64}, []),
+            ("torchtitan_2d_mesh.log", {"model": "llama-3.1-8b", "gpus": 8}, [])]
 
 
 @pytest.mark.parametrize("log, body, extra", LOG_RUNS, ids=[x[0] for x in LOG_RUNS])
