@@ -11,7 +11,8 @@ from ..engine.errors import ShardwiseInputError
 
 def read_json_file(path: str, flag: str) -> object:
     try:
-        return json.loads(Path(path).read_text())
+        # utf-8-sig: a file saved "UTF-8 with BOM" (Windows editors) is still the same JSON
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ShardwiseInputError(f"{flag} {path!r} does not exist") from None
     except (OSError, ValueError) as exc:

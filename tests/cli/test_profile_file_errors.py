@@ -28,3 +28,16 @@ def test_bad_profile_file_is_one_line_exit_2(tmp_path, capsys, content, said):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
     assert f"--profile {str(path)!r}" in err and said in err
+
+
+def test_a_profile_saved_with_a_utf8_bom_reads_as_the_same_profile(tmp_path, capsys):
+    # RFC 8259 §8.1: parsers MAY ignore a BOM; Windows editors write "UTF-8 with BOM". It was "is not JSON".
+    plain, bom = tmp_path / "plain.json", tmp_path / "bom.json"
+    plain.write_text(json.dumps(GOOD))
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode())
+    outs = []
+    for path in (plain, bom):
+        capsys.readouterr()
+        assert cli([*RUN, "--profile", str(path), "--json"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and json.loads(outs[0])["calibration"].startswith("calibrated: compute ×0.900")
