@@ -46,6 +46,11 @@ PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brat
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
 SHARED_BREAK = re.compile(r"[(),;:?!]|\.(?=\s)|\bboth\b|\bwith\b|\band\b|--| - ")  # a sentence end too: "zero1 mb1 either way. tp4 pp2 vs tp8"
+# Two plans joined by "and" / "with" / "to" in a comparison ("compare TP4 PP4 with TP8 PP2", "TP4 PP4 and TP8 PP2 -
+# which is faster?"): the joiner separates plans only when a knob of the plan before it is named again right after
+# it ("tp4 pp4 with zero1" is one plan), and the message asks to compare.
+JOINER = re.compile(r"\band\b|\bwith\b|\bto\b|&")
+COMPARED = re.compile(r"\bcompar\w*|\bbetween\b|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper|wins?)\b")
 
 
 def _knob_value(knob: str, m: re.Match):
@@ -141,6 +146,20 @@ def knob_words(text: str) -> str:
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
 
 
+def _joiner_between_plans(text: str, found: list[tuple[int, str, object]], first_pos: int) -> re.Match | None:
+    """The "and" / "with" / "to" that separates two plans: the same knob named in the clause just before and
+    the clause just after it ("tp4 pp4 | and | tp8 pp2")."""
+    breaks = [b for b in SHARED_BREAK.finditer(text)]
+    for j in JOINER.finditer(text, first_pos):
+        start = max((b.end() for b in breaks if b.end() <= j.start()), default=0)
+        end = min((b.start() for b in breaks if b.start() >= j.end()), default=len(text))
+        before = {k for pos, k, _ in found if start <= pos < j.start()}
+        after = {k for pos, k, _ in found if j.end() <= pos < end}
+        if before & after:
+            return j
+    return None
+
+
 def find_plans(text: str) -> list[dict]:
     """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
 
@@ -169,6 +188,8 @@ def find_plans(text: str) -> list[dict]:
     found.sort()
     first_pos = found[0][0]
     sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
+    if sep is None and COMPARED.search(text):
+        sep = _joiner_between_plans(text, found, first_pos)
     if sep is None and re.match(r"\s*why\s+not\b", text):
         sep = re.search(r"\bnot\b", text)
     if sep is None:  # "why that over tp8 pp16": the plan under discussion against the one named
