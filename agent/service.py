@@ -179,7 +179,7 @@ class ChatService:
         yield SessionEvent(session_id=session.id, mode=mode, model=model.name if model is not None else None)
         record = TurnRecord()
         reserve = lambda n: self.store.next_result_ids(session.id, n)  # noqa: E731
-        if mode == "llm" and profile is None and state.profile is not None and PROFILE_ASKED.search(normalise(text)):
+        if mode == "llm" and profile is None and state.profile is not None and (state.profile_in_use or PROFILE_ASKED.search(normalise(text))):
             profile = state.profile  # "with our profile, …": the one fitted earlier in this chat (the planner does the same)
         if mode == "llm":
             # Keep time back for the offline planner's answer in case the LLM fails.
@@ -202,7 +202,8 @@ class ChatService:
 
     def _finish(self, session_id: str, state: ConversationState, record: TurnRecord, mode: str) -> list[Event]:
         """Store the turn; the configs and done events (exports run here: engine work)."""
-        state = advance_state(state, record.outcomes)
+        # an offer to calibrate stands for one turn: the next message answers it or moves on
+        state = advance_state(state.model_copy(update={"calibration_offered": False}), record.outcomes)
         planner_state = getattr(record, "state", None)
         if planner_state is not None:
             state = planner_state

@@ -23,6 +23,7 @@ from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .calibrating import calibrate_answer
 from .measured import PROFILE_ASKED
+from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
@@ -41,9 +42,13 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
                      record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
     """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
+    reply = offer_reply(message, state)  # "yes" / "no" to the calibration offered last turn
+    if reply is not None:
+        yield from _answer_offer(reply, state, reserve, record)
+        return
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
-    turn = Turn(reserve, record, profile)
+    turn = Turn(reserve, record, state.profile if state.profile_in_use else profile)  # an accepted profile is used
     profile_note = None
     if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
@@ -97,11 +102,24 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
-    new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
+    new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False}), record.outcomes)
     if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
+    record.answer += text
+    record.messages.append({"role": "assistant", "content": text})
+    yield DeltaEvent(text)
+
+
+def _answer_offer(reply: str, state: ConversationState, reserve: Callable[[int], list[str]],
+                  record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+    turn = Turn(reserve, record)
+    text = answer_offer(reply, state, turn)
+    yield from turn.events
+    new_state = advance_state(state, record.outcomes)
+    accepted = reply == "accept" and any(o.ok for o in record.outcomes)
+    record.state = new_state.model_copy(update={"calibration_offered": False, "profile_in_use": accepted})
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)

@@ -1,0 +1,62 @@
+"""A reply to the calibration the planner offered: "yes" / "do it" / "use it" / "ok calibrate" fits the run already
+given again, keeps the profile in use for later answers (the state's profile, as "with our profile" uses it) and
+answers with before -> after for that run; "no" / "skip" declines and leaves predictions uncalibrated. Measured
+values in the expectations are the user's own figures (or a hand conversion of them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.agent.config import AgentConfig
+from shardwise.agent.service import ChatService
+from shardwise.agent.state import ConversationState
+
+SETUP = "70B on 64 H100s, seq 8192, global batch 512, TP4 PP4 zero1 mb1 full recompute. "
+
+
+def _turns(service: ChatService, *messages: str):
+    session, dones = None, []
+    for message in messages:
+        done = list(service.stream(message, session))[-1]
+        session = done.session_id
+        dones.append(done)
+    return dones, ConversationState.load(service.store.load(session).state)
+
+
+@pytest.mark.parametrize("reply", ["yes", "do it", "use it", "ok calibrate", "Sure, go ahead!", "yes please"])
+def test_yes_fits_the_run_again_and_keeps_the_profile_in_use(tmp_path, reply):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    (offered, accepted, later), state = _turns(service, SETUP + "we measured 850 tok/s/GPU", reply, "what about tp8 pp2?")
+    assert offered.tool_calls[-1]["name"] == "calibrate_to_measurement"
+    [call] = accepted.tool_calls
+    assert call["name"] == "calibrate_to_measurement"
+    assert call["arguments"]["measured_tokens_per_s_per_gpu"] == 850  # the user's figure
+    assert (call["arguments"]["plan"]["tp"], call["arguments"]["plan"]["pp"], call["arguments"]["plan"]["recompute"]) == (4, 4, "full")
+    fitted = call["result"]
+    assert f"**{fitted['predicted_before']:,.0f} → {fitted['predicted_after']:,.0f}**" in accepted.answer
+    assert "in use for the rest of this conversation" in accepted.answer and "h100-sxm" in accepted.answer
+    assert state.profile_in_use and state.profile is not None
+    assert later.plan["calibration"] is not None  # the next prediction uses the profile without being asked
+
+
+def test_a_step_time_is_fitted_again_as_the_tokens_it_means(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    (_, accepted), _ = _turns(service, SETUP + "our step time is 77 s", "yes")
+    # tokens/s per GPU = global batch x sequence / (step time x GPUs) = 512 x 8192 / (77 x 64) = 851.117
+    assert accepted.tool_calls[0]["arguments"]["measured_tokens_per_s_per_gpu"] == pytest.approx(851.117, abs=0.01)
+
+
+@pytest.mark.parametrize("reply", ["no", "skip", "no thanks", "not now"])
+def test_no_declines_and_leaves_predictions_uncalibrated(tmp_path, reply):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    (_, declined, later), state = _turns(service, SETUP + "we measured 850 tok/s/GPU", reply, "what about tp8 pp2?")
+    assert declined.tool_calls == [] and "not calibrated" in declined.answer
+    assert not state.profile_in_use and later.plan["calibration"] is None
+
+
+def test_yes_without_an_offer_just_before_is_not_an_acceptance(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    (_, _, late), state = _turns(service, SETUP + "we measured 850 tok/s/GPU", "what about tp8 pp2?", "yes")
+    assert not any(c["name"] == "calibrate_to_measurement" for c in late.tool_calls) and not state.profile_in_use
+    (fresh,), _ = _turns(ChatService(AgentConfig(session_db=tmp_path / "t.db")), "yes")
+    assert fresh.tool_calls == []
