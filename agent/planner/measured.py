@@ -174,10 +174,10 @@ def pasted_log(text: str) -> LogReading | None:
 
 
 # Lines only a training log prints: a message holding one pasted a log, read or not
-LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|"
+LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|iter time \(s\):|"
                         r"\b(?:tps|wps):\s*\d", re.IGNORECASE)
 # A log's own figure written as zero: "elapsed time per iteration (ms): 0.0", "tps: 0", "train_samples_per_second': 0.0"
-LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"
+LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|iter time \(s\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"
                       r"\s*[:=]\s*0+(?:\.0+)?(?![\d.])", re.IGNORECASE)
 
 
@@ -217,7 +217,8 @@ def calibration_asked_without_a_figure(text: str) -> bool:
 
 # Where a log line starts, when the user wrote words before it on the same line ("70B on 64 H100s: [titan] …")
 LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|\biteration\s+\d+\s*/|\bstep:\s*\d+|"
-                       r"\bepoch=\d+/micro_step|\{\s*['\"]train_|\bRunningAvgSamplesPerSec=|\belapsed time per iteration")
+                       r"\bepoch=\d+/micro_step|\{\s*['\"]train_|\bRunningAvgSamplesPerSec=|\belapsed time per iteration|"
+                       r"\bsteps:\s*\d+\s+loss:")
 
 
 def without_log_lines(text: str) -> str:

@@ -54,3 +54,10 @@ def test_a_pasted_rampup_log_says_which_iterations_it_read(tmp_path):
     assert "batch ramp-up: read the 4 iterations at the final global batch 512 and set aside 4" in done.answer
     # 512 x 4,096 / (7.4087 s x 32) = 2,097,152 / 237.078 = 8,845.82 tokens/s per GPU
     assert call["result"]["measured_tokens_per_s_per_gpu"] == pytest.approx(8845.82, abs=0.1)
+
+
+def test_a_pipeline_line_with_a_zero_iter_time_is_called_unusable(tmp_path):
+    done = list(ChatService(AgentConfig(session_db=tmp_path / "s.db")).stream(
+        "llama 2 7b on 32 h100s, tp1 pp4. our log:\nsteps: 10 loss: 7.8812 iter time (s): 0.000 samples/sec: 0.000",
+        None))[-1]
+    assert done.tool_calls == [] and "printed as zero" in done.answer
