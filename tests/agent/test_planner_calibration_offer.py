@@ -27,7 +27,7 @@ def _turns(service: ChatService, *messages: str):
 def test_yes_fits_the_run_again_and_keeps_the_profile_in_use(tmp_path, reply):
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     (offered, accepted, later), state = _turns(service, SETUP + "we measured 850 tok/s/GPU", reply, "what about tp8 pp2?")
-    assert offered.tool_calls[-1]["name"] == "calibrate_to_measurement"
+    assert offered.tool_calls[-1]["name"] == "calibrate_to_measurement" and "Want me to use it?" in offered.answer
     [call] = accepted.tool_calls
     assert call["name"] == "calibrate_to_measurement"
     assert call["arguments"]["measured_tokens_per_s_per_gpu"] == 850  # the user's figure
