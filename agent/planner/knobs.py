@@ -30,7 +30,10 @@ NO_TP = r"\btp\s*=?\s*1\s+only\b"
 NEGATED = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?(tp|pp|vpp|cp|ep|etp)\b")
 # Alternatives the user labels: "option A: … option B: …", "plan 1) … plan 2) …", "(a) … (b) …"
 OPTION_LABEL = re.compile(r"\b(?:option|opt|alt(?:ernative)?|variant|choice|plan|setup|layout|config)\s*#?\s*(?P<w>[ab12])"
-                          r"\s*(?:[:)=,]|-(?!\s*\d)|\s+(?:is|would\s+be)\b)|(?:^|(?<=[\s,;:]))\(?(?P<p>[ab])\)\s")
+                          r"\s*(?:[:)=,]|-(?!\s*\d)|\s+(?:is|would\s+be)\b"
+                          # no punctuation, a knob straight after: "option a tp8 pp16 …, option b tp4 …"
+                          r"|(?=\s+(?:tp|pp|vpp|cp|ep|etp|zero|mbs?)\s*[=:\-]?\s*\d|\s+(?:full|selective|no|pure|plain)\b))"
+                          r"|(?:^|(?<=[\s,;:]))\(?(?P<p>[ab])\)\s")
 # The plan under discussion named by pointing at it: "why that over …", "is yours better than …"
 OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|recommendation)|"
                   r"the\s+(?:recommended|current|suggested|chosen|new)\s+(?:one|plan|layout))\b(?:\s+[a-z']+){0,3}\s*$")
