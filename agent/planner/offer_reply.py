@@ -43,7 +43,8 @@ def offer_reply(message: str, state: ConversationState) -> str | None:
     return None
 
 
-def answer_offer(reply: str, state: ConversationState, turn: Turn) -> str:
+def answer_offer(reply: str, state: ConversationState, turn: Turn, session_profile: bool = False) -> str:
+    """`session_profile`: the session has its own profile (--profile, the page's), which keeps precedence."""
     if reply == "decline":
         return render("offline/calibration_declined.md.j2")
     run = state.profile.runs[-1]
@@ -51,4 +52,4 @@ def answer_offer(reply: str, state: ConversationState, turn: Turn) -> str:
                                                  "measured_tokens_per_s_per_gpu": run.measured_tokens_per_s_per_gpu})
     if not out.ok:
         return result_or_error(out, "offline/calibration_accepted.md.j2")
-    return render("offline/calibration_accepted.md.j2", r=out.result)
+    return render("offline/calibration_accepted.md.j2", r=out.result, session_profile=session_profile)

@@ -44,11 +44,12 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     record.messages.append({"role": "user", "content": message})
     reply = offer_reply(message, state)  # "yes" / "no" to the calibration offered last turn
     if reply is not None:
-        yield from _answer_offer(reply, state, reserve, record)
+        yield from _answer_offer(reply, state, reserve, record, session_profile=profile is not None)
         return
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
-    turn = Turn(reserve, record, state.profile if state.profile_in_use else profile)  # an accepted profile is used
+    # an accepted profile is used on every turn; a session's own profile (--profile, the page's) takes precedence
+    turn = Turn(reserve, record, profile if profile is not None else state.profile if state.profile_in_use else None)
     profile_note = None
     if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
@@ -113,9 +114,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
 
 
 def _answer_offer(reply: str, state: ConversationState, reserve: Callable[[int], list[str]],
-                  record: TurnRecord) -> Iterator[DeltaEvent | ToolEvent]:
+                  record: TurnRecord, session_profile: bool) -> Iterator[DeltaEvent | ToolEvent]:
     turn = Turn(reserve, record)
-    text = answer_offer(reply, state, turn)
+    text = answer_offer(reply, state, turn, session_profile)
     yield from turn.events
     new_state = advance_state(state, record.outcomes)
     accepted = reply == "accept" and any(o.ok for o in record.outcomes)

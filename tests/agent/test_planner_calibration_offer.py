@@ -60,3 +60,13 @@ def test_yes_without_an_offer_just_before_is_not_an_acceptance(tmp_path):
     assert not any(c["name"] == "calibrate_to_measurement" for c in late.tool_calls) and not state.profile_in_use
     (fresh,), _ = _turns(ChatService(AgentConfig(session_db=tmp_path / "t.db")), "yes")
     assert fresh.tool_calls == []
+
+
+def test_a_session_profile_keeps_precedence_and_the_answer_says_so(tmp_path):
+    from shardwise.engine.calibration.profile import CalibrationProfile
+
+    session = CalibrationProfile(gpu="h100-sxm", precision="bf16", framework="megatron", compute_scale=0.8)
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"), profile=session)
+    (_, accepted, later), _ = _turns(service, SETUP + "we measured 850 tok/s/GPU", "yes", "what about tp8 pp2?")
+    assert "still applies" in accepted.answer
+    assert "×0.800" in later.plan["calibration"]  # the session's compute scale, not the one fitted in the chat
