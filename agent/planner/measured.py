@@ -173,8 +173,10 @@ def pasted_log(text: str) -> LogReading | None:
         return None
 
 
-# Lines only a training log prints: a message holding one pasted a log, read or not
+# Lines only a training log prints: a message holding one pasted a log, read or not (a Megatron-LM iteration line
+# without its time field, HF Trainer's per-step loss dicts: a log with no throughput in it, answered as such)
 LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|iter time \(s\):|"
+                        r"\biteration\s+\d+\s*/\s*\d+\s*\||\{\s*['\"]loss['\"]\s*:\s*\d|"
                         r"\b(?:tps|wps):\s*\d", re.IGNORECASE)
 # A log's own figure written as zero: "elapsed time per iteration (ms): 0.0", "tps: 0", "train_samples_per_second': 0.0"
 LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|iter time \(s\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"

@@ -61,3 +61,17 @@ def test_a_pipeline_line_with_a_zero_iter_time_is_called_unusable(tmp_path):
         "llama 2 7b on 32 h100s, tp1 pp4. our log:\nsteps: 10 loss: 7.8812 iter time (s): 0.000 samples/sec: 0.000",
         None))[-1]
     assert done.tool_calls == [] and "printed as zero" in done.answer
+
+
+@pytest.mark.parametrize("log", [
+    # HF Trainer's per-step logs (ProgressCallback prints each logs dict): loss, no train_samples_per_second yet
+    "{'loss': 2.1432, 'grad_norm': 1.734, 'learning_rate': 1.8e-05, 'epoch': 0.5}\n"
+    "{'loss': 1.9011, 'grad_norm': 1.102, 'learning_rate': 6e-06, 'epoch': 1.0}",
+    # a Megatron-LM training_log line without its 'elapsed time per iteration (ms)' field
+    " [2026-03-14 06:00:19.079190] iteration       10/  100000 | consumed samples:         1280 | "
+    "learning rate: 1.000000E-07 | global batch size:   128 | lm loss: 1.013700E+01 |",
+])
+def test_a_pasted_log_with_no_throughput_line_is_called_unusable_not_out_of_scope(tmp_path, log):
+    done = list(ChatService(AgentConfig(session_db=tmp_path / "s.db")).stream(
+        "llama 3.1 8b on 8 h100s, tp1 zero3 mb2. calibrate to our log:\n" + log, None))[-1]
+    assert done.tool_calls == [] and "found no usable step time or throughput" in done.answer
