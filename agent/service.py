@@ -203,7 +203,8 @@ class ChatService:
     def _finish(self, session_id: str, state: ConversationState, record: TurnRecord, mode: str) -> list[Event]:
         """Store the turn; the configs and done events (exports run here: engine work)."""
         # an offer to calibrate stands for one turn: the next message answers it or moves on
-        state = advance_state(state.model_copy(update={"calibration_offered": False}), record.outcomes)
+        state = advance_state(state.model_copy(update={"calibration_offered": False, "pending_measurement": None}),
+                              record.outcomes)
         planner_state = getattr(record, "state", None)
         if planner_state is not None:
             state = planner_state

@@ -30,6 +30,8 @@ class ConversationState(BaseModel):
     calibration_offered: bool = Field(False, description="the last turn fitted that profile and offered it: a "
                                                          "'yes' / 'no' next answers the offer (planner/offer_reply.py)")
     profile_in_use: bool = Field(False, description="the user accepted the profile: every later prediction uses it")
+    pending_measurement: dict | None = Field(None, description="a measured run whose plan the last answer asked for "
+                                                               "(kind, value, log): the plan said next calibrates it")
 
     @classmethod
     def load(cls, data: dict | None) -> "ConversationState":

@@ -211,6 +211,16 @@ def measured_run(text: str) -> MeasuredRun | None:
     return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
 
 
+def pending_record(run: MeasuredRun) -> dict:
+    """The run kept in the conversation state while its plan is asked for (ConversationState.pending_measurement)."""
+    return {"kind": run.kind, "value": run.value, "log": run.log}
+
+
+def pending_run(record: dict) -> MeasuredRun:
+    log = record.get("log")
+    return MeasuredRun(record["kind"], value=record.get("value"), log=log, reading=pasted_log(log) if log else None)
+
+
 def calibration_asked_without_a_figure(text: str) -> bool:
     lowered = text.lower()
     return CALIBRATION_WORD.search(lowered) is not None and PROFILE_ASKED.search(lowered) is None \

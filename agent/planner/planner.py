@@ -22,7 +22,7 @@ from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .calibrating import calibrate_answer
-from .measured import PROFILE_ASKED
+from .measured import PROFILE_ASKED, pending_record
 from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise
@@ -50,7 +50,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     message, e, intent = request.message, request.facts, request.intent
     # an accepted profile is used on every turn; a session's own profile (--profile, the page's) takes precedence
     turn = Turn(reserve, record, profile if profile is not None else state.profile if state.profile_in_use else None)
-    profile_note = None
+    profile_note, waiting = None, None
     if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
         if profile is None and state.profile is not None:
@@ -69,6 +69,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     elif request.measured is not None:
         text = calibrate_answer(request.measured, e, state, scenario, turn, message)
         if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
+            waiting = pending_record(request.measured)  # kept: the plan said next turn calibrates this run
             rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
             text = (rest.strip() + "\n\n" if rest.strip() else "") + render("offline/calibrate_need_plan.md.j2")
     elif request.sides:
@@ -103,7 +104,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
-    new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False}), record.outcomes)
+    new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False,
+                                                       "pending_measurement": waiting}), record.outcomes)
     if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
@@ -120,7 +122,8 @@ def _answer_offer(reply: str, state: ConversationState, reserve: Callable[[int],
     yield from turn.events
     new_state = advance_state(state, record.outcomes)
     accepted = reply == "accept" and any(o.ok for o in record.outcomes)
-    record.state = new_state.model_copy(update={"calibration_offered": False, "profile_in_use": accepted})
+    record.state = new_state.model_copy(update={"calibration_offered": False, "profile_in_use": accepted,
+                                                "pending_measurement": None})
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)

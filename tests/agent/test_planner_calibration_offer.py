@@ -70,3 +70,17 @@ def test_a_session_profile_keeps_precedence_and_the_answer_says_so(tmp_path):
     (_, accepted, later), _ = _turns(service, SETUP + "we measured 850 tok/s/GPU", "yes", "what about tp8 pp2?")
     assert "still applies" in accepted.answer
     assert "×0.800" in later.plan["calibration"]  # the session's compute scale, not the one fitted in the chat
+
+
+def test_the_plan_asked_for_a_measured_run_calibrates_that_run(tmp_path):
+    # "we measured 850 tok/s/GPU" with no plan: the answer asks which plan ran ('for example "that was TP=4 PP=4
+    # ZeRO-1, micro-batch 1"'); the reply in that form calibrates the 850 on that plan instead of evaluating it.
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    (asked, given, later), state = _turns(service, "70B on 64 H100s, 8k, gbs 512. we measured 850 tok/s/GPU",
+                                          "that was TP4 PP4 ZeRO-1, micro-batch 1", "what about tp8 pp2?")
+    assert "Which plan did that run use?" in asked.answer
+    call = given.tool_calls[-1]
+    assert call["name"] == "calibrate_to_measurement" and call["arguments"]["measured_tokens_per_s_per_gpu"] == 850
+    assert (call["arguments"]["plan"]["tp"], call["arguments"]["plan"]["pp"], call["arguments"]["plan"]["zero"]) == (4, 4, 1)
+    assert not any(c["name"] == "calibrate_to_measurement" for c in later.tool_calls)  # asked once, used once
+    assert state.pending_measurement is None
