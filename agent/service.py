@@ -35,6 +35,7 @@ from .offload import INLINE, Offload
 from .planner import run_offline_turn
 from .planner.entities import normalise
 from .planner.measured import PROFILE_ASKED
+from .planner.offer_reply import offer_reply
 from .sessions import SessionStore
 from .state import ConversationState, advance_state
 
@@ -179,9 +180,17 @@ class ChatService:
         yield SessionEvent(session_id=session.id, mode=mode, model=model.name if model is not None else None)
         record = TurnRecord()
         reserve = lambda n: self.store.next_result_ids(session.id, n)  # noqa: E731
-        if mode == "llm" and profile is None and state.profile is not None and PROFILE_ASKED.search(normalise(text)):
+        reply = offer_reply(text, state) if mode == "llm" else None
+        if mode == "llm" and reply is None and profile is None and state.profile is not None and (
+                state.profile_in_use or PROFILE_ASKED.search(normalise(text))):
             profile = state.profile  # "with our profile, …": the one fitted earlier in this chat (the planner does the same)
-        if mode == "llm":
+        if reply is not None:
+            # "yes" / "no" to the calibration just offered: the planner's deterministic answer (it fits the run
+            # again and sets profile_in_use, which the LLM path then honours); no model call needed
+            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline):
+                yield event
+            mode = "offline"
+        elif mode == "llm":
             # Keep time back for the offline planner's answer in case the LLM fails.
             reserve_s = min(FALLBACK_RESERVE_S, FALLBACK_RESERVE_SHARE * (deadline - time.monotonic()))
             llm_deadline = deadline - reserve_s if self.config.fallback == "offline" else deadline
@@ -202,7 +211,9 @@ class ChatService:
 
     def _finish(self, session_id: str, state: ConversationState, record: TurnRecord, mode: str) -> list[Event]:
         """Store the turn; the configs and done events (exports run here: engine work)."""
-        state = advance_state(state, record.outcomes)
+        # an offer to calibrate stands for one turn: the next message answers it or moves on
+        state = advance_state(state.model_copy(update={"calibration_offered": False, "pending_measurement": None}),
+                              record.outcomes)
         planner_state = getattr(record, "state", None)
         if planner_state is not None:
             state = planner_state

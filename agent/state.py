@@ -27,6 +27,11 @@ class ConversationState(BaseModel):
     profile: CalibrationProfile | None = Field(None, description="the profile fitted to a run the user measured in this "
                                                                  "conversation: applied when they ask ('with our profile')")
     profile_result: str | None = Field(None, description="the calibrate result it came from")
+    calibration_offered: bool = Field(False, description="the last turn fitted that profile and offered it: a "
+                                                         "'yes' / 'no' next answers the offer (planner/offer_reply.py)")
+    profile_in_use: bool = Field(False, description="the user accepted the profile: every later prediction uses it")
+    pending_measurement: dict | None = Field(None, description="a measured run whose plan the last answer asked for "
+                                                               "(kind, value, log): the plan said next calibrates it")
 
     @classmethod
     def load(cls, data: dict | None) -> "ConversationState":
@@ -70,7 +75,7 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
 
             run_plan = measured_setup(tool.args.model_validate(outcome.arguments))[1]
             update.update(profile=outcome.result.profile, profile_result=outcome.id, plan=run_plan,
-                          plan_result=outcome.id, user_plan=run_plan)
+                          plan_result=outcome.id, user_plan=run_plan, calibration_offered=True, profile_in_use=False)
         if outcome.name == "export_config":
             update["export_format"] = outcome.result.format
         state = state.model_copy(update=update)

@@ -116,6 +116,8 @@ def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:
         raise ShardwiseInputError(f"the {reading.framework} log says peak memory {reading.peak_gib:.2f} GiB but "
                                   f"--measured-peak-gib is {args.measured_peak_gib:g}: give one or the other")
     said = _log_says(reading)
+    if args.framework is None and reading.default_framework is not None:
+        args.framework = reading.default_framework  # the log cannot say which backend ran: measurement_from_args says so
     for key, value in said.items():
         flag = getattr(args, key, None)
         if flag is not None and flag != value:
@@ -151,11 +153,15 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
     reading, defaulted = None, []
     if args.from_log:
         reading = read_log(_read_text(args.from_log, "--from-log"), f"--from-log {args.from_log!r}")
+        assumed = args.framework is None and reading.default_framework is not None
         defaulted = apply_log(args, reading)
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and args.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
-        note = f"read from {reading.framework} log ({reading.entries} entries): " + ", ".join(reading.found())
+        note = f"read from {reading.framework} log ({reading.entries} entries): " + reading.said()
+        if assumed:
+            note += (f"\nframework  {args.framework} assumed: the {reading.framework} log does not say which backend ran; "
+                     "the PyTorch-native stack (DDP/FSDP) is the default (pass --framework deepspeed if it ran DeepSpeed)")
     fill_flag_defaults(args)  # seq_len stays None when unsaid: training_setup's default (4096; grpo/ppo: prompt + response)
     model, cluster, setup, strategy = model_from_args(args), cluster_from_args(args), setup_from_args(args), \
         strategy_from_args(args)

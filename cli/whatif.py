@@ -37,6 +37,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _applies_differently(before: str | None, after: str | None) -> bool:
+    """The profile changes numbers on one side and not (or not alike) on the other: a profile applied on neither
+    side ("profile not applied: …" both, naming different GPUs) leaves both on the shipped calibration."""
+    unapplied = [c is None or c.startswith("profile not applied") for c in (before, after)]
+    return before != after and not all(unapplied)
+
+
 def render_whatif(w: WhatIf) -> str:
     lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes), ""]
     for label, rec in (("before", w.before), ("after", w.after)):
@@ -47,7 +54,7 @@ def render_whatif(w: WhatIf) -> str:
             lines += [f"{label:<8} nothing fits"] + ["  " + x for x in render_nothing_fits(rec.nothing_fits)]
     if w.throughput_ratio is not None:
         lines += ["", f"tokens/s x{w.throughput_ratio:.3f} (per GPU x{w.tokens_per_s_per_gpu_ratio:.3f})"]
-        if w.before.plans[0].calibration != w.after.plans[0].calibration:
+        if _applies_differently(w.before.plans[0].calibration, w.after.plans[0].calibration):
             lines.append("         note: the profile applies differently before and after (see above), so this "
                          "ratio compares your measured cluster with the shipped calibration")
     if w.plan_changes:

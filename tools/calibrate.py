@@ -99,9 +99,11 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
     return shlex.join(words)
 
 
-def log_summary(reading) -> str:
+def log_summary(reading, framework_assumed: str | None = None) -> str:
     entries = f"{reading.entries} throughput {'entry' if reading.entries == 1 else 'entries'}"
-    return f"{reading.framework} log ({entries}; read: {', '.join(reading.found())})"
+    assumed = (f"; framework {framework_assumed} assumed: the log does not say which backend ran, so the PyTorch-native "
+               "stack (DDP/FSDP) is the default — say if it ran DeepSpeed") if framework_assumed else ""
+    return f"{reading.framework} log ({entries}; read: {reading.said()}{assumed})"
 
 
 def calibrate(args: CalibrateArgs) -> CalibrateResult:
@@ -134,7 +136,8 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
     return CalibrateResult(
         scenario=scenario_facts(scenario, resolved), plan_label=plan.label(), measured_tokens_per_s_per_gpu=r(m, 1),
         measured_from="log" if reading else given[0].removeprefix("measured_"),
-        log_read=log_summary(reading) if reading else None,
+        log_read=log_summary(reading, scenario.framework if args.scenario.framework is None
+                             and reading.setup_framework is None else None) if reading else None,
         measured_step_s=r(step_s, 3), measured_mfu_percent=r(100 * mfu_fraction(args.measured_mfu), 1)
         if args.measured_mfu is not None else None,
         predicted_before=r(s.predicted_before, 0), predicted_after=r(s.predicted_after, 0),

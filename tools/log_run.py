@@ -29,6 +29,8 @@ def apply_reading(scenario: Scenario, plan: Plan, reading: LogReading) -> tuple[
         facts["precision"] = reading.precision
     if reading.setup_framework is not None:
         facts["framework"] = reading.setup_framework
+    elif scenario.framework is None and reading.default_framework is not None:
+        facts["framework"] = reading.default_framework  # the log cannot say (HF Trainer): its default, said by the tool
     knobs = {k: reading.plan[k] for k in PLAN_KEYS if k in reading.plan}
     if "no_sp" in reading.plan:
         knobs["sequence_parallel"] = not reading.plan["no_sp"]

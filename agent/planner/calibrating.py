@@ -47,11 +47,16 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
                                                                                                  scenario.params)
     discussed = state.user_plan if run.kind == "log" else state.plan  # a pasted log is the run they said they run
     plan = plan_with(None if len(knobs) >= 2 or not same_model else discussed, knobs)
+    framework_said = scenario.framework
     if run.reading is not None:
         try:
             scenario, plan = apply_reading(scenario, plan, run.reading)
         except ShardwiseInputError:
             pass  # the log contradicts the message (its GPU count): the tool's error says how
+    # A log that cannot say its backend (HF Trainer), with none said: the tool applies the log's default and says so.
+    assumed = run.reading is not None and run.reading.setup_framework is None and framework_said is None
+    if assumed:
+        scenario = scenario.model_copy(update={"framework": None})
     if scenario.framework == "fsdp" and "zero" not in plan.model_dump(exclude_none=True):
         plan = plan.model_copy(update={"zero": FSDP_ZERO})  # "torchtitan, pure FSDP": sharded data parallel is ZeRO-3
     missing = scenario.missing()

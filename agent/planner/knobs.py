@@ -30,7 +30,10 @@ NO_TP = r"\btp\s*=?\s*1\s+only\b"
 NEGATED = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?(tp|pp|vpp|cp|ep|etp)\b")
 # Alternatives the user labels: "option A: … option B: …", "plan 1) … plan 2) …", "(a) … (b) …"
 OPTION_LABEL = re.compile(r"\b(?:option|opt|alt(?:ernative)?|variant|choice|plan|setup|layout|config)\s*#?\s*(?P<w>[ab12])"
-                          r"\s*(?:[:)=,]|-(?!\s*\d)|\s+(?:is|would\s+be)\b)|(?:^|(?<=[\s,;:]))\(?(?P<p>[ab])\)\s")
+                          r"\s*(?:[:)=,]|-(?!\s*\d)|\s+(?:is|would\s+be)\b"
+                          # no punctuation, a knob straight after: "option a tp8 pp16 …, option b tp4 …"
+                          r"|(?=\s+(?:tp|pp|vpp|cp|ep|etp|zero|mbs?)\s*[=:\-]?\s*\d|\s+(?:full|selective|no|pure|plain)\b))"
+                          r"|(?:^|(?<=[\s,;:]))\(?(?P<p>[ab])\)\s")
 # The plan under discussion named by pointing at it: "why that over …", "is yours better than …"
 OURS = re.compile(r"\b(?:that|this|it|yours|ours|your\s+(?:plan|pick|choice|one|recommendation)|"
                   r"the\s+(?:recommended|current|suggested|chosen|new)\s+(?:one|plan|layout))\b(?:\s+[a-z']+){0,3}\s*$")
@@ -46,6 +49,11 @@ PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brat
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
 SHARED_BREAK = re.compile(r"[(),;:?!]|\.(?=\s)|\bboth\b|\bwith\b|\band\b|--| - ")  # a sentence end too: "zero1 mb1 either way. tp4 pp2 vs tp8"
+# Two plans joined by "and" / "with" / "to" in a comparison ("compare TP4 PP4 with TP8 PP2", "TP4 PP4 and TP8 PP2 -
+# which is faster?"): the joiner separates plans only when a knob of the plan before it is named again right after
+# it ("tp4 pp4 with zero1" is one plan), and the message asks to compare.
+JOINER = re.compile(r"\band\b|\bwith\b|\bto\b|&")
+COMPARED = re.compile(r"\bcompar\w*|\bbetween\b|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper|wins?)\b")
 
 
 def _knob_value(knob: str, m: re.Match):
@@ -141,6 +149,20 @@ def knob_words(text: str) -> str:
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
 
 
+def _joiner_between_plans(text: str, found: list[tuple[int, str, object]], first_pos: int) -> re.Match | None:
+    """The "and" / "with" / "to" that separates two plans: the same knob named in the clause just before and
+    the clause just after it ("tp4 pp4 | and | tp8 pp2")."""
+    breaks = [b for b in SHARED_BREAK.finditer(text)]
+    for j in JOINER.finditer(text, first_pos):
+        start = max((b.end() for b in breaks if b.end() <= j.start()), default=0)
+        end = min((b.start() for b in breaks if b.start() >= j.end()), default=len(text))
+        before = {k for pos, k, _ in found if start <= pos < j.start()}
+        after = {k for pos, k, _ in found if j.end() <= pos < end}
+        if before & after:
+            return j
+    return None
+
+
 def find_plans(text: str) -> list[dict]:
     """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
 
@@ -169,6 +191,8 @@ def find_plans(text: str) -> list[dict]:
     found.sort()
     first_pos = found[0][0]
     sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
+    if sep is None and COMPARED.search(text):
+        sep = _joiner_between_plans(text, found, first_pos)
     if sep is None and re.match(r"\s*why\s+not\b", text):
         sep = re.search(r"\bnot\b", text)
     if sep is None:  # "why that over tp8 pp16": the plan under discussion against the one named

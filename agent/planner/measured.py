@@ -173,11 +173,13 @@ def pasted_log(text: str) -> LogReading | None:
         return None
 
 
-# Lines only a training log prints: a message holding one pasted a log, read or not
-LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|"
+# Lines only a training log prints: a message holding one pasted a log, read or not (a Megatron-LM iteration line
+# without its time field, HF Trainer's per-step loss dicts: a log with no throughput in it, answered as such)
+LOG_MARKER = re.compile(r"elapsed time per iteration|RunningAvgSamplesPerSec=|train_samples_per_second|\[titan\]|iter time \(s\):|"
+                        r"\biteration\s+\d+\s*/\s*\d+\s*\||\{\s*['\"]loss['\"]\s*:\s*\d|"
                         r"\b(?:tps|wps):\s*\d", re.IGNORECASE)
 # A log's own figure written as zero: "elapsed time per iteration (ms): 0.0", "tps: 0", "train_samples_per_second': 0.0"
-LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"
+LOG_ZERO = re.compile(r"(?:elapsed time per iteration \(ms\)|iter time \(s\)|\btps|\bwps|RunningAvgSamplesPerSec|train_samples_per_second'?)"
                       r"\s*[:=]\s*0+(?:\.0+)?(?![\d.])", re.IGNORECASE)
 
 
@@ -209,6 +211,16 @@ def measured_run(text: str) -> MeasuredRun | None:
     return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
 
 
+def pending_record(run: MeasuredRun) -> dict:
+    """The run kept in the conversation state while its plan is asked for (ConversationState.pending_measurement)."""
+    return {"kind": run.kind, "value": run.value, "log": run.log}
+
+
+def pending_run(record: dict) -> MeasuredRun:
+    log = record.get("log")
+    return MeasuredRun(record["kind"], value=record.get("value"), log=log, reading=pasted_log(log) if log else None)
+
+
 def calibration_asked_without_a_figure(text: str) -> bool:
     lowered = text.lower()
     return CALIBRATION_WORD.search(lowered) is not None and PROFILE_ASKED.search(lowered) is None \
@@ -217,7 +229,8 @@ def calibration_asked_without_a_figure(text: str) -> bool:
 
 # Where a log line starts, when the user wrote words before it on the same line ("70B on 64 H100s: [titan] …")
 LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|\biteration\s+\d+\s*/|\bstep:\s*\d+|"
-                       r"\bepoch=\d+/micro_step|\{\s*['\"]train_|\bRunningAvgSamplesPerSec=|\belapsed time per iteration")
+                       r"\bepoch=\d+/micro_step|\{\s*['\"]train_|\bRunningAvgSamplesPerSec=|\belapsed time per iteration|"
+                       r"\bsteps:\s*\d+\s+loss:")
 
 
 def without_log_lines(text: str) -> str:

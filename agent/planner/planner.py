@@ -22,7 +22,8 @@ from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .calibrating import calibrate_answer
-from .measured import PROFILE_ASKED
+from .measured import PROFILE_ASKED, pending_record
+from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
@@ -41,10 +42,15 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
                      record: TurnRecord, profile=None) -> Iterator[DeltaEvent | ToolEvent]:
     """`profile`: the session's CalibrationProfile, used by every tool call of the turn."""
     record.messages.append({"role": "user", "content": message})
+    reply = offer_reply(message, state)  # "yes" / "no" to the calibration offered last turn
+    if reply is not None:
+        yield from _answer_offer(reply, state, reserve, record, session_profile=profile is not None)
+        return
     request = read(message, state)
     message, e, intent = request.message, request.facts, request.intent
-    turn = Turn(reserve, record, profile)
-    profile_note = None
+    # an accepted profile is used on every turn; a session's own profile (--profile, the page's) takes precedence
+    turn = Turn(reserve, record, profile if profile is not None else state.profile if state.profile_in_use else None)
+    profile_note, waiting = None, None
     if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
         if profile is None and state.profile is not None:
@@ -63,6 +69,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     elif request.measured is not None:
         text = calibrate_answer(request.measured, e, state, scenario, turn, message)
         if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
+            waiting = pending_record(request.measured)  # kept: the plan said next turn calibrates this run
             rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
             text = (rest.strip() + "\n\n" if rest.strip() else "") + render("offline/calibrate_need_plan.md.j2")
     elif request.sides:
@@ -97,11 +104,26 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
-    new_state = advance_state(state.model_copy(update={"scenario": scenario}), record.outcomes)
+    new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False,
+                                                       "pending_measurement": waiting}), record.outcomes)
     if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
+    record.answer += text
+    record.messages.append({"role": "assistant", "content": text})
+    yield DeltaEvent(text)
+
+
+def _answer_offer(reply: str, state: ConversationState, reserve: Callable[[int], list[str]],
+                  record: TurnRecord, session_profile: bool) -> Iterator[DeltaEvent | ToolEvent]:
+    turn = Turn(reserve, record)
+    text = answer_offer(reply, state, turn, session_profile)
+    yield from turn.events
+    new_state = advance_state(state, record.outcomes)
+    accepted = reply == "accept" and any(o.ok for o in record.outcomes)
+    record.state = new_state.model_copy(update={"calibration_offered": False, "profile_in_use": accepted,
+                                                "pending_measurement": None})
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)

@@ -34,7 +34,7 @@ from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_
 from .entities import Entities, extract, normalise, own_words
 from .intents import (CHECK_CLAIM, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
                       without_injection)
-from .measured import MeasuredRun, measured_run
+from .measured import MeasuredRun, measured_run, pending_run
 from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
@@ -82,6 +82,8 @@ def read(message: str, state: ConversationState) -> Request:
     if intent.family in ("injection", "greeting", "help"):
         return request
     run = measured_run(message)
+    if run is None and state.pending_measurement and len(e.plans) == 1 and e.plans[0]:
+        run = pending_run(state.pending_measurement)  # "that was TP=4 PP=4 ZeRO-1": the plan asked for, of that run
     if run is not None:
         # a measured figure or a pasted log is the question, whatever else its words look like (a log's
         # "configuration" is not an export, its argument names are not a topic outside shardwise)

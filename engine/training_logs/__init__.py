@@ -14,7 +14,7 @@ from .torchtitan import read_torchtitan
 
 READERS = (read_megatron, read_torchtitan, read_deepspeed, read_hf_trainer)
 LOOKED_FOR = ("Megatron-LM 'elapsed time per iteration (ms):'", "torchtitan 'step: … tps: …'",
-              "DeepSpeed 'RunningAvgSamplesPerSec='", "Hugging Face Trainer 'train_samples_per_second'")
+              "DeepSpeed 'RunningAvgSamplesPerSec='", "DeepSpeed pipeline 'steps: … iter time (s): … samples/sec: …'", "Hugging Face Trainer 'train_samples_per_second'")
 
 
 def read_log(text: str, name: str = "the log") -> LogReading:

@@ -6,16 +6,21 @@ Formats (NVIDIA/Megatron-LM, megatron/training/training.py `training_log`):
 and megatron/training/arguments.py `_print_args`: '  {arg} {dots} {value}' with dots = '.' * (48 - len(arg))
 between '------------------------ arguments ------------------------' and '-------------------- end of arguments'.
 Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …'.
+The printed 'global batch size' is the current one (micro_batch_size x data_parallel_size x
+get_num_microbatches(), training.py `training_log`): with `--rampup-batch-size START INCREMENT SAMPLES`
+it grows during the ramp-up, and only the iterations at the last printed batch are the run's steady state.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 
 from .reading import NUMBER, LogReading, steady
 
 ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER)
-GLOBAL_BATCH = re.compile(r"global batch size:\s*(\d+)")
+# One training_log() line: its step time and, further on, the global batch it ran at.
+ITERATION_LINE = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER + r"(?:.*?global batch size:\s*(\d+))?")
 # Lines may carry a launcher's prefix ("[default0]:", "[rank0]:", "0: ") before the two spaces.
 ARG_LINE = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) \.{2,} (.*?)\s*$")
 MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*" + NUMBER)
@@ -46,12 +51,31 @@ def _arguments(text: str) -> dict[str, str]:
     return out
 
 
+def _steady_iterations(text: str, configured_batch: int | None) -> tuple[list[float], int | None, str | None]:
+    """The step times (s) of the iterations at the last printed global batch, that batch, and a note when a
+    batch ramp-up was set aside. A zero time (a line cut off, a skipped iteration) measures nothing: not a step."""
+    lines = [(float(ms) / 1e3, int(b) if b else None) for ms, b in ITERATION_LINE.findall(text)]
+    lines = [(t, b) for t, b in lines if t > 0]
+    batches = [b for _, b in lines if b]
+    final = batches[-1] if batches else None
+    if final is None or len(set(batches)) == 1:
+        return [t for t, _ in lines], final, None
+    kept = [t for t, b in lines if b == final]
+    ramp = sorted(set(batches) - {final})
+    note = (f"batch ramp-up: read the {len(kept)} iteration{'s' if len(kept) != 1 else ''} at the final global batch "
+            f"{final} and set aside {len(lines) - len(kept)} at {', '.join(str(b) for b in ramp)}")
+    if configured_batch is not None and final != configured_batch:
+        note += f" (the log ends before the ramp-up reaches the configured {configured_batch})"
+    return kept, final, note
+
+
 def read_megatron(text: str) -> LogReading | None:
-    # A zero time (a line cut off, a skipped iteration) measures nothing: it is not a step.
-    times = [t for t in (float(x) / 1e3 for x in ITERATION_MS.findall(text)) if t > 0]
-    if not times:
+    if not [t for t in ITERATION_MS.findall(text) if float(t) > 0]:
         return None
     args = _arguments(text)
+    times, final_batch, ramp_note = _steady_iterations(text, _int(args, "global_batch_size"))
+    # After a ramp-up the run is warm: every iteration at the final batch is steady state, none dropped as warm-up.
+    step_s = float(statistics.median(times)) if ramp_note else steady(times)
     plan: dict[str, object] = {}
     for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
                        ("vpp", "virtual_pipeline_model_parallel_size"), ("cp", "context_parallel_size"),
@@ -66,7 +90,6 @@ def read_megatron(text: str) -> LogReading | None:
         plan["recompute"] = args["recompute_granularity"] if args["recompute_granularity"] in ("full", "selective") else "none"
     if "sequence_parallel" in args:
         plan["no_sp"] = args["sequence_parallel"] != "True"
-    batches = [int(x) for x in GLOBAL_BATCH.findall(text) if int(x) > 0]
     precision = None
     if args.get("fp8") not in (None, "None"):
         precision = "fp8"
@@ -74,7 +97,7 @@ def read_megatron(text: str) -> LogReading | None:
         precision = "bf16"
     peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text) if float(x) > 0]
     return LogReading(
-        framework="megatron-lm", entries=len(times), step_s=steady(times), peak_gib=max(peaks) if peaks else None,
+        framework="megatron-lm", entries=len(times), step_s=step_s, peak_gib=max(peaks) if peaks else None,
         num_gpus=_int(args, "world_size"), seq_len=_int(args, "seq_length"),
-        global_batch=batches[-1] if batches else _int(args, "global_batch_size"), precision=precision,
-        setup_framework="megatron", plan=plan)
+        global_batch=final_batch if final_batch else _int(args, "global_batch_size"), precision=precision,
+        setup_framework="megatron", plan=plan, notes=(ramp_note,) if ramp_note else ())

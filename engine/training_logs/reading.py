@@ -36,6 +36,9 @@ class LogReading:
     precision: str | None = None
     setup_framework: str | None = None  # shardwise's --framework this log implies, if any
     plan: dict[str, object] = field(default_factory=dict)  # tp, pp, vpp, cp, ep, etp, zero, micro_batch, recompute, no_sp, hsdp
+    # the framework to model when the log cannot say which backend ran and the user did not either (HF Trainer)
+    default_framework: str | None = None
+    notes: tuple[str, ...] = ()  # what the reader chose, to be said with what it read (a batch ramp-up set aside)
 
     def found(self) -> list[str]:
         """What was read, for the CLI to show."""
@@ -44,3 +47,8 @@ class LogReading:
         out = [f"{n}={getattr(self, n):g}" if isinstance(getattr(self, n), float) else f"{n}={getattr(self, n)}"
                for n in names if getattr(self, n) is not None]
         return out + [f"{k}={v}" for k, v in self.plan.items()]
+
+
+    def said(self) -> str:
+        """What was read, and the reader's notes after it: one line for the CLI and the chat."""
+        return ", ".join(self.found()) + "".join(f"; {note}" for note in self.notes)

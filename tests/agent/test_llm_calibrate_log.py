@@ -45,3 +45,21 @@ def test_with_our_profile_the_llm_paths_tools_use_the_profile_fitted_earlier(mak
     calibrated = next(e for e in asked if isinstance(e, ToolEvent)).result["plan"]["calibration"]
     assert calibrated is not None and calibrated.startswith("calibrated: compute ×")
     assert next(e for e in plain if isinstance(e, ToolEvent)).result["plan"]["calibration"] is None  # only when asked
+
+
+def test_a_yes_to_the_calibration_offered_on_the_llm_path_is_answered_by_the_planner(make_service, fake_model):
+    # After the model's calibration, "yes" fits the same run again without a model call and keeps the profile in
+    # use: the next LLM turn's tools predict with it without being asked.
+    calibrate = ("calibrate_to_measurement", {"scenario": SCENARIO, "plan": {"tp": 2}, "log": LOG})
+    evaluate = ("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 2}})
+    model = fake_model([{"calls": [calibrate]}, {"text": "Calibrated [R1]. Want me to use it?"},
+                        {"calls": [evaluate]}, {"text": "Evaluated [R3]."}])
+    service = make_service(model)
+    session = list(service.stream("llama 3.1 8b on 8 h100, tp2, seq 4096. our megatron log:\n" + LOG))[-1].session_id
+    requests = len(model.requests)
+    accepted = list(service.stream("yes, use it", session))
+    assert len(model.requests) == requests  # no model call for the reply
+    tool = next(e for e in accepted if isinstance(e, ToolEvent))
+    assert tool.name == "calibrate_to_measurement" and tool.result["measured_tokens_per_s_per_gpu"] == 8192.0
+    later = list(service.stream("evaluate tp2 again", session))
+    assert next(e for e in later if isinstance(e, ToolEvent)).result["plan"]["calibration"].startswith("calibrated: ")
