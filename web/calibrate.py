@@ -66,6 +66,8 @@ def with_log(req: CalibrateRequest, reading: LogReading) -> CalibrateRequest:
             and abs(req.measured_peak_gib - reading.peak_gib) > 0.05:
         raise ShardwiseInputError(f"the {reading.framework} log says peak memory {reading.peak_gib:.2f} GiB but "
                                   f"measured_peak_gib is {req.measured_peak_gib:g}: give one or the other")
+    if "framework" not in said and "framework" not in req.model_fields_set and reading.default_framework:
+        said["framework"] = reading.default_framework  # the log cannot say (HF Trainer): the CLI's default too
     return req.model_copy(update=said)
 
 
