@@ -8,7 +8,7 @@ from __future__ import annotations
 from .engine.model_spec import ModelSpec
 from .engine.params import active_params, total_params
 from .engine.plan_label import plan_label
-from .engine.results import Evaluation, StrategySummary
+from .engine.results import Evaluation, MemoryReport, StrategySummary
 
 TERM_LABELS = {
     "compute_s": "compute", "tp_comm_s": "TP communication", "cp_comm_s": "CP communication",
@@ -48,6 +48,16 @@ def seconds(value: float) -> str:
 def likely(bounds: list[float] | None) -> str:
     """[1110.2, 1280.7] -> '1,110–1,281' (an 80 % interval, as the engine reports it)."""
     return f"{bounds[0]:,.0f}–{bounds[1]:,.0f}" if bounds else ""
+
+
+def memory_band_note(m: MemoryReport) -> str | None:
+    """One line, on the page and in the CLI, when a plan that fits at its point estimate has an 80 % memory band
+    whose upper end is past the GPU's capacity (strictly above it): 1 run in 10 peaks above the band's top. A plan
+    that does not fit gets nothing more (its verdict says so; a short run would not help). The page shows it for
+    the recommended plan, which always fits."""
+    if not m.fits or not m.total_gib_range or m.total_gib_range[1] <= m.capacity_gib:
+        return None
+    return f"the band's upper end is above the {m.capacity_gib:g} GiB: check the peak in a short run"
 
 
 def plan_line(e: Evaluation) -> str:

@@ -9,7 +9,7 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
-from ..present import likely, seconds, tokens_text
+from ..present import likely, memory_band_note, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
 from ..engine.post_training.modes import mode_name
@@ -119,6 +119,9 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     lines.append(f"  {'total (peak)':<38}{m.total_gib:>8.2f}  of {m.capacity_gib:g} GiB -> {verdict}")
     if m.total_gib_range:
         lines.append(f"  {'likely peak (80 % band)':<38}{m.total_gib_range[0]:>8.1f}–{m.total_gib_range[1]:.1f}")
+        note = memory_band_note(m)  # the page's line, same threshold
+        if note:
+            lines.append(f"    note: {note}")
     if e.time is not None and e.throughput is not None:
         t, tp = e.time, e.throughput
         lines += ["", "time per step (exposed)"]

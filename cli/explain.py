@@ -6,15 +6,13 @@ from __future__ import annotations
 import argparse
 
 from ..engine.errors import ShardwiseInputError
-from ..engine.explain import Explanation, compare, explain
+from ..engine.explain import Explanation, explain
+from ..engine.explain_pair import winner_and_runner_up
 from ..engine.plan_text import parse_plan
-from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, plan_line, plan_text, seconds, signed
+from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
-
-RUNNER_UP_POOL = 10  # top plans searched for the first one that is not a tie
 
 
 def register(subparsers) -> None:
@@ -38,26 +36,17 @@ def run(args: argparse.Namespace) -> int:
         a = parse_plan(args.a)
         b = parse_plan(args.b) if args.b is not None else None
     else:
-        top = recommend(model, cluster, setup, top_k=RUNNER_UP_POOL, headroom=args.headroom, profile=profile)
-        if not top.plans:
+        pair = winner_and_runner_up(model, cluster, setup, headroom=args.headroom, profile=profile)
+        if pair is None:
             raise ShardwiseInputError("no plan fits, so there is nothing to compare; run `shardwise recommend` "
                                       "to see what would fit, or pass --a PLAN")
-        a = parse_plan(plan_text(top.plans[0].strategy))
-        b = parse_plan(plan_text(runner_up(top.plans).strategy)) if len(top.plans) > 1 else None
+        a, b = pair
     result = explain(model, cluster, setup, a, b, headroom=args.headroom, profile=profile)
     if args.json:
         print_json(result)
     else:
         print(render_explanation(result))
     return 0
-
-
-def runner_up(plans):
-    """The first alternative predicted slower than the winner (a tie explains nothing), else the second."""
-    for other in plans[1:]:
-        if compare(plans[0], other).decided_by != "tie":
-            return other
-    return plans[1]
 
 
 def render_explanation(x: Explanation) -> str:

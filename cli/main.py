@@ -8,7 +8,7 @@ import sys
 
 from pydantic import ValidationError
 
-from ..engine.errors import ShardwiseInputError
+from ..engine.errors import SettingsInputError, ShardwiseInputError
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
 SUBCOMMANDS = ["evaluate", "recommend", "explain", "whatif", "export", "catalog", "validate", "calibrate",
@@ -57,6 +57,16 @@ def format_validation_error(exc: ValidationError, use_flags: bool = False) -> st
     return "; ".join(parts)
 
 
+def flag_for(setting: str) -> str:
+    """A scenario setting as the flag that sets it: gpu -> --gpu, seq_len -> --seq-len, num_gpus -> --gpus."""
+    return FIELD_FLAGS.get(setting, "--" + setting.replace("_", "-"))
+
+
+def error_text(exc: ShardwiseInputError) -> str:
+    """The engine's message; one that names scenario settings names them here as the flags the user typed."""
+    return exc.spelled(flag_for) if isinstance(exc, SettingsInputError) else str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -66,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except ShardwiseInputError as exc:
-        print(f"shardwise: error: {exc}", file=sys.stderr)
+        print(f"shardwise: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except ValidationError as exc:
         flags = args.command in ("evaluate", "recommend", "explain", "export")  # what-if names inputs, not flags

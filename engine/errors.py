@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import Callable
 
 
 class ShardwiseInputError(ValueError):
@@ -11,6 +12,24 @@ class ShardwiseInputError(ValueError):
     The message says what was wrong and what is allowed; the CLI prints it on one line
     and exits with status 2.
     """
+
+
+class SettingsInputError(ShardwiseInputError):
+    """Bad input whose message points at settings of the scenario, written `{gpu}`, `{seq_len}` in its template.
+
+    The engine's message names them as REST bodies and the chat's tools do (gpu, seq_len); a surface with its
+    own spelling renders `spelled(...)` instead (the CLI: --gpu, --seq-len), so no surface hears another's syntax.
+    """
+
+    def __init__(self, template: str, *settings: str):
+        self.template, self.settings = template, settings
+        super().__init__(self.spelled(lambda name: name))
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        text = self.template
+        for name in self.settings:  # str.replace, not format: a model's name may hold braces of its own
+            text = text.replace("{" + name + "}", spell(name))
+        return text
 
 
 def closest_names(name: str, candidates: list[str], limit: int = 3) -> list[str]:

@@ -8,15 +8,17 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from ..engine.hardware import GPUSpec, NetworkSpec
+from ..engine.explain import Explanation
 from ..engine.recommendation import Recommendation
 from ..engine.results import Evaluation
+from ..engine.whatif import WhatIf
 from . import engine_calls
 from ..engine.calibration.profile import CalibrationProfile
 from .calibrate import CalibrateRequest, calibrate as calibrate_run
 from .chat import awire_events, error_payload, wire_events
 from .offload import PoolOffload
-from .schemas import (CatalogModel, ChatRequest, ErrorResponse, EvaluateRequest, ExportRequest, ExportResponse,
-                      RecommendRequest)
+from .schemas import (CatalogModel, ChatRequest, ErrorResponse, EvaluateRequest, ExplainRequest, ExportRequest,
+                      ExportResponse, RecommendRequest, WhatIfRequest)
 from .sse import EventStreamResponse
 from .workpool import PoolBusy
 
@@ -45,6 +47,18 @@ async def evaluate(body: EvaluateRequest, request: Request) -> Evaluation:
              summary="Search every valid plan and rank them (shardwise recommend --json)")
 async def recommend(body: RecommendRequest, request: Request):
     return await request.app.state.work_pool.run(engine_calls.recommend, body)
+
+
+@router.post("/explain", response_model=Explanation,
+             summary="Compare two plans term by term and explain the winner (shardwise explain --json)")
+async def explain(body: ExplainRequest, request: Request) -> Explanation:
+    return await request.app.state.work_pool.run(engine_calls.explain, body)
+
+
+@router.post("/what-if", response_model=WhatIf,
+             summary="The recommendation before and after changing inputs, and why (shardwise what-if --json)")
+async def what_if(body: WhatIfRequest, request: Request) -> WhatIf:
+    return await request.app.state.work_pool.run(engine_calls.what_if, body)
 
 
 @router.post("/export", response_model=ExportResponse, summary="A framework config for one plan (shardwise export)")

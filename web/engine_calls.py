@@ -12,7 +12,8 @@ import json
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
-from .schemas import EvaluateRequest, ExportRequest, ExportResponse, RecommendRequest, ScenarioRequest
+from .schemas import (EvaluateRequest, ExplainRequest, ExportRequest, ExportResponse, RecommendRequest, ScenarioRequest,
+                      WhatIfRequest)
 
 
 def resolve_model(req: ScenarioRequest) -> ModelSpec:
@@ -63,6 +64,27 @@ def recommend(req: RecommendRequest):
     return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
                             profile=req.profile, export_format=req.export_format, list_exports=True,
                             **(req.constraints or {}))
+
+
+def explain(req: ExplainRequest):
+    """`shardwise explain --json`: the plans given, or the winner and runner-up the CLI would pick."""
+    from ..engine.explain import explain as engine_explain
+    from ..engine.explain_pair import winner_and_runner_up
+
+    model, on, setup = resolve_model(req), cluster(req), req.setup()
+    pair = req.plans() or winner_and_runner_up(model, on, setup, headroom=req.headroom, profile=req.profile)
+    if pair is None:
+        raise ShardwiseInputError("no plan fits, so there is nothing to compare; POST /api/recommend shows what "
+                                  "would fit, or give a plan as a")
+    return engine_explain(model, on, setup, *pair, headroom=req.headroom, profile=req.profile)
+
+
+def what_if(req: WhatIfRequest):
+    """`shardwise what-if --json`: the recommendation before and after the change."""
+    from ..engine.whatif import what_if as engine_what_if
+
+    return engine_what_if(resolve_model(req), cluster(req), req.setup(), req.change, top_k=req.top_k,
+                          headroom=req.headroom, profile=req.profile, **(req.constraints or {}))
 
 
 def export(req: ExportRequest) -> ExportResponse:

@@ -8,6 +8,7 @@ and keys stay on the server).
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,11 +28,23 @@ NOT_READABLE_JSON = ("the request body cannot be read as JSON: send one JSON obj
                      "UTF-8, or arrays/objects nested hundreds of levels deep, cannot be parsed)")
 
 
+# pydantic tags a union's model branch with the model's class name (('body', 'a', 'PlanFields', 'tp')); our
+# fields are snake_case, so a CamelCase part is such a tag.
+UNION_MODEL_TAG = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+$")
+
+
 def field_name(loc: tuple) -> str:
-    """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int' or 'str' are dropped."""
+    """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int', 'str' or 'PlanFields' are dropped."""
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
-    parts = [p for p in parts if not p.startswith(("function-", "json-or-python")) and p not in {"int", "str", "float", "dict[str,any]"}]
+    parts = [p for p in parts if not p.startswith(("function-", "json-or-python")) and p not in {"int", "str", "float", "dict[str,any]"}
+             and not UNION_MODEL_TAG.match(p)]
     return ".".join(parts) or "body"
+
+
+def _other_branch_went_deeper(name: str, error: dict, names: list[str]) -> bool:
+    """'a: Input should be a valid string' beside 'a.tp: …': the value was the union's other type (an object),
+    so the wrong-type complaint of the string branch is noise."""
+    return str(error.get("type", "")).endswith("_type") and any(n.startswith(name + ".") for n in names)
 
 
 def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, str]]]:
@@ -43,8 +56,10 @@ def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, st
         pos = f" at character {where[1]}" if len(where) > 1 and isinstance(where[1], int) else ""
         return 400, f"malformed JSON{pos}: {reason}", [{"field": "body", "message": str(reason)}]
     entries, seen = [], set()
-    for e in errors:
-        name = field_name(tuple(e.get("loc", ())))
+    names = [field_name(tuple(e.get("loc", ()))) for e in errors]
+    for e, name in zip(errors, names):
+        if _other_branch_went_deeper(name, e, names):
+            continue
         if name == "body" and e.get("type") == "missing":
             msg = "the request body is empty: send a JSON object (see /docs)"
         elif name == "body" and e.get("type") in {"model_attributes_type", "dict_type", "model_type"}:

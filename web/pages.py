@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from ..present import memory_band_note
 from . import engine_calls
 from .errors import describe_validation
 from .schemas import RecommendRequest
@@ -26,6 +27,7 @@ from .view import build_view
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.globals["memory_band_note"] = memory_band_note  # the CLI's evaluate prints the same line
 log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)
 

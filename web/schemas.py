@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
@@ -143,18 +143,81 @@ class EvaluateRequest(PlanFields, ScenarioRequest):
         return {"train_tokens": tokens, "price_per_gpu_hour": self.price_per_gpu_hour}
 
 
-class RecommendRequest(ScenarioRequest):
-    """POST /api/recommend: a scenario; the engine searches every valid plan."""
+class SearchFields(_Body):
+    """How a search ranks plans: the CLI's --headroom and its constraint flags (--tp 8, --max-pp 4, …)."""
 
-    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="how many ranked plans to return")
     headroom: float = Field(default=0.1, ge=0.0, lt=1.0, description="share of GPU memory kept free (the CLI's default 0.1)")
     constraints: dict[str, int | str | bool | list[int | str | bool]] | None = Field(
         default=None, description="pin or bound knobs of the search: {'tp': 8}, {'max_pp': 4}, {'recompute': 'full'}, "
                                   "{'zero': [1, 3]}; unknown names are refused with the allowed list",
         examples=[{"max_pp": 4}])
+
+
+class RecommendRequest(SearchFields, ScenarioRequest):
+    """POST /api/recommend: a scenario; the engine searches every valid plan."""
+
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="how many ranked plans to return")
     export_format: ExportFormat | None = Field(
         default=None, description="the format you will export to: rank only plans it can write; `set_aside` counts "
                                   "the faster ones it refuses, by cause (shardwise recommend --export)")
+
+
+class ExplainRequest(ScenarioRequest):
+    """POST /api/explain: two plans compared term by term, or without them the recommended winner and its
+    runner-up; then the winner's binding constraint and one-knob changes (shardwise explain --a/--b)."""
+
+    a: str | PlanFields | None = Field(
+        default=None, description="first plan: the text --a takes (\"tp=4,pp=2,zero=1,mb=1,recompute=selective\" or "
+                                  "\"TP4 PP2 ZeRO1\") or an object with the plan fields of /api/evaluate; null with b "
+                                  "null: the top two recommended plans", examples=["tp=4,pp=2,zero=1"])
+    b: str | PlanFields | None = Field(default=None, description="second plan (needs a); null: explain a alone")
+    headroom: float = Field(default=0.1, ge=0.0, lt=1.0, description="share of GPU memory kept free (the CLI's default 0.1)")
+
+    @field_validator("a", "b")
+    @classmethod
+    def _readable_plan(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            plan_strategy(value)  # refused here, with the field named, rather than later as a bare 400
+        return value
+
+    @field_validator("b")
+    @classmethod
+    def _b_needs_a(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None and "a" in info.data and info.data["a"] is None:
+            raise ValueError("needs a (the plan to compare it with); give a alone to explain one plan")
+        return value
+
+    def plans(self) -> tuple[Strategy, Strategy | None] | None:
+        """(a, b) as given, or None: the caller picks the winner and runner-up."""
+        if self.a is None:
+            return None
+        return plan_strategy(self.a), (plan_strategy(self.b) if self.b is not None else None)
+
+
+def plan_strategy(plan: str | PlanFields) -> Strategy:
+    from ..engine.plan_text import parse_plan  # engine's reader: the very text `--a` / `--b` take
+
+    return parse_plan(plan) if isinstance(plan, str) else plan.strategy()
+
+
+class WhatIfRequest(SearchFields, ScenarioRequest):
+    """POST /api/what-if: a scenario and what changes in it; the recommendation before and after
+    (shardwise what-if --change)."""
+
+    change: str | dict[str, str | int | float | bool | list[str] | None] = Field(
+        description="the inputs that change: {\"gpu\": \"h200\", \"gpus\": 128} or the text --change takes, "
+                    "\"gpu=h200,gpus=128\"; inputs: gpu, gpus, gpus_per_node, network, seq_len, global_batch, "
+                    "global_batch_tokens, mode, precision, framework, … (an unknown one is refused with the full list)",
+        examples=[{"gpu": "h200"}])
+    top_k: int = Field(default=3, ge=1, le=MAX_TOP_K, description="plans ranked on each side (the CLI's --top, default 3)")
+
+    @field_validator("change")
+    @classmethod
+    def _known_inputs(cls, value: Any) -> Any:
+        from ..engine.whatif import parse_changes
+
+        parse_changes(value)  # unknown input, one given twice, none at all: refused naming `change`
+        return value
 
 
 class ExportRequest(PlanFields, ScenarioRequest):

@@ -18,7 +18,7 @@ from ..assumptions.calibration_bounds import (COMM_SCALE_BOUNDS, COMPUTE_SCALE_B
                                               FIT_STEP, MAX_MEASURED_MFU)
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
-from ..errors import ShardwiseInputError
+from ..errors import SettingsInputError, ShardwiseInputError
 from ..model_spec import ModelSpec
 from ..performance import step_time
 from ..plans import PlanGrid
@@ -131,16 +131,17 @@ def _check_runs(runs: list[Measurement]) -> None:
     for r in runs:
         achieved, peak = model_tflops_per_gpu(r), r.cluster.gpu.peak_tflops(r.setup.precision)
         if achieved > MAX_MEASURED_MFU * peak:
-            raise ShardwiseInputError(
+            raise SettingsInputError(
                 f"the measured {r.tokens_per_s_per_gpu:,.0f} tokens/s per GPU of {r.model.name} would be "
                 f"{achieved:,.0f} model TFLOP/s per GPU, {achieved / peak:.0%} MFU of the {r.cluster.gpu.id}'s "
                 f"{peak:,.0f} dense {r.setup.precision} TFLOP/s: impossible, more than the GPU can do; check the figure (per GPU, "
-                "not per job? tokens, not samples?) and the flags describing the run (--gpus, --seq-len, --global-batch)")
+                "not per job? tokens, not samples?) and the settings describing the run ({gpus}, {seq_len}, {global_batch})",
+                "gpus", "seq_len", "global_batch")
         if r.peak_gib is not None and r.peak_gib > r.cluster.gpu.memory_gib:
             # compared, not fitted, but a peak above the GPU's memory says the run is described wrongly (the GPU)
-            raise ShardwiseInputError(
+            raise SettingsInputError(
                 f"the measured peak memory {r.peak_gib:.1f} GiB is more than the {r.cluster.gpu.id}'s "
-                f"{r.cluster.gpu.memory_gib:g} GiB: is --gpu the GPU the run used?")
+                f"{r.cluster.gpu.memory_gib:g} GiB: is {{gpu}} set to the GPU the run used?", "gpu")
     first = runs[0]
     for r in runs[1:]:
         if (r.cluster.gpu.id, r.setup.precision, r.setup.framework) != (

@@ -248,3 +248,14 @@ def test_a_profile_that_applies_nowhere_does_not_say_calibrated(capsys, tmp_path
     code, out, err = run(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--gpus", "8",
                          "--profile", path, "--json")
     assert json.loads(out)["calibration"].startswith("profile not applied: compute scale not applied")
+
+
+# 1e12 tokens/s/GPU x ~6 x 70e9 FLOPs/token is ~4e23 FLOP/s, against the H100's 989e12 dense bf16 peak: refused.
+# A 100 GiB peak on an 80 GiB H100: refused. The engine names the settings; the CLI names the flags that set them.
+@pytest.mark.parametrize("extra, flags", [
+    (["--measured-tokens-per-s-per-gpu", "1e12"], "(--gpus, --seq-len, --global-batch)"),
+    (["--measured-tokens-per-s-per-gpu", "850", "--measured-peak-gib", "100"], "is --gpu set to the GPU the run used?"),
+])
+def test_a_refused_run_names_the_flags_describing_it(capsys, extra, flags):
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, *extra)
+    assert code == 2 and flags in err and len(err.strip().splitlines()) == 1, err

@@ -50,3 +50,10 @@ def test_bad_logs_and_double_measurements_are_one_clear_error():
     assert not no_seq.ok and "sequence length" in no_seq.errors[0]
     both = call(measured_mfu=40, measured_step_s=5.0)
     assert not both.ok and "exactly one" in both.errors[0]
+
+
+def test_an_impossible_figure_names_the_tool_arguments_not_cli_flags():
+    # 1e12 tokens/s per GPU of a 7B model is ~4e22 FLOP/s against the H100's 989e12 dense bf16 peak.
+    out = call(measured_tokens_per_s_per_gpu=1e12)
+    assert not out.ok
+    assert "(gpus, seq_len, global_batch)" in out.errors[0] and "--" not in out.errors[0], out.errors

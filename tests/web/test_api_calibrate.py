@@ -122,6 +122,16 @@ def test_bad_measurements_get_one_precise_error(client, body, status, needle):
     assert r.status_code == status and needle in r.json()["message"], r.text
 
 
+@pytest.mark.parametrize("body, settings", [
+    ({"measured_tokens_per_s_per_gpu": 1e12}, "the settings describing the run (gpus, seq_len, global_batch)"),
+    ({"measured_tokens_per_s_per_gpu": 850, "measured_peak_gib": 100}, "is gpu set to the GPU the run used?"),
+])
+def test_a_refused_run_names_the_request_fields_not_cli_flags(client, body, settings):
+    # The fit's refusals said "is --gpu the GPU the run used?" here too; a REST client has no flags.
+    r = client.post("/api/calibrate", json={**RUN, **body})
+    assert r.status_code == 400 and settings in r.json()["message"] and "--" not in r.json()["message"], r.text
+
+
 @pytest.mark.parametrize("value", [math.nan, math.inf])
 def test_nan_and_infinity_are_no_measurement(client, value):
     body = json.dumps({**RUN, "measured_tokens_per_s_per_gpu": value})  # Python's json writes NaN / Infinity
