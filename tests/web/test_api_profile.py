@@ -6,27 +6,22 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from fastapi.testclient import TestClient
 
 from shardwise.cli.main import main as cli
 from shardwise.web.app import create_app
 from shardwise.web.settings import Settings
-
-SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 16, "seq_len": 4096, "global_batch": 256}
-FLAGS = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "16", "--seq-len", "4096", "--global-batch", "256"]
-
+from support.api_profile import FLAGS, SCENARIO, api_client, fitted_profile
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000), chat_service=object()),
-                      raise_server_exceptions=False)
+    return api_client()
 
 
 @pytest.fixture(scope="module")
 def profile_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("p") / "profile.json"
-    assert cli(["calibrate", *FLAGS, "--tp", "2", "--measured-tokens-per-s-per-gpu", "5000", "--save", str(path)]) == 0
-    return path
+    return fitted_profile(tmp_path_factory.mktemp("p"))
 
 
 def test_evaluate_with_profile_matches_the_cli(client, capsys, profile_file):
