@@ -1,14 +1,17 @@
-"""The engine on the external held-out runs, with band methods v3 and v4 beside the shipped v2
-(engine/calibration/external_check.py computes; protocol: docs/performance.md, "Protocol for
-session 6"; the first run's output is benchmarks/results/external_check_first_run.json).
+"""The engine on the external held-out runs, with band methods v2, v3 and v4 side by side
+(engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for
+session 6" and "Protocol for session 7"; the first runs' outputs are
+benchmarks/results/external_check_first_run.json (set 1) and external_set2_first_run.json (set 2)).
 
-    python benchmarks/external_check.py               # print every figure
-    python benchmarks/external_check.py --json OUT    # ... and write them as JSON
+    python benchmarks/external_check.py                  # set 1: print every figure
+    python benchmarks/external_check.py --set 2          # set 2
+    python benchmarks/external_check.py --json OUT       # ... and write them as JSON
 
 Uncalibrated: MAPE (pooled, and each group once), the median signed error, by source and regime;
 coverage of the 80 % band the product shows (intervals.throughput_band: the regime band, widened
-outside the validated range) for the shipped band method (v2) and for v3 (band_statistics.
-conformal_levels, same out-of-fold residuals), each with a 95 % CI from resampling groups.
+outside the validated range) for band methods v2 (each group once), v3 (band_statistics.
+conformal_levels) and v4 (a band for a new cluster, new_cluster.py; shipped since session 7), all
+computed here from the same out-of-fold residuals, each with a 95 % CI from resampling groups.
 Calibrated: each family of external runs at two or more GPU counts (transfer.families) calibrated
 on its smallest run, predicting the rest (transfer.transfer_family): MAPE before and after, their
 ratio, and the coverage of the band a profile gets.
