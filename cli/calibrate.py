@@ -14,7 +14,7 @@ from ..engine.calibration.fit_profile import Measurement, fit_profile
 from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
-from ..engine.training_logs import LogReading, read_log
+from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
@@ -140,8 +140,9 @@ def fill_flag_defaults(args: argparse.Namespace) -> None:
 
 
 def _read_text(path: str, flag: str) -> str:
+    """A log or CSV as saved: UTF-8, or UTF-16 / UTF-8 with a BOM (a PowerShell `>` redirect), decoded alike."""
     try:
-        return Path(path).read_text(errors="replace")
+        return decode_log(Path(path).read_bytes())
     except FileNotFoundError:
         raise ShardwiseInputError(f"{flag} {path!r} does not exist") from None
     except OSError as exc:
