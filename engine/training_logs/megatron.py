@@ -5,10 +5,8 @@ Formats (NVIDIA/Megatron-LM, megatron/training/training.py `training_log`):
     ' throughput per GPU (TFLOP/s/GPU): {:.1f} |' ... ' global batch size: {:5d} |'
 and megatron/training/arguments.py `_print_args`: '  {arg} {dots} {value}' with dots = '.' * (48 - len(arg))
 between '------------------------ arguments ------------------------' and '-------------------- end of arguments'.
-megatron/training/arguments.py `validate_args` also prints, once on rank 0 (d98e8a64 line 567):
-    'using world size: {}, data-parallel size: {}, context-parallel size: {}, hierarchical context-parallel
-    sizes: {}, tensor-model-parallel size: {}, pipeline-model-parallel size: {}'
-(older releases: no hierarchical field, 'context-parallel size: {} ' without a comma; some add 'encoder-…' sizes).
+`validate_args` also prints a one-line summary, 'using world size: {}, data-parallel size: {}, …' (world_size.py):
+the GPU count and the degrees when the arguments block's world_size is not in the log.
 Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …'.
 The printed 'global batch size' is the current one (micro_batch_size x data_parallel_size x
 get_num_microbatches(), training.py `training_log`): with `--rampup-batch-size START INCREMENT SAMPLES`
@@ -21,18 +19,13 @@ import re
 import statistics
 
 from .reading import NUMBER, LogReading, steady
+from .world_size import padded_ints, summary_line
 
 ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER)
 # One training_log() line: its step time and, further on, the global batch it ran at.
 ITERATION_LINE = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER + r"(?:.*?global batch size:\s*(\d+))?")
 # Lines may carry a launcher's prefix ("[default0]:", "[rank0]:", "0: ") before the two spaces.
 ARG_LINE = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) \.{2,} (.*?)\s*$")
-# validate_args' one-line summary: the GPU count (and the degrees) when the arguments block is not in the log.
-WORLD_SIZE_LINE = re.compile(r"using world size:\s*(\d+),\s*data-parallel size:\s*(\d+)(.*)")
-# (?<!-) skips 'encoder-tensor-model-parallel size'; 'hierarchical context-parallel sizes' does not match 'size:'.
-WORLD_SIZE_PARTS = {"tp": re.compile(r"(?<!-)tensor-model-parallel size:\s*(\d+)"),
-                    "pp": re.compile(r"(?<!-)pipeline-model-parallel size:\s*(\d+)"),
-                    "cp": re.compile(r"(?<![-\w])context-parallel size:\s*(\d+)")}
 MAX_ALLOCATED_MB = re.compile(r"max allocated:\s*" + NUMBER)
 MIB_PER_GIB = 1024.0
 
@@ -79,19 +72,6 @@ def _steady_iterations(text: str, configured_batch: int | None) -> tuple[list[fl
     return kept, final, note
 
 
-def _world_size_line(text: str) -> tuple[int | None, dict[str, int]]:
-    """The GPU count and the tp/pp/cp degrees validate_args printed (None, {} when it is not in the log)."""
-    m = WORLD_SIZE_LINE.search(text)
-    if not m or int(m.group(1)) <= 0:
-        return None, {}
-    degrees: dict[str, int] = {}
-    for flag, pattern in WORLD_SIZE_PARTS.items():
-        part = pattern.search(m.group(3))
-        if part and int(part.group(1)) > 0:
-            degrees[flag] = int(part.group(1))
-    return int(m.group(1)), degrees
-
-
 def read_megatron(text: str) -> LogReading | None:
     if not [t for t in ITERATION_MS.findall(text) if float(t) > 0]:
         return None
@@ -99,7 +79,10 @@ def read_megatron(text: str) -> LogReading | None:
     times, final_batch, ramp_note = _steady_iterations(text, _int(args, "global_batch_size"))
     # After a ramp-up the run is warm: every iteration at the final batch is steady state, none dropped as warm-up.
     step_s = float(statistics.median(times)) if ramp_note else steady(times)
-    world_size, summary_degrees = _world_size_line(text)
+    summary_world_size, summary_degrees = summary_line(text)
+    # A Megatron-DeepSpeed excerpt can hold DeepSpeed's config print too, whose world_size is the data-parallel
+    # size (world_size.py): only a world_size padded as _print_args pads is the job's.
+    world_size = padded_ints(text)[1].get("world_size") or summary_world_size
     plan: dict[str, object] = dict(summary_degrees)  # the arguments block, when printed, says the same and wins
     for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
                        ("vpp", "virtual_pipeline_model_parallel_size"), ("cp", "context_parallel_size"),
@@ -122,6 +105,6 @@ def read_megatron(text: str) -> LogReading | None:
     peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text) if float(x) > 0]
     return LogReading(
         framework="megatron-lm", entries=len(times), step_s=step_s, peak_gib=max(peaks) if peaks else None,
-        num_gpus=_int(args, "world_size") or world_size, seq_len=_int(args, "seq_length"),
+        num_gpus=world_size, seq_len=_int(args, "seq_length"),
         global_batch=final_batch if final_batch else _int(args, "global_batch_size"), precision=precision,
         setup_framework="megatron", plan=plan, notes=(ramp_note,) if ramp_note else ())
