@@ -22,7 +22,7 @@ from .reading import NUMBER, LogReading, steady
 from .world_size import deepspeed_gpu_count, padded_ints, summary_line
 
 # DeepSpeedConfig.print (deepspeed/runtime/config.py), logged once at start-up as "DeepSpeedEngine configuration:":
-# '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)), told from Megatron's arguments by padding (world_size.py).
+# '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)); its world_size is read by world_size.py.
 CONFIG_KEYS = ("zero_optimization_stage", "train_batch_size", "train_micro_batch_size_per_gpu")
 RUNNING = re.compile(r"RunningAvgSamplesPerSec=" + NUMBER)
 MAX_ALLOCATED = re.compile(r"MaxMemAllocated=" + NUMBER + "GB")
@@ -31,14 +31,14 @@ PIPE_STAGE = re.compile(r"\bRANK=\d+\s+STAGE=(\d+)\s+LAYERS=")
 
 
 def _config(text: str) -> tuple[dict[str, int], dict[str, object]]:
-    deepspeed, megatron = padded_ints(text)
-    config = {k: v for k, v in deepspeed.items() if k in CONFIG_KEYS}
+    values, _ = padded_ints(text)  # DeepSpeed's keys and Megatron's argument names do not overlap (but world_size)
+    config = {k: v for k, v in values.items() if k in CONFIG_KEYS}
     _, degrees = summary_line(text)
     plan: dict[str, object] = {k: v for k, v in degrees.items() if k in ("tp", "pp")}
     # Megatron-DeepSpeed prints Megatron's arguments too: its TP and PP degrees (the summary line says the same).
     for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size")):
-        if megatron.get(name, 0) > 0:
-            plan[flag] = megatron[name]
+        if values.get(name, 0) > 0:
+            plan[flag] = values[name]
     if "zero_optimization_stage" in config:
         plan["zero"] = config["zero_optimization_stage"]
     if "train_micro_batch_size_per_gpu" in config:

@@ -81,8 +81,8 @@ def read_megatron(text: str) -> LogReading | None:
     step_s = float(statistics.median(times)) if ramp_note else steady(times)
     summary_world_size, summary_degrees = summary_line(text)
     # A Megatron-DeepSpeed excerpt can hold DeepSpeed's config print too, whose world_size is the data-parallel
-    # size (world_size.py): only a world_size padded as _print_args pads is the job's.
-    world_size = padded_ints(text)[1].get("world_size") or summary_world_size
+    # size: a world_size line padded as DeepSpeed pads is not the job's (world_size.py).
+    world_size = padded_ints(text)[0].get("world_size") or summary_world_size
     plan: dict[str, object] = dict(summary_degrees)  # the arguments block, when printed, says the same and wins
     for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
                        ("vpp", "virtual_pipeline_model_parallel_size"), ("cp", "context_parallel_size"),

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 
-# The padding '{arg} {dots}' reaches: DeepSpeed's config print 29 characters, Megatron's _print_args 48. A line in
-# between the two is taken by the nearer; a Megatron-DeepSpeed log carries both blocks, each with a world_size.
-DEEPSPEED_PADDING, MEGATRON_PADDING = 29, 48
+# DeepSpeed's config print pads '{arg} {dots}' to exactly 29 characters (none for longer names); Megatron's
+# _print_args to 48. A world_size line padded exactly as DeepSpeed pads is DeepSpeed's; any other (Megatron's, or an
+# excerpt retyped with other dots) is read as the job's, as it always was.
+DEEPSPEED_PADDING = 29
 PADDED_INT = re.compile(r"(?:^|[\s:\]])([a-z_][a-z_0-9]*) (\.*) ?(\d+)\s*$", re.MULTILINE)
 SUMMARY = re.compile(r"using world size:\s*(\d+),\s*data-parallel[- ]size:\s*(\d+)(.*)")
 # (?<!-) skips 'encoder-tensor-model-parallel size'; 'hierarchical context-parallel sizes' does not match 'size:'.
@@ -31,14 +32,16 @@ SUMMARY_DEGREES = {"tp": re.compile(r"(?<!-)tensor-model-parallel size:\s*(\d+)"
 
 
 def padded_ints(text: str) -> tuple[dict[str, int], dict[str, int]]:
-    """Integer '{arg} {dots} {value}' lines: (DeepSpeed's config print, Megatron's arguments), told by padding."""
+    """Integer '{arg} {dots} {value}' lines by name: (every one, the world_size lines DeepSpeed's config print
+    padded, under "world_size" only). The last line of a name wins."""
+    values: dict[str, int] = {}
     deepspeed: dict[str, int] = {}
-    megatron: dict[str, int] = {}
     for name, dots, value in PADDED_INT.findall(text):
-        padding = len(name) + len(dots)
-        nearer_megatron = abs(padding - MEGATRON_PADDING) < abs(padding - DEEPSPEED_PADDING)
-        (megatron if nearer_megatron else deepspeed)[name] = int(value)
-    return deepspeed, megatron
+        if name == "world_size" and len(dots) == max(0, DEEPSPEED_PADDING - len(name)):
+            deepspeed[name] = int(value)
+        else:
+            values[name] = int(value)
+    return values, deepspeed
 
 
 def summary_line(text: str) -> tuple[int | None, dict[str, int]]:
@@ -58,7 +61,7 @@ def deepspeed_gpu_count(text: str, pipeline: bool) -> tuple[int | None, tuple[st
     """The GPU count of a DeepSpeed log, one rule for the throughput-timer and pipeline-engine paths:
     Megatron's world size when the log prints it; else DeepSpeed's config world_size only when nothing in the log
     shows a model-parallel grid (a pipeline, Megatron's TP/PP arguments > 1); else none, and a note saying why."""
-    config, megatron = padded_ints(text)
+    megatron, config = padded_ints(text)
     summary, _ = summary_line(text)
     total = megatron.get("world_size") or summary
     if total:
