@@ -6,7 +6,7 @@ Pure text parsing (the CLI reads the file; decode_log turns its bytes into text)
 from __future__ import annotations
 
 from ..errors import ShardwiseInputError
-from .decoding import decode_log, without_bom
+from .decoding import as_pasted, decode_log
 from .deepspeed import read_deepspeed
 from .hf_trainer import read_hf_trainer
 from .megatron import read_megatron
@@ -19,7 +19,7 @@ LOOKED_FOR = ("Megatron-LM 'elapsed time per iteration (ms):'", "torchtitan 'ste
 
 
 def read_log(text: str, name: str = "the log") -> LogReading:
-    text = without_bom(text)
+    text = as_pasted(text)
     for reader in READERS:
         reading = reader(text)
         if reading is not None:

@@ -18,6 +18,7 @@ BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), 
 # for a few non-ASCII characters (a µ, a box-drawing progress bar) in an otherwise ASCII log.
 UTF16_NUL_SHARE = 0.9
 BYTE_ORDER_MARK = "\ufeff"
+REPLACEMENT = "\ufffd"  # what a UTF-8 decoder with errors="replace" makes of the UTF-16 BOM's bytes
 
 
 def decode_log(data: bytes) -> str:
@@ -35,7 +36,20 @@ def decode_log(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def without_bom(text: str) -> str:
-    """Text pasted or sent as a string may still begin with the BOM its file had (a client that read a
-    UTF-8-BOM file as UTF-8): it is no part of the log."""
+def _utf16_as_bytes(chars: str) -> bool:
+    """NULs in (nearly) every other place: UTF-16 text that a client read one byte per character."""
+    pairs = len(chars) // 2
+    return pairs > 0 and (chars[1::2].count("\x00") >= UTF16_NUL_SHARE * pairs
+                          or chars[0::2].count("\x00") >= UTF16_NUL_SHARE * pairs)
+
+
+def as_pasted(text: str) -> str:
+    """Text pasted or sent as a string, as the log it was: without the BOM its file had (a client that read a
+    UTF-8-BOM file as UTF-8), and, when a client read a UTF-16 file one byte per character (NULs between the
+    characters), decoded again: exactly when every character is a byte (read as Latin-1), else with the NULs and
+    the undecodable BOM bytes (U+FFFD) dropped, which keeps an ASCII log whole."""
+    if _utf16_as_bytes(text.lstrip(BYTE_ORDER_MARK + REPLACEMENT)):
+        if all(ord(c) < 0x100 for c in text):
+            return decode_log(text.encode("latin-1"))
+        text = text.lstrip(REPLACEMENT).replace("\x00", "")
     return text[1:] if text.startswith(BYTE_ORDER_MARK) else text

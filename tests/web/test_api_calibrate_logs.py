@@ -1,10 +1,12 @@
-"""POST /api/calibrate with logs as clients send them (text that kept its file's byte-order mark), and torchtitan's
+"""POST /api/calibrate with logs as clients send them (text that kept its file's byte-order mark, a UTF-16 file
+sent undecoded), and torchtitan's
 unprinted global batch derived alike by the REST API, `calibrate --from-log` and the chat's tool. Expected values
 are read off the excerpts by hand (formats: NVIDIA/Megatron-LM d98e8a64, megatron/training/arguments.py
 _print_args and training.py training_log; torchtitan 0.2.2 as engine/training_logs/torchtitan.py names)."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 
@@ -37,6 +39,17 @@ def test_a_log_string_that_kept_its_bom_reads_its_first_line(client):
     # 64 x 2,048 = 131,072 tokens per step / 4.0 s / 8 GPUs = 4,096 tokens/s per GPU
     assert (run["seq_len"], run["global_batch"]) == (2048, 64)
     assert run["measured_tokens_per_s_per_gpu"] == pytest.approx(4096)
+
+
+def test_a_utf16_log_the_client_sent_undecoded_reads_as_the_log(client):
+    # A PowerShell `>` log (UTF-16LE with a BOM) read by the client as UTF-8 with errors replaced: U+FFFD U+FFFD,
+    # then a NUL after every character. The same figures as the plain text above.
+    sent = (codecs.BOM_UTF16_LE + TRIMMED.encode("utf-16-le")).decode("utf-8", errors="replace")
+    r = client.post("/api/calibrate", json={"model": "llama-3.1-8b", "gpu": "h100", "gpus": 8, "log": sent})
+    assert r.status_code == 200, r.text
+    run_ = r.json()["runs"][0]
+    assert (run_["seq_len"], run_["global_batch"]) == (2048, 64)
+    assert run_["measured_tokens_per_s_per_gpu"] == pytest.approx(4096)
 
 
 def test_torchtitan_global_batch_is_derived_alike_by_cli_rest_and_chat(client, capsys):

@@ -30,12 +30,6 @@ def test_a_utf16_log_reads_as_its_utf8_copy_does():
     assert (r.step_s, r.seq_len, r.global_batch) == (9.0, 4096, 128)
 
 
-def test_read_as_utf8_a_utf16_log_was_unreadable():
-    # What the CLI did before: NULs between the characters, so no pattern matched.
-    with pytest.raises(Exception, match="could not read a throughput"):
-        read_log((codecs.BOM_UTF16_LE + EXCERPT.encode("utf-16-le")).decode("utf-8", errors="replace"))
-
-
 def test_a_pasted_string_that_kept_its_bom_reads_its_first_line():
     # A paste trimmed of its leading spaces starts with the argument line itself: behind a U+FEFF it did not
     # start a line any more and was skipped (seq_len unread).
@@ -45,3 +39,15 @@ def test_a_pasted_string_that_kept_its_bom_reads_its_first_line():
 def test_non_ascii_bytes_in_a_utf8_log_are_not_taken_for_utf16():
     text = "loss curve ▁▂▃ µ-batch\n" + EXCERPT
     assert decode_log(text.encode("utf-8")) == text
+
+
+@pytest.mark.parametrize("client_read", [
+    lambda data: data.decode("latin-1"),  # one byte per character: exact
+    lambda data: data.decode("utf-8", errors="replace"),  # the BOM's FF FE become U+FFFD, the NULs stay
+])
+def test_a_utf16_file_a_client_read_one_byte_per_character_reads_as_the_log(client_read):
+    # What a REST client or a chat paste sends when it read a PowerShell `>` log without decoding it.
+    sent = client_read(codecs.BOM_UTF16_LE + EXCERPT.encode("utf-16-le"))
+    assert "\x00" in sent
+    r = read_log(sent)
+    assert (r.step_s, r.seq_len, r.global_batch) == (9.0, 4096, 128)
