@@ -14,8 +14,9 @@ from ..engine.calibration.fit_profile import Measurement, fit_profile
 from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
-from ..engine.training_logs import LogReading, read_log
+from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
+from ..tools.log_run import NO_ACCUMULATION, DerivedBatch, derived_global_batch
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 
@@ -140,12 +141,24 @@ def fill_flag_defaults(args: argparse.Namespace) -> None:
 
 
 def _read_text(path: str, flag: str) -> str:
+    """A log or CSV as saved: UTF-8, or UTF-16 / UTF-8 with a BOM (a PowerShell `>` redirect), decoded alike."""
     try:
-        return Path(path).read_text(errors="replace")
+        return decode_log(Path(path).read_bytes())
     except FileNotFoundError:
         raise ShardwiseInputError(f"{flag} {path!r} does not exist") from None
     except OSError as exc:
         raise ShardwiseInputError(f"{flag} {path!r} cannot be read ({exc.strerror})") from None
+
+
+def _derive_batch(args: argparse.Namespace, reading: LogReading) -> DerivedBatch | None:
+    """A log's global batch the chat derives (torchtitan: local batch x data-parallel degree), set on the args
+    when neither --global-batch nor --global-batch-tokens was given: one rule for CLI, REST and chat."""
+    if args.global_batch is not None or args.global_batch_tokens:
+        return None
+    derived = derived_global_batch(reading, args.gpus, args.micro_batch, args.tp, args.pp, args.cp)
+    if derived is not None:
+        args.global_batch = derived.global_batch
+    return derived
 
 
 def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
@@ -159,6 +172,10 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
         note = f"read from {reading.framework} log ({reading.entries} entries): " + reading.said()
+        derived = _derive_batch(args, reading)
+        if derived is not None:
+            note += f"\nderived    {derived.said}"
+            defaulted = [k for k in defaulted if k != "global_batch"]
         if assumed:
             note += (f"\nframework  {args.framework} assumed: the {reading.framework} log does not say which backend ran; "
                      "the PyTorch-native stack (DDP/FSDP) is the default (pass --framework deepspeed if it ran DeepSpeed)")
@@ -170,6 +187,9 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
                 "framework": setup.framework}
         note += ("\nnot in log  " + ", ".join(f"{k}={used.get(k, getattr(args, k))}" for k in defaulted)
                  + " (defaults: pass the flags if the run differed)")
+        if "global_batch" in defaulted and reading.framework in NO_ACCUMULATION:
+            note += (f"; the {reading.framework} global batch is local batch x data-parallel degree: pass --micro-batch "
+                     "(its local_batch_size) to derive it")
     tokens = tokens_from_log(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
     peak = args.measured_peak_gib or (reading.peak_gib if reading else None)
     return Measurement(model=model, cluster=cluster, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,

@@ -17,7 +17,7 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from .base import Result, Tool
 from .figures import ScenarioFacts, r, scenario_facts
-from .log_run import apply_reading
+from .log_run import DerivedBatch, apply_reading, derived_global_batch
 from .scenario import Args, Plan, Scenario
 
 SCENARIO_FLAGS = (("model", "--model"), ("params", "--params"), ("gpu", "--gpu"), ("gpus", "--gpus"),
@@ -99,18 +99,19 @@ def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
     return shlex.join(words)
 
 
-def log_summary(reading, framework_assumed: str | None = None) -> str:
+def log_summary(reading, framework_assumed: str | None = None, derived: DerivedBatch | None = None) -> str:
     entries = f"{reading.entries} throughput {'entry' if reading.entries == 1 else 'entries'}"
     assumed = (f"; framework {framework_assumed} assumed: the log does not say which backend ran, so the PyTorch-native "
                "stack (DDP/FSDP) is the default — say if it ran DeepSpeed") if framework_assumed else ""
-    return f"{reading.framework} log ({entries}; read: {reading.said()}{assumed})"
+    batch = f"; {derived.said}" if derived is not None else ""
+    return f"{reading.framework} log ({entries}; read: {reading.said()}{batch}{assumed})"
 
 
 def calibrate(args: CalibrateArgs) -> CalibrateResult:
     given = [name for name in MEASURED if getattr(args, name) is not None]
     if len(given) != 1:
         raise ShardwiseInputError("give exactly one of " + ", ".join(MEASURED))
-    scenario, plan, reading = args.scenario, args.plan, None
+    scenario, plan, reading, derived = args.scenario, args.plan, None, None
     if args.log is not None:
         reading = read_log(args.log, "the pasted log")
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and reading.seq_len is None \
@@ -118,6 +119,8 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; give the sequence length to turn "
                                       "it into tokens/s")
         scenario, plan = apply_reading(scenario, plan, reading)
+        if args.scenario.global_batch is None and not args.scenario.global_batch_tokens:  # derived, not the user's
+            derived = derived_global_batch(reading, scenario.gpus, plan.micro_batch, plan.tp, plan.pp, plan.cp)
     elif not getattr(args, given[0]) > 0:
         raise ShardwiseInputError("the measured value must be a positive number")
     resolved = scenario.resolve()
@@ -137,7 +140,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
         scenario=scenario_facts(scenario, resolved), plan_label=plan.label(), measured_tokens_per_s_per_gpu=r(m, 1),
         measured_from="log" if reading else given[0].removeprefix("measured_"),
         log_read=log_summary(reading, scenario.framework if args.scenario.framework is None
-                             and reading.setup_framework is None else None) if reading else None,
+                             and reading.setup_framework is None else None, derived) if reading else None,
         measured_step_s=r(step_s, 3), measured_mfu_percent=r(100 * mfu_fraction(args.measured_mfu), 1)
         if args.measured_mfu is not None else None,
         predicted_before=r(s.predicted_before, 0), predicted_after=r(s.predicted_after, 0),

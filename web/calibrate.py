@@ -75,6 +75,7 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     from ..engine.calibration.fit_profile import Measurement, fit_profile
     from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
     from ..engine.training_logs import read_log
+    from ..tools.log_run import derived_global_batch
     from .engine_calls import cluster, resolve_model
 
     if req.profile is not None:
@@ -86,7 +87,14 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     reading = None
     if req.log is not None:
         reading = read_log(req.log, "the log")
+        micro_batch_given = "micro_batch" in req.model_fields_set
         req = with_log(req, reading)
+        if req.global_batch is None and req.global_batch_tokens is None:
+            # torchtitan prints no global batch: the chat's and the CLI's derivation (local batch x DP degree)
+            derived = derived_global_batch(reading, req.gpus, req.micro_batch if micro_batch_given else None,
+                                           req.tp, req.pp, req.cp)
+            if derived is not None:
+                req = req.model_copy(update={"global_batch": derived.global_batch})
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and req.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; set seq_len to turn it into "
                                       "tokens/s")

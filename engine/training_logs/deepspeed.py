@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 
 from .reading import NUMBER, LogReading, steady
+from .world_size import deepspeed_gpu_count, padded_ints, summary_line
 
-# DeepSpeedConfig.print (deepspeed/runtime/config.py), logged once at start-up as
-# "DeepSpeedEngine configuration:": '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)).
-CONFIG_LINE = re.compile(r"\s(zero_optimization_stage|train_batch_size|train_micro_batch_size_per_gpu|world_size)"
-                         r" \.* ?(\d+)\s*$", re.MULTILINE)
+# DeepSpeedConfig.print (deepspeed/runtime/config.py), logged once at start-up as "DeepSpeedEngine configuration:":
+# '  {arg} {dots} {value}' with dots = '.' * (29 - len(arg)); its world_size is read by world_size.py.
+CONFIG_KEYS = ("zero_optimization_stage", "train_batch_size", "train_micro_batch_size_per_gpu")
 RUNNING = re.compile(r"RunningAvgSamplesPerSec=" + NUMBER)
 MAX_ALLOCATED = re.compile(r"MaxMemAllocated=" + NUMBER + "GB")
 PIPE_STEP = re.compile(r"\bsteps:\s*\d+\s+loss:.*?iter time \(s\):\s*" + NUMBER + r"\s+samples/sec:\s*" + NUMBER)
@@ -31,8 +31,14 @@ PIPE_STAGE = re.compile(r"\bRANK=\d+\s+STAGE=(\d+)\s+LAYERS=")
 
 
 def _config(text: str) -> tuple[dict[str, int], dict[str, object]]:
-    config = {k: int(v) for k, v in CONFIG_LINE.findall(text)}
-    plan: dict[str, object] = {}
+    values, _ = padded_ints(text)  # DeepSpeed's keys and Megatron's argument names do not overlap (but world_size)
+    config = {k: v for k, v in values.items() if k in CONFIG_KEYS}
+    _, degrees = summary_line(text)
+    plan: dict[str, object] = {k: v for k, v in degrees.items() if k in ("tp", "pp")}
+    # Megatron-DeepSpeed prints Megatron's arguments too: its TP and PP degrees (the summary line says the same).
+    for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size")):
+        if values.get(name, 0) > 0:
+            plan[flag] = values[name]
     if "zero_optimization_stage" in config:
         plan["zero"] = config["zero_optimization_stage"]
     if "train_micro_batch_size_per_gpu" in config:
@@ -41,8 +47,8 @@ def _config(text: str) -> tuple[dict[str, int], dict[str, object]]:
 
 
 def _pipeline(text: str) -> LogReading | None:
-    """The pipeline engine's step lines. DeepSpeedConfig's world_size is the data-parallel size when the engine
-    has a model-parallel grid (config.py: mpu.get_data_parallel_world_size()), as a pipeline does: no GPU count."""
+    """The pipeline engine's step lines. Its grid makes DeepSpeedConfig's world_size the data-parallel size
+    (world_size.py): the GPU count is read by the one rule both paths use."""
     steps = [(float(t), float(s)) for t, s in PIPE_STEP.findall(text)]
     steps = [(t, s) for t, s in steps if t > 0 and s > 0]
     if not steps:
@@ -51,11 +57,12 @@ def _pipeline(text: str) -> LogReading | None:
     stages = [int(s) for s in PIPE_STAGE.findall(text)]
     if stages:
         plan["pp"] = max(stages) + 1
+    num_gpus, notes = deepspeed_gpu_count(text, pipeline=True)
     batch = config.get("train_batch_size")
     # The first printed line averages the warm-up steps in: steady() drops it when there are enough lines.
     return LogReading(framework="deepspeed", entries=len(steps), samples_per_s=steady([s for _, s in steps]),
                       step_s=steady([t for t, _ in steps]) if batch else None, global_batch=batch,
-                      setup_framework="deepspeed", plan=plan)
+                      num_gpus=num_gpus, setup_framework="deepspeed", plan=plan, notes=notes)
 
 
 def read_deepspeed(text: str) -> LogReading | None:
@@ -65,7 +72,8 @@ def read_deepspeed(text: str) -> LogReading | None:
         return _pipeline(text)
     peaks = [float(x) for x in MAX_ALLOCATED.findall(text)]
     config, plan = _config(text)
+    num_gpus, notes = deepspeed_gpu_count(text, pipeline=bool(PIPE_STAGE.search(text) or PIPE_STEP.search(text)))
     # The running average already excludes the timer's warm-up steps: its last value is the run's.
     return LogReading(framework="deepspeed", entries=len(running), samples_per_s=running[-1],
-                      peak_gib=max(peaks) if peaks and max(peaks) > 0 else None, num_gpus=config.get("world_size"),
-                      global_batch=config.get("train_batch_size"), setup_framework="deepspeed", plan=plan)
+                      peak_gib=max(peaks) if peaks and max(peaks) > 0 else None, num_gpus=num_gpus,
+                      global_batch=config.get("train_batch_size"), setup_framework="deepspeed", plan=plan, notes=notes)

@@ -5,6 +5,8 @@ Formats (NVIDIA/Megatron-LM, megatron/training/training.py `training_log`):
     ' throughput per GPU (TFLOP/s/GPU): {:.1f} |' ... ' global batch size: {:5d} |'
 and megatron/training/arguments.py `_print_args`: '  {arg} {dots} {value}' with dots = '.' * (48 - len(arg))
 between '------------------------ arguments ------------------------' and '-------------------- end of arguments'.
+`validate_args` also prints a one-line summary, 'using world size: {}, data-parallel size: {}, …' (world_size.py):
+the GPU count and the degrees when the arguments block's world_size is not in the log.
 Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …'.
 The printed 'global batch size' is the current one (micro_batch_size x data_parallel_size x
 get_num_microbatches(), training.py `training_log`): with `--rampup-batch-size START INCREMENT SAMPLES`
@@ -17,6 +19,7 @@ import re
 import statistics
 
 from .reading import NUMBER, LogReading, steady
+from .world_size import padded_ints, summary_line
 
 ITERATION_MS = re.compile(r"elapsed time per iteration \(ms\):\s*" + NUMBER)
 # One training_log() line: its step time and, further on, the global batch it ran at.
@@ -76,7 +79,11 @@ def read_megatron(text: str) -> LogReading | None:
     times, final_batch, ramp_note = _steady_iterations(text, _int(args, "global_batch_size"))
     # After a ramp-up the run is warm: every iteration at the final batch is steady state, none dropped as warm-up.
     step_s = float(statistics.median(times)) if ramp_note else steady(times)
-    plan: dict[str, object] = {}
+    summary_world_size, summary_degrees = summary_line(text)
+    # A Megatron-DeepSpeed excerpt can hold DeepSpeed's config print too, whose world_size is the data-parallel
+    # size: a world_size line padded as DeepSpeed pads is not the job's (world_size.py).
+    world_size = padded_ints(text)[0].get("world_size") or summary_world_size
+    plan: dict[str, object] = dict(summary_degrees)  # the arguments block, when printed, says the same and wins
     for flag, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
                        ("vpp", "virtual_pipeline_model_parallel_size"), ("cp", "context_parallel_size"),
                        ("ep", "expert_model_parallel_size"), ("etp", "expert_tensor_parallel_size"),
@@ -98,6 +105,6 @@ def read_megatron(text: str) -> LogReading | None:
     peaks = [float(x) / MIB_PER_GIB for x in MAX_ALLOCATED_MB.findall(text) if float(x) > 0]
     return LogReading(
         framework="megatron-lm", entries=len(times), step_s=step_s, peak_gib=max(peaks) if peaks else None,
-        num_gpus=_int(args, "world_size"), seq_len=_int(args, "seq_length"),
+        num_gpus=world_size, seq_len=_int(args, "seq_length"),
         global_batch=final_batch if final_batch else _int(args, "global_batch_size"), precision=precision,
         setup_framework="megatron", plan=plan, notes=(ramp_note,) if ramp_note else ())
