@@ -20,8 +20,9 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs\.?|or|versus)\s*\d)",
     # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
     # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
-    "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?{CKPT}"
-                 rf"|{CKPT}\s*(?:=|:)?\s*(none|off|selective|full)\b"
+    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode)
+    "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:{CKPT}|ac\b)"
+                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:)?\s*(none|off|selective|full)\b"
                  rf"|(?<!what )(?<!what is )(?<!explain )\b(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*(?P<bare>ckpt|checkpoint(?:ing|ed)?)\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"

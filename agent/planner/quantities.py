@@ -72,6 +72,8 @@ def find_seq_len(text: str) -> int | None:
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+{SAMPLE}",
         rf"{SAMPLE}\s+(?:of|with|at|up\s+to)\s+({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
+        # what the samples were made into: "every sample packed to 4096 tokens", "padded to 2k tokens"
+        rf"\b(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
         r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes|steps?|iters?|iterations?|updates?))",  # "4k,"
     ]
     for pattern in patterns:
