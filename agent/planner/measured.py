@@ -68,7 +68,9 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}
 # where it was read, between the word and the figure: "MFU in wandb is 39.2%", "mfu on the dashboard reads 41 %"
 WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|logged)\s+(?:by|in|on))(?:\s+(?:the|our|my))?"
               r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
-MFU = re.compile(rf"\bmfu\b{WHERE_READ}\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
+# how it sits there: "MFU sits at ~42%", "mfu hovers around 40 %", "mfu is at 41%", "mfu averages 39%"
+SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?"
+MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
                  rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
