@@ -117,6 +117,9 @@ def normalise(text: str) -> str:
     # `per_device_train_batch_size`, "per-GPU batch 2", "local bs 1" (the global batch is another setting)
     text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
                   "micro-batch", text)
+    # the batch said per device after its value: "batch_size 2 per rank", "bs of 4 per gpu", "batch 1 each device"
+    text = re.sub(r"\b(?:batch(?:[\s_-]?size)?|bsz?)\s*(?:of|=|:)?\s*(\d+)\s*(?:/|per|a|each|on\s+each)[\s-]*"
+                  r"(?:rank|gpu|device|replica|worker)\b", r"micro-batch \1", text)
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()

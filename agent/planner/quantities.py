@@ -112,8 +112,9 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
         # "4k/512": sequence length / global batch, the way recipes abbreviate a run
         r"(?<![\w.])\d+(?:\.\d+)?k\s*/\s*(\d[\d,]*)\b(?!\s*[kmb]|\s*(?:tok|gpu|node|s\b|sec|step|iter))",
-        # "(so 64/step)", "128 per optimizer step": sequences per step, a count with no unit of its own
-        r"(?<![\w.~])(\d[\d,]*)\s*(?:/\s*|per\s+)(?:optimi[sz]er\s+)?step\b(?!\s*time)",
+        # "(so 64/step)", "128 per optimizer step", "256 per batch": sequences per step, a count with no unit of its own
+        r"(?<![\w.~])(\d[\d,]*)\s*(?:/\s*|per\s+)(?:optimi[sz]er\s+|global\s+)?(?:step|batch)\b(?!\s*time)"
+        r"(?!\s*(?:/|per|on\s+each|each)\s*(?:rank|gpu|device))",
     ]
     for pattern in sequence_patterns:
         m = re.search(pattern, text)
