@@ -205,6 +205,15 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     return extract(text[:start]), change
 
 
+def restates_only(e: Entities, scenario) -> bool:
+    """The words name scenario settings, each as the conversation already has it, and nothing relative ("what
+    would you run instead on the same 64 gpus?"): no change to ask a what-if about."""
+    relative = (e.gpus_factor, e.batch_factor, e.nodes_added, e.gpus_added)
+    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.plans:
+        return False
+    return e.scenario_patch().merged_over(scenario) == scenario
+
+
 # The setup said as the current one ("currently 8k ctx", "right now we're on 16 GPUs"); a later sentence that
 # gives the same setting another value ("… needs 32k ctx") is the change.
 CURRENT = re.compile(r"\bcurrently\b|\bright\s+now\b|\bat\s+the\s+moment\b|\bat\s+present\b|\btoday\b")
@@ -327,9 +336,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if why and not e.plans:
         return Intent("why_best")  # without a scenario yet, the answer asks for one
     split = what_if_split(message)
-    if split is not None and (has_scenario or split[0].has_scenario()):
+    if split is not None and (has_scenario or split[0].has_scenario()) and not restates_only(split[1], state.scenario):
         return Intent("what_if")
-    if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8:
+    if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8 \
+            and not restates_only(e, state.scenario):
         return Intent("what_if")
     if len(e.plans) == 1 and e.plans[0] and RECOMMEND_WITH.search(text) and (has_scenario or new_scenario):
         return Intent("recommend")  # "recommend something with ep 8": the best plan with that degree pinned
