@@ -149,7 +149,7 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
-# How far to trust a prediction: "how sure are you?", "error bar on the step time?", "what's the margin of error",
+# How far to trust a prediction: "how sure are you?", "what's the spread on that?", "error bar on the step time?", "what's the margin of error",
 # "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
 # the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
 UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|precise|trustworthy|much\s+(?:can|should)\s+"
@@ -157,7 +157,12 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\bconfidence\s+(?:interval|band|range|bounds?)\b|\bgive\s+or\s+take\b|\bplus\s+or\s+minus\b|±|"
                          r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b|"
                          r"\b(?:your|the)\s+confidence\b|\bhow\s+far\s+off\s+(?:could|might|can)\b|"
-                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b")
+                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b|"
+                         # "what's the spread on that?", "how much could the step time vary", "variance on the step"
+                         # (not the verb: "spread the experts across nodes")
+                         r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
+                         r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
+                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
