@@ -255,6 +255,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if e.concept == "intervals" and not e.plans:  # "what does 'likely' mean, 80 % of what?": the entry, not one plan's
+        return Intent("explain", "intervals")
     if UNCERTAINTY.search(text) and (e.plans or state.plan is not None or has_scenario or new_scenario) \
             and not e.scenario_patch().merged_over(state.scenario).missing():
         # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best

@@ -109,10 +109,17 @@ class MeasuredRun:
         return args
 
 
+# A figure shardwise itself gave, quoted back: "when shardwise says '1,196 tok/s/GPU, likely …'", "you said 850
+# tok/s/GPU": its "says" is no measurement cue (the dashboard's "shows" is)
+OURS_SAID = re.compile(r"\b(?:shardwise|you|the\s+(?:model|tool|planner|advisor|engine)|your\s+(?:model|tool|planner|engine|"
+                       r"prediction|estimate|answer))\s+(?:says|said|shows|showed|reports|reported|predicts|predicted|prints|"
+                       r"printed|gives|gave|quotes|quoted)\b")
+
+
 def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
     """The figure the user says they measured, matched by `pattern`, or None without a measuring cue."""
     lowered = text.lower()
-    return pattern.search(lowered) if CUE.search(lowered) else None
+    return pattern.search(lowered) if CUE.search(OURS_SAID.sub(" ", lowered)) else None
 
 
 def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:

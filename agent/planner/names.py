@@ -50,6 +50,13 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
     (r"\binfiniband\b|\bib\b", "ib-ndr"),
 ]
 CONCEPTS = [  # (pattern, concept), most specific first
+    # what the 80 % intervals are, not a request for one plan's: "what does 'likely' mean? 80% of what?", "how are
+    # the error bars computed?", "is that a confidence interval on our own run?"
+    (r"\bwhat\s+(?:does|do)\s+['\"]?likely['\"]?\s+(?:\w+\s+)?mean|\b80\s*%\s+of\s+what\b|"
+     r"\b(?:80\s*%|likely)\s+(?:intervals?|ranges?|bands?)\s+means?\b|\bwhat\s+(?:is|are)\s+(?:an?\s+|the\s+|your\s+)?"
+     r"(?:80\s*%\s+)?(?:prediction\s+)?intervals?\b|\bconfidence\s+interval\s+(?:on|for|of)\s+(?:our|my)\s+(?:own\s+)?run\b|"
+     r"\bhow\s+(?:are|is)\s+(?:the\s+|your\s+|those\s+)?(?:intervals?|error\s+bars?|bands?)\s+(?:computed|calculated|derived|made)",
+     "intervals"),
     # what calibrating does, not a request to do it: "what does calibrating actually change?", "is it one fudge
     # factor?", "can one bad run wreck the profile?"
     (r"\bcalibrat\w*\s+(?:actually\s+|really\s+)?(?:change|changes|do|does|adjust|adjusts|touch|touches|fit|fits|mean|work)\b|"
