@@ -67,8 +67,8 @@ RELATED = {
 
 class ExplainArgs(Args):
     concept: Concept
-    scenario: Scenario | None = Field(None, description="fills in the user's numbers")
-    plan: Plan | None = Field(None, description="default: the recommended plan")
+    scenario: Scenario | None = Field(None, description="for the user's numbers")
+    plan: Plan | None = Field(None, description="default: recommended plan")
 
 
 class ExplainResult(Result):
@@ -308,5 +308,5 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
 
 
 EXPLAIN_CONCEPT = Tool(
-    "explain_concept", "Explain a training concept, with the user's numbers given a scenario.", ExplainArgs, ExplainResult, explain_concept,
+    "explain_concept", "Explain a concept, with the user's numbers given a scenario.", ExplainArgs, ExplainResult, explain_concept,
     scenario_of=lambda a: a.scenario if a.scenario is not None and not a.scenario.missing() else None)
