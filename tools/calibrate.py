@@ -13,11 +13,14 @@ from ..engine.calibration.fit_profile import Measurement, fit_profile
 from ..engine.calibration.measured_value import (mfu_fraction, tokens_from_log, tokens_from_mfu,
                                                       tokens_from_step_time)
 from ..engine.training_logs import read_log
+from ..engine.calibration.intervals import memory_band
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
+from ..engine.evaluate import evaluate
 from .base import Result, Tool
-from .figures import ScenarioFacts, r, scenario_facts
+from .figures import ScenarioFacts, plan_figures, r, scenario_facts
 from .log_run import DerivedBatch, apply_reading, derived_global_batch
+from .measured_peak import MeasuredPeak, measured_peak
 from .scenario import Args, Plan, Scenario
 
 SCENARIO_FLAGS = (("model", "--model"), ("params", "--params"), ("gpu", "--gpu"), ("gpus", "--gpus"),
@@ -59,6 +62,11 @@ class CalibrateResult(Result):
     network: str | None = Field(description="network the comm scale applies to (null: the run stayed in one node)")
     at_bound: list[str] = Field(description="scales clipped to their bound: the run is further off than a cluster")
     command: str = Field(description="the command that saves this profile; then pass --profile to any command")
+    predicted_peak_gib: float | None = Field(None, description="the plan's predicted peak memory per GPU, when the log "
+                                             "printed a measured peak (a peak is compared, not fitted)")
+    peak_gib_likely: list[float] | None = Field(None, description="[low, high]: 80 % interval of that peak, GiB")
+    peak_likely_basis: str | None = Field(None, description="what that interval comes from")
+    measured_peak: MeasuredPeak | None = None
     profile: CalibrationProfile = Field(description="the profile itself (what the command saves)")
 
     def hidden_from_model(self) -> set[str]:
@@ -136,6 +144,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
     run = Measurement(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), m)
     p = fit_profile([run], with_memory=False)
     s = p.runs[0]
+    peak = _peak_against_prediction(reading.peak_gib if reading else None, resolved, plan)
     return CalibrateResult(
         scenario=scenario_facts(scenario, resolved), plan_label=plan.label(), measured_tokens_per_s_per_gpu=r(m, 1),
         measured_from="log" if reading else given[0].removeprefix("measured_"),
@@ -147,7 +156,18 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
         error_before_percent=r(100 * (s.predicted_before / m - 1), 1),
         error_after_percent=r(100 * (s.predicted_after / m - 1), 1), compute_scale=r(p.compute_scale),
         comm_scale=r(p.comm_scale), network=p.network, at_bound=p.at_bound,
-        command=command_line(scenario, plan, args), profile=p)
+        command=command_line(scenario, plan, args), profile=p, **peak)
+
+
+def _peak_against_prediction(peak_gib: float | None, resolved, plan: Plan) -> dict:
+    """A log's measured peak set against the plan's predicted peak and its band, uncalibrated: the profile
+    scales time, not memory (engine/calibration/fit_profile.py, with_memory=False)."""
+    if peak_gib is None:
+        return {}
+    f = plan_figures(evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy()))
+    return {"predicted_peak_gib": f.memory_gib, "peak_gib_likely": f.memory_gib_likely,
+            "peak_likely_basis": memory_band(resolved.setup).basis if f.memory_gib_likely else None,
+            "measured_peak": measured_peak(peak_gib, f.memory_gib, f.memory_gib_likely)}
 
 
 CALIBRATE = Tool(

@@ -19,6 +19,7 @@ from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
 from .calibration import active_profile
+from .interval_numbers import interval_numbers
 from .scenario import Args, Plan, ResolvedScenario, Scenario
 
 GIB = 2**30
@@ -38,7 +39,7 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs", "calibration"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs", "calibration", "intervals"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -48,6 +49,7 @@ TITLES = {
     "mfu": "MFU (model FLOPs utilisation)", "memory_breakdown": "Where GPU memory goes",
     "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
     "cuda_graphs": "CUDA graphs", "calibration": "Calibrating to your cluster",
+    "intervals": "What \"likely\" means: the 80 % intervals",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -58,14 +60,15 @@ RELATED = {
     "memory_breakdown": ["zero", "activation_recompute"], "lora": ["qlora"], "qlora": ["lora"],
     "post_training": ["memory_breakdown", "lora"],
     "cuda_graphs": ["activation_recompute", "expert_parallel"],  # per-layer refuses full recompute; MoE needs deepep
-    "calibration": ["mfu"],
+    "calibration": ["mfu", "intervals"],
+    "intervals": ["calibration"],
 }
 
 
 class ExplainArgs(Args):
     concept: Concept
-    scenario: Scenario | None = Field(None, description="fills in the user's numbers")
-    plan: Plan | None = Field(None, description="default: the recommended plan")
+    scenario: Scenario | None = Field(None, description="for the user's numbers")
+    plan: Plan | None = Field(None, description="default: recommended plan")
 
 
 class ExplainResult(Result):
@@ -219,6 +222,8 @@ def calibration_numbers(s: ResolvedScenario | None) -> dict:
 def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
     if concept == "calibration":
         return calibration_numbers(s)
+    if concept == "intervals":
+        return interval_numbers(s)
     if concept == "post_training":
         return post_training_numbers(s, plan)
     if concept == "cuda_graphs":
@@ -295,11 +300,13 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
         scenario_text = f"{resolved.model.name} on {resolved.cluster.num_gpus} x {resolved.cluster.gpu.name}"
     if args.concept == "calibration" and not numbers:  # its bounds hold without a scenario
         numbers = calibration_numbers(None)
+    if args.concept == "intervals" and not numbers:  # the bands' checks hold without a scenario
+        numbers = interval_numbers(None)
     text = render(f"explain/{args.concept}.md.j2", n=numbers or None, plan=plan_text, scenario=scenario_text)
     return ExplainResult(concept=args.concept, title=TITLES[args.concept], text=text, numbers=numbers,
                          plan=plan_text, related=RELATED[args.concept])
 
 
 EXPLAIN_CONCEPT = Tool(
-    "explain_concept", "Explain a training concept, with the user's numbers given a scenario.", ExplainArgs, ExplainResult, explain_concept,
+    "explain_concept", "Explain a concept, with the user's numbers given a scenario.", ExplainArgs, ExplainResult, explain_concept,
     scenario_of=lambda a: a.scenario if a.scenario is not None and not a.scenario.missing() else None)

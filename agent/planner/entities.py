@@ -55,6 +55,7 @@ class Entities:
     concept: str | None = None
     gpus_factor: float | None = None  # "double the GPUs": 2.0
     batch_factor: float | None = None  # "halve the batch": 0.5
+    same_tokens: bool = False  # "keep the tokens per step the same": a new length keeps the batch's tokens, not its sequences
     nodes_added: int | None = None  # "3 more nodes like that one": added to the current count
     gpus_added: int | None = None  # "another 16 GPUs"
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
@@ -82,6 +83,10 @@ class Entities:
         batch, batch_tokens = self.global_batch, self.global_batch_tokens
         if self.batch_factor and batch is None and not batch_tokens and base is not None:
             batch, batch_tokens = scaled_batch(base, self.batch_factor)
+        if self.same_tokens and batch is None and not batch_tokens and base is not None and self.seq_len \
+                and base.seq_len and base.global_batch and not base.global_batch_tokens:
+            # tokens per step = sequences x length, held: 8 x 8,192 = 65,536 tokens is 4 sequences of 16,384
+            batch = max(1, round(base.global_batch * base.seq_len / self.seq_len))
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
                         network=self.network, seq_len=self.seq_len, global_batch=batch,
                         global_batch_tokens=batch_tokens,
@@ -117,9 +122,21 @@ def normalise(text: str) -> str:
     # `per_device_train_batch_size`, "per-GPU batch 2", "local bs 1" (the global batch is another setting)
     text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
                   "micro-batch", text)
+    # the batch said per device after its value: "batch_size 2 per rank", "bs of 4 per gpu", "batch 1 each device"
+    text = re.sub(r"\b(?:batch(?:[\s_-]?size)?|bsz?)\s*(?:of|=|:)?\s*(\d+)\s*(?:/|per|a|each|on\s+each)[\s-]*"
+                  r"(?:rank|gpu|device|replica|worker)\b", r"micro-batch \1", text)
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+# the batch's tokens held while the length changes: "keep the tokens per step the same", "same tokens per batch",
+# "at a constant token budget per step"
+STEP_WORD = r"(?:step|batch|iter\w*|update)"
+SAME_TOKENS = re.compile(
+    rf"\b(?:same|constant|fixed|unchanged|equal)\s+(?:number\s+of\s+)?tok(?:en)?s?(?:[\s-]+budget)?(?:\s*(?:per|/|a|each)\s*{STEP_WORD})?\b"
+    rf"|\btok(?:en)?s?(?:[\s-]+budget)?\s*(?:per|/|a|each)\s*{STEP_WORD}\s+(?:(?:stay|stays|remain|remains|held|kept|is|are)\s+)?"
+    rf"(?:the\s+)?(?:same|constant|fixed|unchanged)\b")
 
 
 MILLIONS = [(r"\b(?:a\s+|one\s+)?half\s+(?:of\s+)?(?:a\s+)?mil(?:lion|l?)\b", "0.5m"),
@@ -197,6 +214,7 @@ def extract(message: str) -> Entities:
             e.batch_factor = 2.0
         elif re.search(rf"\b(?:halv(?:e|es|ed|ing)|half)\s+(?:the\s+|our\s+|that\s+)?{batch}", text):
             e.batch_factor = 0.5
+        e.same_tokens = SAME_TOKENS.search(text) is not None
     e.network = find_network(rest)
     _, e.network_unmatched = find_link_speed(rest)
     setup = find_setup(text)

@@ -149,7 +149,7 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
-# How far to trust a prediction: "how sure are you?", "error bar on the step time?", "what's the margin of error",
+# How far to trust a prediction: "how sure are you?", "what's the spread on that?", "error bar on the step time?", "what's the margin of error",
 # "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
 # the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
 UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|precise|trustworthy|much\s+(?:can|should)\s+"
@@ -157,7 +157,12 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\bconfidence\s+(?:interval|band|range|bounds?)\b|\bgive\s+or\s+take\b|\bplus\s+or\s+minus\b|±|"
                          r"\b(?:error|prediction)\s+(?:band|range|interval)\b|\b\d+\s*%\s+(?:interval|band)\b|"
                          r"\b(?:your|the)\s+confidence\b|\bhow\s+far\s+off\s+(?:could|might|can)\b|"
-                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b")
+                         r"\b(?:likely|plausible)\s+range\b|\brange\s+(?:on|for|around)\s+(?:that|this|it)\b|"
+                         # "what's the spread on that?", "how much could the step time vary", "variance on the step"
+                         # (not the verb: "spread the experts across nodes")
+                         r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
+                         r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
+                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -205,6 +210,15 @@ def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     return extract(text[:start]), change
 
 
+def restates_only(e: Entities, scenario) -> bool:
+    """The words name scenario settings, each as the conversation already has it, and nothing relative ("what
+    would you run instead on the same 64 gpus?"): no change to ask a what-if about."""
+    relative = (e.gpus_factor, e.batch_factor, e.nodes_added, e.gpus_added)
+    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.plans:
+        return False
+    return e.scenario_patch().merged_over(scenario) == scenario
+
+
 # The setup said as the current one ("currently 8k ctx", "right now we're on 16 GPUs"); a later sentence that
 # gives the same setting another value ("… needs 32k ctx") is the change.
 CURRENT = re.compile(r"\bcurrently\b|\bright\s+now\b|\bat\s+the\s+moment\b|\bat\s+present\b|\btoday\b")
@@ -241,6 +255,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("recommend", "injection") if (e.model or e.params) and e.gpu else Intent("injection")
     if GREETING.match(normalise(message)):
         return Intent("greeting")
+    if e.concept == "intervals" and not e.plans:  # "what does 'likely' mean, 80 % of what?": the entry, not one plan's
+        return Intent("explain", "intervals")
     if UNCERTAINTY.search(text) and (e.plans or state.plan is not None or has_scenario or new_scenario) \
             and not e.scenario_patch().merged_over(state.scenario).missing():
         # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best
@@ -327,9 +343,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if why and not e.plans:
         return Intent("why_best")  # without a scenario yet, the answer asks for one
     split = what_if_split(message)
-    if split is not None and (has_scenario or split[0].has_scenario()):
+    if split is not None and (has_scenario or split[0].has_scenario()) and not restates_only(split[1], state.scenario):
         return Intent("what_if")
-    if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8:
+    if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8 \
+            and not restates_only(e, state.scenario):
         return Intent("what_if")
     if len(e.plans) == 1 and e.plans[0] and RECOMMEND_WITH.search(text) and (has_scenario or new_scenario):
         return Intent("recommend")  # "recommend something with ep 8": the best plan with that degree pinned

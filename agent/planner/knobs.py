@@ -20,8 +20,9 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs\.?|or|versus)\s*\d)",
     # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
     # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
-    "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?{CKPT}"
-                 rf"|{CKPT}\s*(?:=|:)?\s*(none|off|selective|full)\b"
+    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode)
+    "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:{CKPT}|ac\b)"
+                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:)?\s*(none|off|selective|full)\b"
                  rf"|(?<!what )(?<!what is )(?<!explain )\b(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*(?P<bare>ckpt|checkpoint(?:ing|ed)?)\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
@@ -135,6 +136,9 @@ GLUED = re.compile(r"(?<=\d)(?=(?:tp|pp|vpp|cp|ep|etp|mb|zero)\d)")
 NO_ZERO = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?zero\b(?!\s*[-=]?\s*\d)")
 # "no interleaving" is VPP=1; "interleaving of 2" / "interleaved 2" is VPP=2
 INTERLEAVING = re.compile(r"(\bno\s+|\bwithout\s+|(?<!\S)w/o\s+)?\binterleav(?:ing|ed)(?:\s+(?:1f1b|pipeline|schedule|stages?))?\b(?=\s*(?:of|=|:)?\s*\d|(?<=no interleaving)|(?<=without interleaving)|(?<=w/o interleaving))")
+# a dimension switched off right after a knob of the same plan: "tp8 (no pp)", "tp8, no pp" is that plan's pp=1,
+# so "compare tp8 (no pp) with tp4 pp2" names pp on both sides of the "with"
+OFF_AFTER_KNOB = re.compile(r"(\b(?:tp|pp|vpp|cp|ep|etp)\s*[=:\-]?\s*\d+)\s*(?:,|\()\s*(?:no|without|w/o)\s+(tp|pp|vpp|cp|ep|etp)\b\s*\)?")
 SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?|of)\s*(?=\d)")
 
 
@@ -144,6 +148,7 @@ def knob_words(text: str) -> str:
         text = pattern.sub(abbr + " ", text)
     text = WAY.sub(r"\2 \1", text)
     text = GLUED.sub(" ", text)  # "tp4pp2" is "tp4 pp2"
+    text = OFF_AFTER_KNOB.sub(r"\1 \g<2>1", text)
     text = NO_ZERO.sub("zero 0", text)  # "plain ddp w/o any zero": ZeRO stage 0
     text = INTERLEAVING.sub(lambda m: "vpp 1" if m.group(1) else "vpp", text)
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))

@@ -68,7 +68,9 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}
 # where it was read, between the word and the figure: "MFU in wandb is 39.2%", "mfu on the dashboard reads 41 %"
 WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|logged)\s+(?:by|in|on))(?:\s+(?:the|our|my))?"
               r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
-MFU = re.compile(rf"\bmfu\b{WHERE_READ}\s*(?:of|=|:|is|was|at|around|about|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
+# how it sits there: "MFU sits at ~42%", "mfu hovers around 40 %", "mfu is at 41%", "mfu averages 39%"
+SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?"
+MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
                  rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
@@ -76,7 +78,10 @@ CALIBRATION_WORD = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
 # The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
 PROFILE_ASKED = re.compile(r"\b(?:with|using|use|apply|applying|under|on)\s+(?:our|the|that|this|my|your|its)\s+(?:new\s+|fitted\s+|"
                            r"cluster\s+)?(?:calibration|profile|calibrated\s+(?:model|numbers|profile))\b|\bcalibrated\b(?!\s+on\b)|"
-                           r"\bafter\s+(?:the\s+)?calibration\b")
+                           r"\bafter\s+(?:the\s+)?calibration\b|"
+                           # whether it holds elsewhere: "does that profile still apply on h200s?", "will the calibration carry over"
+                           r"\b(?:our|the|that|this|my|your|its)\s+(?:calibration|profile)\s+(?:still\s+)?(?:appl(?:y|ies)|holds?|"
+                           r"carr(?:y|ies)(?:\s+over)?|transfers?|works?|(?:is\s+)?valid)\b")
 
 
 @dataclass(frozen=True)
@@ -104,10 +109,17 @@ class MeasuredRun:
         return args
 
 
+# A figure shardwise itself gave, quoted back: "when shardwise says '1,196 tok/s/GPU, likely …'", "you said 850
+# tok/s/GPU": its "says" is no measurement cue (the dashboard's "shows" is)
+OURS_SAID = re.compile(r"\b(?:shardwise|you|the\s+(?:model|tool|planner|advisor|engine)|your\s+(?:model|tool|planner|engine|"
+                       r"prediction|estimate|answer))\s+(?:says|said|shows|showed|reports|reported|predicts|predicted|prints|"
+                       r"printed|gives|gave|quotes|quoted)\b")
+
+
 def _measured(text: str, pattern: re.Pattern) -> re.Match | None:
     """The figure the user says they measured, matched by `pattern`, or None without a measuring cue."""
     lowered = text.lower()
-    return pattern.search(lowered) if CUE.search(lowered) else None
+    return pattern.search(lowered) if CUE.search(OURS_SAID.sub(" ", lowered)) else None
 
 
 def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:

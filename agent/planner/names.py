@@ -19,6 +19,9 @@ RIGHT = r"(?![a-z0-9])"
 # the dense reference family (8B, 70B, 405B); other sizes become an approximate shape.
 BARE_SIZE_FAMILY = ("llama", "3.1")
 FAMILY_DEFAULTS = {"mixtral": "mixtral-8x7b"}  # a family named without a size
+# a family's short form, as people write it before a version ("ds-v2-lite", "dsv2"); a version must follow,
+# so "ds config" stays DeepSpeed's
+FAMILY_SHORT = {"deepseek": "ds"}
 UNSUPPORTED_HARDWARE = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
                         r"\binferentia\d*": "AWS Inferentia", r"\bcpus?\s+only\b": "CPU-only training"}
 MODEL_FAMILIES = r"gpt|llama|qwen|mistral|mixtral|gemma|phi|deepseek|falcon|olmo|claude|gemini|grok|yi|command[\s-]?r"
@@ -47,6 +50,13 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
     (r"\binfiniband\b|\bib\b", "ib-ndr"),
 ]
 CONCEPTS = [  # (pattern, concept), most specific first
+    # what the 80 % intervals are, not a request for one plan's: "what does 'likely' mean? 80% of what?", "how are
+    # the error bars computed?", "is that a confidence interval on our own run?"
+    (r"\bwhat\s+(?:does|do)\s+['\"]?likely['\"]?\s+(?:\w+\s+)?mean|\b80\s*%\s+of\s+what\b|"
+     r"\b(?:80\s*%|likely)\s+(?:intervals?|ranges?|bands?)\s+means?\b|\bwhat\s+(?:is|are)\s+(?:an?\s+|the\s+|your\s+)?"
+     r"(?:80\s*%\s+)?(?:prediction\s+)?intervals?\b|\bconfidence\s+interval\s+(?:on|for|of)\s+(?:our|my)\s+(?:own\s+)?run\b|"
+     r"\bhow\s+(?:are|is)\s+(?:the\s+|your\s+|those\s+)?(?:intervals?|error\s+bars?|bands?)\s+(?:computed|calculated|derived|made)",
+     "intervals"),
     # what calibrating does, not a request to do it: "what does calibrating actually change?", "is it one fudge
     # factor?", "can one bad run wreck the profile?"
     (r"\bcalibrat\w*\s+(?:actually\s+|really\s+)?(?:change|changes|do|does|adjust|adjusts|touch|touches|fit|fits|mean|work)\b|"
@@ -81,6 +91,9 @@ def _name_pattern(name: str) -> str:
     name = re.sub(r"(?<=[a-z])(?=\d)", " ", name)  # llama3 -> llama 3
     words = [w for w in re.split(r"[\s\-_]+", name) if w]
     parts = []
+    if len(words) > 1 and words[0] in FAMILY_SHORT and re.fullmatch(r"v\d*", words[1]):
+        parts.append(f"(?:{re.escape(words[0])}|{FAMILY_SHORT[words[0]]})")
+        words = words[1:]
     for w in words:
         m = re.fullmatch(r"(\d+(?:\.\d+)?)([bmkt])", w)
         parts.append(re.escape(m.group(1)) + r"\s*" + m.group(2) if m else re.escape(w))

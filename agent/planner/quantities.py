@@ -72,6 +72,8 @@ def find_seq_len(text: str) -> int | None:
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+{SAMPLE}",
         rf"{SAMPLE}\s+(?:of|with|at|up\s+to)\s+({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
+        # what the samples were made into: "every sample packed to 4096 tokens", "padded to 2k tokens"
+        rf"\b(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
         r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes|steps?|iters?|iterations?|updates?))",  # "4k,"
     ]
     for pattern in patterns:
@@ -110,8 +112,9 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(?<![\w.])(\d[\d,]*)\s*(?:seqs|sequences)\b",
         # "4k/512": sequence length / global batch, the way recipes abbreviate a run
         r"(?<![\w.])\d+(?:\.\d+)?k\s*/\s*(\d[\d,]*)\b(?!\s*[kmb]|\s*(?:tok|gpu|node|s\b|sec|step|iter))",
-        # "(so 64/step)", "128 per optimizer step": sequences per step, a count with no unit of its own
-        r"(?<![\w.~])(\d[\d,]*)\s*(?:/\s*|per\s+)(?:optimi[sz]er\s+)?step\b(?!\s*time)",
+        # "(so 64/step)", "128 per optimizer step", "256 per batch": sequences per step, a count with no unit of its own
+        r"(?<![\w.~])(\d[\d,]*)\s*(?:/\s*|per\s+)(?:optimi[sz]er\s+|global\s+)?(?:step|batch)\b(?!\s*time)"
+        r"(?!\s*(?:/|per|on\s+each|each)\s*(?:rank|gpu|device))",
     ]
     for pattern in sequence_patterns:
         m = re.search(pattern, text)

@@ -32,7 +32,7 @@ from .clauses import asks, split_clauses
 from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
-from .intents import (CHECK_CLAIM, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
+from .intents import (CHECK_CLAIM, restates_only, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
                       without_injection)
 from .measured import MeasuredRun, measured_run, pending_run
 from .names import find_export_formats, framework_said
@@ -61,6 +61,7 @@ class Request:
     context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
     set_aside: bool = False  # part of the message is outside what shardwise does; the acts answer the rest
     measured: MeasuredRun | None = None  # the user's own run, measured or logged: calibrated on (calibrating.py)
+
 
 
 def compares_with_discussed(clause: str, e: Entities, has_plan: bool) -> bool:
@@ -192,6 +193,10 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
                 context = context.model_copy(update={"scenario": split[0].scenario_patch().merged_over(context.scenario)})
             if context.scenario is None or context.scenario.missing():
                 # nothing to change yet: "and for llama 8b on 16 h100, which would you run" states the setup
+                kind = next((k for k in [classify(clause, ce, state).family] if k not in ("what_if",) + NOT_AN_ACT), "recommend")
+            elif restates_only(ce, context.scenario):
+                # "what would you run instead on the same 64 gpus?": a setting said as it already is changes nothing;
+                # the question is about the plan for this setup
                 kind = next((k for k in [classify(clause, ce, state).family] if k not in ("what_if",) + NOT_AN_ACT), "recommend")
         has_plan = context.plan is not None or any(a.kind in ("recommend", "what_if", "evaluate", "compare")
                                                    or a.entities.plans for a in acts)
