@@ -35,6 +35,11 @@ def interval_numbers(s: ResolvedScenario | None = None) -> dict:
         n.update({f"{regime}_low_percent": _percent(lo), f"{regime}_high_percent": _percent(hi), f"{regime}_runs": count})
     cal_runs, cal_inside = eb.CALIBRATED_COVERAGE["calibrated|pytorch|dense"]
     n.update(calibrated_runs=cal_runs, calibrated_inside=cal_inside, calibrated_inside_percent=r(100 * cal_inside / cal_runs, 1))
+    # the newest external set: published runs from clusters and software no fit or band has seen
+    newest = max(eb.EXTERNAL_COVERAGE)
+    ext_runs, ext_inside = eb.EXTERNAL_COVERAGE[newest]
+    n.update(external_set=newest, external_runs=ext_runs, external_inside=ext_inside,
+             external_inside_percent=r(100 * ext_inside / ext_runs, 1))
     mem_runs, mem_inside = _coverage(eb.MEMORY_COVERAGE)
     n.update(memory_held_out_runs=mem_runs, memory_held_out_inside=mem_inside)
     if s is not None:  # the band this scenario gets

@@ -67,3 +67,14 @@ def test_docs_quote_set_2s_first_run_and_the_shipped_coverage():
     inside = sum(c for _, c in eb.THROUGHPUT_COVERAGE.values())
     assert eb.THROUGHPUT_BAND_METHOD == "v4" and "v4" in readme
     assert f"{inside}/{runs} ({pct(inside / runs)}" in docs and f"{inside} of {runs} runs\n({pct(inside / runs)}" in readme
+
+
+def test_stored_external_coverage_is_todays():
+    # error_bands.py's EXTERNAL_COVERAGE (written by fit_error_bands.py with the bands) is what the external
+    # check gives with the shipped bands today: a band or engine change not followed by --write fails here.
+    from shardwise.engine.assumptions import error_bands as eb
+    from shardwise.engine.calibration.external_check import SHIPPED, external_check
+
+    for n, (runs, inside) in eb.EXTERNAL_COVERAGE.items():
+        c = external_check(external_set=n)["uncalibrated"][f"coverage_{SHIPPED}"]
+        assert (c["runs"], c["inside"]) == (runs, inside), "run benchmarks/fit_error_bands.py --v4 --write"
