@@ -32,8 +32,8 @@ def derived_global_batch(reading: LogReading, gpus: int | None, micro_batch: int
     dp_replicate x dp_shard = GPUs / (pp x cp x tp)). None when the log is another framework's, the local batch
     (the micro-batch) or the GPU count is not known, or the degrees do not divide the GPUs. One rule for the
     chat, `calibrate --from-log` and POST /api/calibrate."""
-    if reading.framework not in NO_ACCUMULATION or not micro_batch or not gpus:
-        return None
+    if reading.framework not in NO_ACCUMULATION or reading.global_batch is not None or not micro_batch or not gpus:
+        return None  # (a log that prints its global batch is read, not derived)
     model_parallel = (tp or 1) * (pp or 1) * (cp or 1)
     if gpus % model_parallel:
         return None
