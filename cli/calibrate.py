@@ -107,8 +107,12 @@ def _log_says(reading: LogReading) -> dict[str, object]:
 def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:
     """The log's plan and setup fill the run (the log is what ran); a flag saying otherwise is an error.
     Returns what the log left to the flags' defaults (keys), for the CLI to say."""
-    if reading.num_gpus is not None and reading.num_gpus != args.gpus:
+    if reading.num_gpus is not None and args.gpus is not None and reading.num_gpus != args.gpus:
         raise ShardwiseInputError(f"the log ran on {reading.num_gpus} GPUs but --gpus is {args.gpus}")
+    if args.gpus is None:
+        if reading.num_gpus is None:
+            raise ShardwiseInputError(f"the {reading.framework} log does not say how many GPUs ran: pass --gpus")
+        args.gpus = reading.num_gpus  # the log is what ran, as for the chat and POST /api/calibrate
     given = [n for n in MEASURED_FLAGS if getattr(args, n)]
     if given:
         raise ShardwiseInputError(f"--from-log reads the throughput from the log, so --{given[0].replace('_', '-')} would "
@@ -316,9 +320,9 @@ def run(args: argparse.Namespace) -> int:
             raise ShardwiseInputError(f"--measured-csv holds the measured runs, so {', '.join(beside)} would be "
                                       "ignored: give one or the other (or add the run as a row)")
         runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
-    elif not args.gpu or not args.gpus:
-        raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's), or --measured-csv FILE whose rows "
-                                  "name them")
+    elif not args.gpu or not (args.gpus or args.from_log):
+        raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's; a log that prints its GPU count "
+                                  "gives --gpus), or --measured-csv FILE whose rows name them")
     else:
         run_, note = measurement_from_args(args)
         runs = [run_]

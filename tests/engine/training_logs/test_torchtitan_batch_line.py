@@ -54,3 +54,15 @@ def test_a_printed_global_batch_is_not_derived_on_any_surface(capsys):
     assert run0["global_batch"] == rest["runs"][0]["global_batch"] == chat.result.scenario.global_batch == 64
     assert run0["seq_len"] == 8192 and run0["gpus"] == 16
     assert rest == cli
+
+
+def test_the_cli_takes_the_gpu_count_from_the_log_as_the_chat_and_rest_do(capsys):
+    # The mesh line "pp=1, dp_replicate=1, dp_shard=16, cp=1, tp=1" is 16 GPUs; --gpus is not needed.
+    log = LOGS / "torchtitan_init_batch.log"
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100", "--from-log", log, "--json")
+    assert code == 0, err
+    assert json.loads(out)["runs"][0]["gpus"] == 16
+    # A log that does not print it (Hugging Face Trainer metrics) still needs --gpus: one line, exit 2.
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "h100",
+                         "--from-log", LOGS / "hf_trainer.log")
+    assert code == 2 and "does not say how many GPUs ran: pass --gpus" in err and "Traceback" not in err
