@@ -127,7 +127,7 @@ def short_source(source: str) -> str:
                       ("dgxc", "dgxc-benchmarking"),
                       # held-out set 3 (external_runs_3.csv)
                       ("flash-attention", "flash-attn-training"), ("mt-nlg", "mt-nlg-2022"),
-                      ("llama 3 herd", "llama3-herd-2024")]:
+                      ("llama 3 herd", "llama3-herd-2024"), ("megascale", "megascale-2024"), ("flagperf", "flagperf")]:
         if key in s:
             return name
     return s[:30]
