@@ -4,8 +4,9 @@ exactly like the calibration rows, but they never enter load_runs()/used_runs() 
 first-run check evaluates the engine on them once. Set 2 (data/external_runs_2.csv, load_external_runs_2) was
 collected the same way after set 1 had been seen by two band methods; the two sets are loaded separately.
 Set 3 (data/external_runs_3.csv, load_external_runs_3) was collected after sets 1 and 2 had been seen by band
-methods v2-v4, from sources neither used (a framework README, two papers' throughput tables); it is held for a
-future method's first run and evaluated by nothing yet.
+methods v2-v4, from sources neither used (FlashAttention's training README, FlagPerf's NVIDIA cases, the MT-NLG,
+Llama 3 and MegaScale papers' throughput tables); it is held for a future method's first run and evaluated by
+nothing yet.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
