@@ -3,6 +3,10 @@ error bands were built, so nothing in shardwise was tuned on them. They are pars
 exactly like the calibration rows, but they never enter load_runs()/used_runs() (fit, bands, folds): a
 first-run check evaluates the engine on them once. Set 2 (data/external_runs_2.csv, load_external_runs_2) was
 collected the same way after set 1 had been seen by two band methods; the two sets are loaded separately.
+Set 3 (data/external_runs_3.csv, load_external_runs_3) was collected after sets 1 and 2 had been seen by band
+methods v2-v4, from sources neither used (FlashAttention's training README, FlagPerf's NVIDIA cases, the MT-NLG,
+Llama 3 and MegaScale papers' throughput tables); it is held for a future method's first run and evaluated by
+nothing yet.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -28,6 +32,8 @@ from .runs import DATA, CalibrationRun, _int, _release, _run, short_source
 EXTERNAL_FILE = "external_runs.csv"
 # Set 2, collected 2026-11-26 (session 7) as the first-run judge of a new band method: same columns, same parser.
 EXTERNAL_FILE_2 = "external_runs_2.csv"
+# Set 3, collected 2026-11-26 (session 7) for a FUTURE band method's first run: nobody evaluates it before then.
+EXTERNAL_FILE_3 = "external_runs_3.csv"
 
 
 def _superseded(row: dict) -> str:
@@ -130,3 +136,10 @@ def load_external_runs() -> tuple[CalibrationRun, ...]:
 def load_external_runs_2() -> tuple[CalibrationRun, ...]:
     """Held-out set 2 (data/external_runs_2.csv): never fitted, never in the bands, never in set 1."""
     return _load(EXTERNAL_FILE_2)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_3() -> tuple[CalibrationRun, ...]:
+    """Held-out set 3 (data/external_runs_3.csv): never fitted, never in the bands, in neither set 1 nor set 2,
+    and not evaluated by any method yet (kept for a future method's first run)."""
+    return _load(EXTERNAL_FILE_3)

@@ -124,7 +124,10 @@ def short_source(source: str) -> str:
                       ("korthikanti", "korthikanti-2022"), ("examples/llama", "megatron-lm-examples"),
                       ("moe readme", "megatron-lm-moe"), ("megatron-lm readme", "megatron-lm-readme"),
                       ("automodel", "nemo-automodel"), ("nemo performance summary", "nemo-perf-summary"), ("nemo long-sequence", "nemo-long-sequence"),
-                      ("dgxc", "dgxc-benchmarking")]:
+                      ("dgxc", "dgxc-benchmarking"),
+                      # held-out set 3 (external_runs_3.csv)
+                      ("flash-attention", "flash-attn-training"), ("mt-nlg", "mt-nlg-2022"),
+                      ("llama 3 herd", "llama3-herd-2024"), ("megascale", "megascale-2024"), ("flagperf", "flagperf")]:
         if key in s:
             return name
     return s[:30]
