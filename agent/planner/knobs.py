@@ -210,7 +210,10 @@ def find_plans(text: str) -> list[dict]:
         # keep zero-1 instead of zero-3", "full recompute, zero1 for both: CP=4 or TP=4".
         brk = [b.start() for b in SHARED_BREAK.finditer(text, 0, sep.start())]
         leading = {k: v for pos, k, v in found if brk and pos < brk[-1]}
-        if leading and any(brk[-1] < pos < sep.start() for pos, _, _ in found):
+        # ... unless the other plan sets one of them again: then that clause is the first plan's own start
+        # ("tp4 pp4 and zero1 or tp8": TP is what is contrasted, so PP4 belongs to the first plan only).
+        renamed = {k for _, k, _ in rest} & set(leading)
+        if leading and not renamed and any(brk[-1] < pos < sep.start() for pos, _, _ in found):
             shared_layout = {**shared_layout, **leading}
             first = {k: v for pos, k, v in found if brk[-1] < pos < sep.start()}
         if not rest and first and BASELINE.match(text, sep.end()):

@@ -59,3 +59,16 @@ def test_the_chat_compares_both_plans_as_the_vs_phrasing_does(tmp_path, message)
 ])
 def test_labelled_options_without_punctuation(text, plans):
     assert find_plans(normalise(text)) == plans
+
+
+@pytest.mark.parametrize("text, plans", [
+    # The clause before "and" starts the first plan, not a setting for both, when the other plan names its knob
+    # again (TP here): "tp8" is TP8 alone, as after "vs" — not TP8 with the first plan's PP4.
+    ("which is better, tp4 pp4 and zero1 or tp8?", [{"tp": 4, "pp": 4, "zero": 1}, {"tp": 8}]),
+    ("tp4 pp4 zero1 vs tp8", [{"tp": 4, "pp": 4, "zero": 1}, {"tp": 8}]),
+    # ... and stays shared when the other plan does not touch it: "keep zero-1 instead of zero-3" for tp8 pp1 mb1.
+    ("tp8 pp1 mb1 (8k): keep zero-1 instead of zero-3",
+     [{"tp": 8, "pp": 1, "micro_batch": 1, "zero": 1}, {"tp": 8, "pp": 1, "micro_batch": 1, "zero": 3}]),
+])
+def test_a_clause_the_other_plan_overrides_is_not_shared(text, plans):
+    assert find_plans(normalise(text)) == plans
