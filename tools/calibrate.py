@@ -77,15 +77,28 @@ class CalibrateResult(Result):
                 f"{self.predicted_before:,.0f} -> {self.predicted_after:,.0f} tokens/s/GPU [{self.id}]")
 
 
-def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs) -> str:
+def logged_fields(reading) -> set[str]:
+    """The scenario and plan fields a log gives `calibrate --from-log` itself (its GPU count, layout, batch …)."""
+    if reading is None:
+        return set()
+    said = {k for k in ("seq_len", "global_batch", "precision") if getattr(reading, k) is not None}
+    if reading.num_gpus is not None:
+        said.add("gpus")
+    if reading.setup_framework or reading.default_framework:
+        said.add("framework")
+    return said | set(reading.plan)
+
+
+def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs, from_log: set[str] = frozenset()) -> str:
+    """The CLI command that fits the same profile; with a log, the flags the log gives itself are left out."""
     words = ["shardwise", "calibrate"]
     for field, flag in SCENARIO_FLAGS:
         value = getattr(scenario, field)
-        if value is not None:
+        if value is not None and field not in from_log:
             words += [flag, str(value)]
     for field, flag in PLAN_FLAGS:
         value = getattr(plan, field)
-        if value is not None:
+        if value is not None and field not in from_log:
             words += [flag, str(value)]
     if scenario.moe_dispatcher not in (None, "alltoall"):
         words += ["--moe-dispatcher", scenario.moe_dispatcher]
@@ -156,7 +169,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
         error_before_percent=r(100 * (s.predicted_before / m - 1), 1),
         error_after_percent=r(100 * (s.predicted_after / m - 1), 1), compute_scale=r(p.compute_scale),
         comm_scale=r(p.comm_scale), network=p.network, at_bound=p.at_bound,
-        command=command_line(scenario, plan, args), profile=p, **peak)
+        command=command_line(scenario, plan, args, logged_fields(reading)), profile=p, **peak)
 
 
 def _peak_against_prediction(peak_gib: float | None, resolved, plan: Plan) -> dict:
