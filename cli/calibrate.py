@@ -96,14 +96,6 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
     return tokens_from_mfu(args.measured_mfu, m_model, setup, cluster)
 
 
-def _log_says(reading: LogReading) -> dict[str, object]:
-    said = dict(reading.plan)
-    said.update({k: getattr(reading, k) for k in ("seq_len", "global_batch", "precision") if getattr(reading, k) is not None})
-    if reading.setup_framework:
-        said["framework"] = reading.setup_framework
-    return said
-
-
 def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:
     """The log's plan and setup fill the run (the log is what ran); a flag saying otherwise is an error.
     Returns what the log left to the flags' defaults (keys), for the CLI to say."""
@@ -120,7 +112,7 @@ def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:
     if args.measured_peak_gib and reading.peak_gib is not None and abs(args.measured_peak_gib - reading.peak_gib) > 0.05:
         raise ShardwiseInputError(f"the {reading.framework} log says peak memory {reading.peak_gib:.2f} GiB but "
                                   f"--measured-peak-gib is {args.measured_peak_gib:g}: give one or the other")
-    said = _log_says(reading)
+    said = {k: v for k, v in reading.facts().items() if k != "gpus"}  # the GPU count: checked above
     if args.framework is None and reading.default_framework is not None:
         args.framework = reading.default_framework  # the log cannot say which backend ran: measurement_from_args says so
     for key, value in said.items():

@@ -78,15 +78,11 @@ class CalibrateResult(Result):
 
 
 def logged_fields(reading) -> set[str]:
-    """The scenario and plan fields a log gives `calibrate --from-log` itself (its GPU count, layout, batch …)."""
+    """The scenario and plan fields a log gives `calibrate --from-log` itself (its GPU count, layout, batch …);
+    the framework too where the log implies a default, which the CLI applies alike."""
     if reading is None:
         return set()
-    said = {k for k in ("seq_len", "global_batch", "precision") if getattr(reading, k) is not None}
-    if reading.num_gpus is not None:
-        said.add("gpus")
-    if reading.setup_framework or reading.default_framework:
-        said.add("framework")
-    return said | set(reading.plan)
+    return set(reading.facts()) | ({"framework"} if reading.default_framework else set())
 
 
 def command_line(scenario: Scenario, plan: Plan, args: CalibrateArgs, from_log: set[str] = frozenset()) -> str:

@@ -47,20 +47,13 @@ def derived_global_batch(reading: LogReading, gpus: int | None, micro_batch: int
 def apply_reading(scenario: Scenario, plan: Plan, reading: LogReading) -> tuple[Scenario, Plan]:
     if reading.num_gpus is not None and scenario.gpus is not None and reading.num_gpus != scenario.gpus:
         raise ShardwiseInputError(f"the {reading.framework} log ran on {reading.num_gpus} GPUs, not {scenario.gpus}")
-    facts: dict = {}
-    if reading.num_gpus is not None:
-        facts["gpus"] = reading.num_gpus
-    if reading.seq_len is not None:
-        facts["seq_len"] = reading.seq_len
-    if reading.global_batch is not None:
-        facts.update(global_batch=reading.global_batch, global_batch_tokens=None)
-    if reading.precision is not None:
-        facts["precision"] = reading.precision
-    if reading.setup_framework is not None:
-        facts["framework"] = reading.setup_framework
-    elif scenario.framework is None and reading.default_framework is not None:
+    said = reading.facts()
+    facts = {k: said[k] for k in ("gpus", "seq_len", "global_batch", "precision", "framework") if k in said}
+    if "global_batch" in facts:
+        facts["global_batch_tokens"] = None
+    if "framework" not in facts and scenario.framework is None and reading.default_framework is not None:
         facts["framework"] = reading.default_framework  # the log cannot say (HF Trainer): its default, said by the tool
-    knobs = {k: reading.plan[k] for k in PLAN_KEYS if k in reading.plan}
+    knobs = {k: said[k] for k in PLAN_KEYS if k in said}
     if "no_sp" in reading.plan:
         knobs["sequence_parallel"] = not reading.plan["no_sp"]
     scenario, plan = scenario.model_copy(update=facts), plan.model_copy(update=knobs)

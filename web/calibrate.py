@@ -38,17 +38,10 @@ class CalibrateRequest(PlanFields, ScenarioRequest):
 
 
 def _log_says(reading: LogReading) -> dict[str, object]:
-    """The log's facts under the request's field names."""
-    said = {k: v for k, v in reading.plan.items() if k not in ("no_sp", "hsdp")}
+    """The log's facts under the request's field names (no_sp -> sequence_parallel; HSDP is not a request field)."""
+    said = {k: v for k, v in reading.facts().items() if k not in ("no_sp", "hsdp")}
     if "no_sp" in reading.plan:
         said["sequence_parallel"] = not reading.plan["no_sp"]
-    for key in ("seq_len", "global_batch", "precision"):
-        if getattr(reading, key) is not None:
-            said[key] = getattr(reading, key)
-    if reading.setup_framework:
-        said["framework"] = reading.setup_framework
-    if reading.num_gpus is not None:
-        said["gpus"] = reading.num_gpus
     return said
 
 

@@ -40,6 +40,18 @@ class LogReading:
     default_framework: str | None = None
     notes: tuple[str, ...] = ()  # what the reader chose, to be said with what it read (a batch ramp-up set aside)
 
+    def facts(self) -> dict[str, object]:
+        """What the log itself says about the run, under shardwise's setting names (the plan's knobs as read,
+        seq_len, global_batch, precision, framework, gpus): what every surface takes from it and checks its other
+        inputs against."""
+        said: dict[str, object] = dict(self.plan)
+        said.update({k: getattr(self, k) for k in ("seq_len", "global_batch", "precision") if getattr(self, k) is not None})
+        if self.setup_framework:
+            said["framework"] = self.setup_framework
+        if self.num_gpus is not None:
+            said["gpus"] = self.num_gpus
+        return said
+
     def found(self) -> list[str]:
         """What was read, for the CLI to show."""
         names = ["tokens_per_s_per_gpu", "step_s", "samples_per_s", "peak_gib", "num_gpus", "seq_len", "global_batch",
