@@ -9,9 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ..engine.calibration.fit_profile import Measurement, fit_profile
-from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
+from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.training_logs import LogReading, decode_log, read_log
@@ -89,10 +88,6 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
         return args.measured_tokens_per_s_per_gpu
     if args.measured_step_s:
         return tokens_from_step_time(args.measured_step_s, setup, cluster)
-    if mfu_fraction(args.measured_mfu) > MAX_MEASURED_MFU:
-        raise ShardwiseInputError(f"--measured-mfu {args.measured_mfu:g} is {mfu_fraction(args.measured_mfu):.0%} MFU: no "
-                                  "run exceeds 100 % of the GPU's dense peak (give a fraction such as 0.45 or a percent "
-                                  "such as 45)")
     return tokens_from_mfu(args.measured_mfu, m_model, setup, cluster)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.training_logs import LogReading
@@ -66,7 +65,7 @@ def with_log(req: CalibrateRequest, reading: LogReading) -> CalibrateRequest:
 
 def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     from ..engine.calibration.fit_profile import Measurement, fit_profile
-    from ..engine.calibration.measured_value import mfu_fraction, tokens_from_log, tokens_from_mfu, tokens_from_step_time
+    from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu, tokens_from_step_time
     from ..engine.training_logs import read_log
     from ..tools.log_run import derived_global_batch
     from .engine_calls import cluster, resolve_model
@@ -91,10 +90,6 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and req.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; set seq_len to turn it into "
                                       "tokens/s")
-    if req.measured_mfu is not None and mfu_fraction(req.measured_mfu) > MAX_MEASURED_MFU:
-        raise ShardwiseInputError(f"measured_mfu {req.measured_mfu:g} is {mfu_fraction(req.measured_mfu):.0%} MFU: no "
-                                  "run exceeds 100 % of the GPU's dense peak (a fraction such as 0.45 or a percent "
-                                  "such as 45)")
     model, where, setup = resolve_model(req), cluster(req), req.setup()
     strategy = req.strategy()
     if reading is not None and reading.plan.get("hsdp"):

@@ -10,7 +10,9 @@ log means the same thing in both.
 
 from __future__ import annotations
 
+from ..assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ..cluster import Cluster
+from ..errors import SettingsInputError
 from ..flops import model_flops_per_token
 from ..model_spec import ModelSpec
 from ..training import TrainingSetup
@@ -28,6 +30,10 @@ def mfu_fraction(mfu: float) -> float:
 
 
 def tokens_from_mfu(mfu: float, model: ModelSpec, setup: TrainingSetup, cluster: Cluster) -> float:
+    if mfu_fraction(mfu) > MAX_MEASURED_MFU:  # each surface names the setting its own way (SettingsInputError)
+        raise SettingsInputError("{measured_mfu} " + f"{mfu:g} is {mfu_fraction(mfu):.0%} MFU: no run exceeds 100 % of "
+                                 "the GPU's dense peak (give a fraction such as 0.45 or a percent such as 45)",
+                                 "measured_mfu")
     peak = cluster.gpu.peak_tflops(setup.precision) * 1e12
     return mfu_fraction(mfu) * peak / model_flops_per_token(model, setup.seq_len, setup)
 
