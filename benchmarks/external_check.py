@@ -27,49 +27,26 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_error_bands import calibrated_key, out_of_fold_items, out_of_fold_unit_items  # noqa: E402
+from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items  # noqa: E402
 
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
-from shardwise.engine.calibration.new_cluster import new_cluster_bands_by_level  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 from shardwise.engine.calibration.transfer import transfer_all  # noqa: E402
 
 
-def v3_tables() -> tuple[dict, dict]:
-    """The throughput and calibrated bands band method v3 would ship, from the same residuals as
-    the shipped v2 tables (benchmarks/fit_error_bands.py)."""
-    report = build_report(with_memory=False)
-    runs = {r.key: r for r in load_runs()}
-    oof = out_of_fold_items(report, runs)
-    tp = bands_by_level([(k, v, g) for k, v, g, _ in oof], finite_cluster_correction=True)
-    cal = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
-                          for f in transfer_all() if not f.held_out for r in f.rows], finite_cluster_correction=True)
-    return tp, cal
-
-
-def v4_tables() -> dict:
-    """The throughput bands band method v4 (a band for a new cluster, new_cluster.py) would ship, from
-    the same residuals as the shipped tables; its calibrated bands are v2's (the shipped ones)."""
-    report = build_report(with_memory=False)
-    runs = {r.key: r for r in load_runs()}
-    oof = out_of_fold_unit_items(report, runs)
-    return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof])
-
-
-def v2_tables() -> dict:
-    """The throughput bands of band method v2 (each group once), from the same residuals."""
-    report = build_report(with_memory=False)
-    oof = out_of_fold_items(report, {r.key: r for r in load_runs()})
-    return bands_by_level([(k, v, g) for k, v, g, _ in oof])
-
-
 def method_tables() -> dict[str, dict]:
-    """throughput_band's table arguments for each band method reported, each computed (not read from
-    the shipped error_bands.py, whichever method that holds); the calibrated bands are v2's except v3's."""
-    tp3, cal3 = v3_tables()
-    return {"v2": {"bands": v2_tables()}, "v3": {"bands": tp3, "calibrated_bands": cal3}, "v4": {"bands": v4_tables()}}
+    """throughput_band's table arguments for each band method reported, each computed from the same out-of-fold
+    residuals (not read from the shipped error_bands.py, whichever method that holds); the calibrated bands are
+    the shipped (v2) ones except v3's, which applies its levels to the transfer check too."""
+    runs = {r.key: r for r in load_runs()}
+    oof_units = out_of_fold_unit_items(build_report(with_memory=False), runs)
+    cal3 = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
+                           for f in transfer_all() if not f.held_out for r in f.rows], finite_cluster_correction=True)
+    return {"v2": {"bands": method_bands(oof_units, "v2")},
+            "v3": {"bands": method_bands(oof_units, "v3"), "calibrated_bands": cal3},
+            "v4": {"bands": method_bands(oof_units, "v4")}}
 
 
 def main() -> None:

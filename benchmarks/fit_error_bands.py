@@ -128,14 +128,21 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
     return [(k, v, g, f) for k, v, g, _, f in out_of_fold_unit_items(report, runs)]
 
 
+def method_bands(oof_units, method: str) -> dict:
+    """The throughput bands band method v2, v3 or v4 takes on these out-of-fold residuals."""
+    if method == "v4":
+        return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units])
+    return bands_by_level([(k, v, g) for k, v, g, _, _ in oof_units], finite_cluster_correction=method == "v3")
+
+
 def throughput_bands(oof_units, method: str):
     """The shipped-style throughput bands and their cross-fitted coverage, for band method v2, v3 or v4."""
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
     if method == "v4":
-        return (new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units]),
-                cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold)))
-    v3 = method == "v3"
-    return bands_by_level([(k, v, g) for k, v, g, _ in oof], finite_cluster_correction=v3), cross_fitted_coverage(oof, v3=v3)
+        cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold))
+    else:
+        cv = cross_fitted_coverage(oof, v3=method == "v3")
+    return method_bands(oof_units, method), cv
 
 
 def main() -> None:
