@@ -4,8 +4,7 @@ docs/performance.md, each written before it was computed).
     python benchmarks/band_method_choice.py
 
 Checks: cross-fitted on the shipped runs (each fold's out-of-fold residuals against the bands of the
-other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external set 1 and,
-when present, set 2, uncalibrated, against the band the product shows (intervals.throughput_band,
+other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external sets 1 and 2, uncalibrated, against the band the product shows (intervals.throughput_band,
 widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
 Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
 external set 2 alone (its first run).
@@ -55,9 +54,8 @@ def external_score(runs, tables: dict) -> tuple[float, float]:
 def main() -> None:
     report = build_report(with_memory=False)
     oof_units = out_of_fold_unit_items(report, {r.key: r for r in load_runs()})
-    sets = {"set 1": [r for r in external.load_external_runs() if r.used]}
-    if hasattr(external, "load_external_runs_2"):
-        sets["set 2"] = [r for r in external.load_external_runs_2() if r.used]
+    sets = {"set 1": [r for r in external.load_external_runs() if r.used],
+            "set 2": [r for r in external.load_external_runs_2() if r.used]}
     scores: dict[str, dict[str, float]] = {}
     for method, tables in method_tables().items():
         cf, cf_cov = cross_fitted_score(oof_units, method)
@@ -71,10 +69,8 @@ def main() -> None:
     v23 = {m: (scores[m]["cross-fitted"] + scores[m]["set 1"]) / 2 for m in ("v2", "v3")}
     print(f"session 6 rule (v2 vs v3, mean of cross-fitted and set 1): {min(v23, key=v23.get)} "
           f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
-    if "set 2" in sets:
-        v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
-        print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} "
-              f"({v24['v2']:.4f} vs {v24['v4']:.4f})")
+    v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
+    print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} ({v24['v2']:.4f} vs {v24['v4']:.4f})")
 
 
 if __name__ == "__main__":

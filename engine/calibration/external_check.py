@@ -12,8 +12,7 @@ import numpy as np
 
 from ..assumptions import error_bands as eb
 from .band_statistics import cluster_bootstrap_ci, regime_of
-from . import external
-from .external import load_external_runs
+from .external import load_external_runs, load_external_runs_2
 from .intervals import throughput_band
 from .predict import predict
 from .profile import CalibrationProfile
@@ -46,7 +45,7 @@ def external_check(methods: dict[str, dict] | None = None, external_set: int = 1
     """Every figure, for each band method in `methods` (name -> throughput_band's table arguments;
     default: the shipped bands only), on external set 1 (external_runs.csv) or 2 (external_runs_2.csv)."""
     methods = methods or {SHIPPED: {}}
-    every = load_external_runs() if external_set == 1 else external.load_external_runs_2()
+    every = load_external_runs() if external_set == 1 else load_external_runs_2()
     runs = [r for r in every if r.used]
     out: dict = {"external_set": external_set, "rows": len(every), "used": len(runs), "excluded": dict(Counter(r.status for r in every if not r.used))}
 
