@@ -43,8 +43,11 @@ Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_
 # What the engine computes as this turn's ground truth. "range": the answer must state the 80 %
 # interval of the turn's plan (throughput or step time); "step_range": of its step time;
 # "calibrate": the prediction before calibrating to the turn's `measured` run, and the scale fitted;
-# "memory_range": the 80 % interval of the plan's peak memory (and, given a measured peak, the prediction).
-TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "memory_range", "none"]
+# "memory_range": the 80 % interval of the plan's peak memory (and, given a measured peak, the prediction);
+# "calibrate_compare": a measurement and an "A or B?" in one message — what "calibrate" requires, and the
+# deciding term of A vs B priced with the profile that measurement implies.
+TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "memory_range",
+                    "calibrate_compare", "none"]
 
 
 class _Data(BaseModel):
@@ -231,19 +234,19 @@ class Case(_Data):
     def _plans_given(self) -> "Case":
         for i, t in enumerate(self.turns):
             kind = truth_kind(self, t)
-            if kind == "compare" and (not t.plans or len(t.plans) != 2):
-                raise ValueError(f"turn {i + 1}: a compare turn needs `plans: [A, B]`")
-            if kind in ("evaluate", "range", "step_range", "calibrate", "memory_range") and not t.plan:
+            if kind in ("compare", "calibrate_compare") and (not t.plans or len(t.plans) != 2):
+                raise ValueError(f"turn {i + 1}: a {kind} turn needs `plans: [A, B]`")
+            if kind in ("evaluate", "range", "step_range", "calibrate", "memory_range", "calibrate_compare") and not t.plan:
                 raise ValueError(f"turn {i + 1}: a {kind} turn needs `plan: {{...}}`")
-            if kind == "calibrate" and (t.measured is None or not t.measured.has_speed):
-                raise ValueError(f"turn {i + 1}: a calibrate turn needs `measured: {{...}}` with a speed figure "
+            if kind in ("calibrate", "calibrate_compare") and (t.measured is None or not t.measured.has_speed):
+                raise ValueError(f"turn {i + 1}: a {kind} turn needs `measured: {{...}}` with a speed figure "
                                  "(tokens_per_s_per_gpu, step_s or mfu)")
             if t.profile and not any(p.measured is not None and p.measured.has_speed and p.plan
                                      for p in self.turns[:i]):
                 raise ValueError(f"turn {i + 1}: `profile: measured` needs an earlier turn with a `plan` and a "
                                  "measured speed (tokens_per_s_per_gpu, step_s or mfu)")
-            if t.profile and kind == "calibrate":
-                raise ValueError(f"turn {i + 1}: a calibrate turn starts from the shipped calibration; "
+            if t.profile and kind in ("calibrate", "calibrate_compare"):
+                raise ValueError(f"turn {i + 1}: a {kind} turn starts from the shipped calibration; "
                                  "`profile: measured` does not apply to it")
         return self
 

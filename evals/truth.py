@@ -200,7 +200,8 @@ def resolve_plan(s: Scenario, plan: dict, profile=None) -> dict:
 def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] | None = None,
             measured=None, profile=None) -> Truth:
     """`profile`: a CalibrationProfile the truth is computed with (a turn's `profile: measured`,
-    evals/truth_profile.py); a calibrate truth always starts from the shipped calibration."""
+    evals/truth_profile.py); a calibrate (or calibrate_compare) truth always starts from the shipped calibration."""
+    from .truth_calibrate_compare import calibrate_compare_truth
     from .truth_uncertainty import calibrate_truth, memory_range_truth, range_truth
 
     try:
@@ -214,6 +215,9 @@ def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] 
             return range_truth(kind, s, resolve_plan(s, plan or {}, profile), profile)
         if kind == "calibrate":
             return calibrate_truth(s, resolve_plan(s, plan or {}), measured)
+        if kind == "calibrate_compare":
+            return calibrate_compare_truth(s, resolve_plan(s, plan or {}), [resolve_plan(s, p) for p in plans or []],
+                                           measured)
         if kind == "memory_range":
             return memory_range_truth(s, resolve_plan(s, plan or {}, profile), measured, profile)
     except ShardwiseInputError as exc:
