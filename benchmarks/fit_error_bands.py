@@ -40,7 +40,7 @@ from shardwise.engine.calibration.band_methods import in_sample
 from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
 from shardwise.engine.calibration.external import load_external_runs, load_external_runs_2
 from shardwise.engine.calibration.external_check import external_check
-from shardwise.engine.calibration.external_items import external_items
+from shardwise.engine.calibration.external_items import external_items, v5_bands, v5_fold_bands
 from shardwise.engine.calibration.folds import HOLDOUT_FOLD
 from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
@@ -144,8 +144,7 @@ def method_bands(oof_units, method: str, external=None) -> dict:
     """The throughput bands band method v2, v3, v4 or v5 takes on these out-of-fold residuals (v5: and on
     `external`, the seen external items, computed here when not given)."""
     if method == "v5":
-        external = seen_external_items() if external is None else external
-        return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units] + external)
+        return v5_bands(oof_units, seen_external_items() if external is None else external)
     if method == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units])
     return bands_by_level([(k, v, g) for k, v, g, _, _ in oof_units], finite_cluster_correction=method == "v3")
@@ -158,8 +157,7 @@ def throughput_bands(oof_units, method: str, external=None):
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
     if method == "v5":
         external = seen_external_items() if external is None else external
-        cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold,
-                                                                                            always=external))
+        cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: v5_fold_bands(oof_units, external, fold))
     elif method == "v4":
         cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold))
     else:

@@ -17,10 +17,10 @@ every external item into every fold's bands and never checks one (new_cluster.fo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from .band_statistics import regime_of
-from .new_cluster import UnitItem, source_unit
+from .band_statistics import MIN_RUNS, regime_of
+from .new_cluster import UnitItem, fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from .predict import predict
 from .runs import CalibrationRun
 
@@ -29,6 +29,8 @@ from .runs import CalibrationRun
 # errors), never one. Sets 1 and 2 share the prefix: a configuration both measured (another release of the
 # same source's page) is one group, as two releases of one configuration are in the calibration data.
 EXTERNAL_GROUP = "external | "
+FoldUnitItem = tuple[list[str], float, str, str, int]  # (keys, residual, group, unit, fold): out-of-fold items
+Bands = dict[str, tuple[float, float, int]]
 
 
 def external_items(runs: Iterable[CalibrationRun]) -> list[UnitItem]:
@@ -36,3 +38,16 @@ def external_items(runs: Iterable[CalibrationRun]) -> list[UnitItem]:
     used = [r for r in runs if r.used]
     return [(regime_of(r), math.log(r.measured_tokens_per_gpu / p.tokens_per_gpu), EXTERNAL_GROUP + r.group,
              source_unit(r)) for r, p in zip(used, predict(used))]
+
+
+def v5_bands(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem], min_runs: int = MIN_RUNS) -> Bands:
+    """Band method v5: v4's statistic on the union of the out-of-fold items (keys, residual, group, unit, fold)
+    and the external ones."""
+    return new_cluster_bands_by_level([(k, v, c, u) for k, v, c, u, _ in out_of_fold] + list(external), min_runs)
+
+
+def v5_fold_bands(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem], fold: int,
+                  min_runs: int = MIN_RUNS) -> Bands:
+    """The v5 bands fold `fold` is checked against: the other folds' out-of-fold items and EVERY external item
+    (which no fold holds, so none is ever checked)."""
+    return fold_new_cluster_bands(list(out_of_fold), fold, min_runs, always=external)
