@@ -14,6 +14,11 @@ DESCRIPTIONS = {
 EXTERNAL_SETS_IN_BANDS = {"v5": (1, 2)}
 
 
+def band_runs(method: str) -> str:
+    """What the run count of a band counts, for the reader of a prediction's band."""
+    return "calibration and external runs" if EXTERNAL_SETS_IN_BANDS.get(method) else "calibration runs"
+
+
 def in_sample(method: str, external_set: int) -> bool:
     """Were this set's runs used to estimate the method's bands?"""
     return external_set in EXTERNAL_SETS_IN_BANDS.get(method, ())

@@ -22,6 +22,7 @@ from ..assumptions import error_bands as eb
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..training import TrainingSetup
+from .band_methods import band_runs
 from .coverage import extrapolation_warnings
 from .profile import CalibrationProfile, compute_applies
 from .regimes import scenario_regime_keys, stack_of
@@ -66,7 +67,7 @@ def throughput_band(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     calibrated_bands = eb.CALIBRATED_BANDS if calibrated_bands is None else calibrated_bands
     keys = scenario_regime_keys(model, cluster, setup)
     key, (lo, hi, n) = _lookup(bands, keys)
-    basis = f"80 % band of {n} calibration runs ({key})"
+    basis = f"80 % band of {n} {band_runs(eb.THROUGHPUT_BAND_METHOD)} ({key})"
     if profile is not None and compute_applies(profile, cluster, setup):
         kind = "moe" if model.moe is not None else "dense"
         cal = _lookup(calibrated_bands, [f"calibrated|{stack_of(setup.framework)}|{kind}"])
