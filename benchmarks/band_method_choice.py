@@ -33,15 +33,21 @@ from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 
 
-def cross_fitted_score(oof_units, method: str) -> tuple[float, float]:
-    """(mean interval score, coverage) of every run against its fold's bands."""
+def cross_fitted_score(oof_units, method: str) -> tuple[float, float, dict[str, tuple[int, int, float]]]:
+    """(mean interval score, coverage) of every run against its fold's bands, and per band used
+    (the regime the fold's lookup lands on): (runs, inside, mean interval score)."""
     _, cv = throughput_bands(oof_units, method)
-    ys, lows, highs, groups = [], [], [], []
+    ys, lows, highs, groups, used = [], [], [], [], []
     for keys, value, group, _, fold in oof_units:
-        _, (lo, hi, _) = lookup(cv.bands_by_fold[fold], keys)
-        ys.append(value), lows.append(lo), highs.append(hi), groups.append(group)
-    inside = np.mean([lo <= y <= hi for y, lo, hi in zip(ys, lows, highs)])
-    return interval_score(ys, lows, highs, groups), float(inside)
+        key, (lo, hi, _) = lookup(cv.bands_by_fold[fold], keys)
+        ys.append(value), lows.append(lo), highs.append(hi), groups.append(group), used.append(key)
+    hit = [lo <= y <= hi for y, lo, hi in zip(ys, lows, highs)]
+    by: dict[str, tuple[int, int, float]] = {}
+    for key in sorted(set(used)):
+        ix = [i for i, k in enumerate(used) if k == key]
+        by[key] = (len(ix), sum(hit[i] for i in ix),
+                   interval_score(*([x[i] for i in ix] for x in (ys, lows, highs, groups))))
+    return interval_score(ys, lows, highs, groups), float(np.mean(hit)), by
 
 
 def external_score(runs, tables: dict) -> tuple[float, float]:
@@ -71,7 +77,7 @@ def main() -> None:
             2: [r for r in external.load_external_runs_2() if r.used]}
     scores: dict[str, dict[str, float]] = {}
     for method, tables in method_tables().items():
-        cf, cf_cov = cross_fitted_score(oof_units, method)
+        cf, cf_cov, cf_by = cross_fitted_score(oof_units, method)
         scores[method] = {"cross-fitted": cf}
         parts = [f"cross-fitted {cf:.4f} (coverage {cf_cov:.1%})"]
         for n, runs in sets.items():
@@ -79,6 +85,8 @@ def main() -> None:
             scores[method][f"set {n}"] = s
             parts.append(f"set {n} {s:.4f} (coverage {cov:.1%}" + (", in-sample)" if in_sample(method, n) else ")"))
         print(f"{method}: interval score " + ", ".join(parts))
+        print("  cross-fitted by regime band used: " + ", ".join(
+            f"{k} {inside}/{n} ({inside / n:.0%}) {score:.3f}" for k, (n, inside, score) in cf_by.items()))
     v23 = {m: (scores[m]["cross-fitted"] + scores[m]["set 1"]) / 2 for m in ("v2", "v3")}
     print(f"session 6 rule (v2 vs v3, mean of cross-fitted and set 1): {min(v23, key=v23.get)} "
           f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
