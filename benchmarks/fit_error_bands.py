@@ -194,7 +194,7 @@ def main() -> None:
     external_units = seen_external_items() if method == "v5" else []
     tp_bands, cv = throughput_bands(oof_units, method, external_units)
     groups: dict[str, set] = defaultdict(set)
-    for keys, _, g, _ in oof:
+    for keys, _, g, *_ in oof + external_units:  # v5's external items are runs of its bands too
         for k in keys:
             groups[k].add(g)
     # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
