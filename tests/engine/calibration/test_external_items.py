@@ -89,3 +89,12 @@ def test_the_cross_fit_never_checks_an_external_item_and_always_includes_all():
         # fold k's bands: the other folds' items and BOTH external items, whatever fold is checked
         assert cv.bands_by_fold[fold] == new_cluster_bands_by_level(others + ext, min_runs=3)
         assert cv.bands_by_fold[fold] != new_cluster_bands_by_level(others, min_runs=3)
+
+
+def test_only_v5_counts_sets_1_and_2_as_in_sample():
+    from shardwise.engine.calibration.band_methods import DESCRIPTIONS, band_runs, in_sample
+
+    assert in_sample("v5", 1) and in_sample("v5", 2) and not in_sample("v5", 3)
+    assert not any(in_sample(m, n) for m in ("v2", "v3", "v4") for n in (1, 2))
+    assert band_runs("v4") == "calibration runs" and band_runs("v5") == "calibration and external runs"
+    assert {"v2", "v4", "v5"} <= DESCRIPTIONS.keys()
