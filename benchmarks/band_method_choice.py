@@ -7,7 +7,9 @@ Checks: cross-fitted on the shipped runs (each fold's out-of-fold residuals agai
 other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external sets 1 and 2, uncalibrated, against the band the product shows (intervals.throughput_band,
 widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
 Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
-external set 2 alone (its first run).
+external set 2 alone (its first run). Session 8's rule: v4 vs v5 on the next external set's first run, which
+the lead runs once; this script prints the line it fills in, not the figure. v5's bands are estimated on the
+runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from external_check import method_tables  # noqa: E402
 from fit_error_bands import out_of_fold_unit_items, throughput_bands  # noqa: E402
 
 from shardwise.engine.calibration import external  # noqa: E402
+from shardwise.engine.calibration.band_methods import in_sample  # noqa: E402
 from shardwise.engine.calibration.band_statistics import interval_score  # noqa: E402
 from shardwise.engine.calibration.cross_fit import lookup  # noqa: E402
 from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
@@ -30,15 +33,21 @@ from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 
 
-def cross_fitted_score(oof_units, method: str) -> tuple[float, float]:
-    """(mean interval score, coverage) of every run against its fold's bands."""
+def cross_fitted_score(oof_units, method: str) -> tuple[float, float, dict[str, tuple[int, int, float]]]:
+    """(mean interval score, coverage) of every run against its fold's bands, and per run's own regime
+    (its most specific key, the same rows for every method): (runs, inside, mean interval score)."""
     _, cv = throughput_bands(oof_units, method)
-    ys, lows, highs, groups = [], [], [], []
+    ys, lows, highs, groups, used = [], [], [], [], []
     for keys, value, group, _, fold in oof_units:
         _, (lo, hi, _) = lookup(cv.bands_by_fold[fold], keys)
-        ys.append(value), lows.append(lo), highs.append(hi), groups.append(group)
-    inside = np.mean([lo <= y <= hi for y, lo, hi in zip(ys, lows, highs)])
-    return interval_score(ys, lows, highs, groups), float(inside)
+        ys.append(value), lows.append(lo), highs.append(hi), groups.append(group), used.append(keys[0])
+    hit = [lo <= y <= hi for y, lo, hi in zip(ys, lows, highs)]
+    by: dict[str, tuple[int, int, float]] = {}
+    for key in sorted(set(used)):
+        ix = [i for i, k in enumerate(used) if k == key]
+        by[key] = (len(ix), sum(hit[i] for i in ix),
+                   interval_score(*([x[i] for i in ix] for x in (ys, lows, highs, groups))))
+    return interval_score(ys, lows, highs, groups), float(np.mean(hit)), by
 
 
 def external_score(runs, tables: dict) -> tuple[float, float]:
@@ -51,26 +60,39 @@ def external_score(runs, tables: dict) -> tuple[float, float]:
     return interval_score(ys, lows, highs, [r.group for r in runs]), float(inside)
 
 
+def session_8_rule(v4: float | None = None, v5: float | None = None) -> str:
+    """docs/performance.md, "Protocol for session 8": v5 ships iff its mean interval score on external set 3's
+    first run (the band the product shows, widening included) is lower than v4's. Judged once, by the lead:
+    nothing here computes set 3's scores; the lead passes them."""
+    title = "session 8 rule (v4 vs v5, external set 3's first run)"
+    if v4 is None or v5 is None:
+        return f"{title}: not computed here -- the lead's first run fills it in"
+    return f"{title}: {'v5' if v5 < v4 else 'v4'} ({v4:.4f} vs {v5:.4f})"
+
+
 def main() -> None:
     report = build_report(with_memory=False)
     oof_units = out_of_fold_unit_items(report, {r.key: r for r in load_runs()})
-    sets = {"set 1": [r for r in external.load_external_runs() if r.used],
-            "set 2": [r for r in external.load_external_runs_2() if r.used]}
+    sets = {1: [r for r in external.load_external_runs() if r.used],
+            2: [r for r in external.load_external_runs_2() if r.used]}
     scores: dict[str, dict[str, float]] = {}
     for method, tables in method_tables().items():
-        cf, cf_cov = cross_fitted_score(oof_units, method)
+        cf, cf_cov, cf_by = cross_fitted_score(oof_units, method)
         scores[method] = {"cross-fitted": cf}
         parts = [f"cross-fitted {cf:.4f} (coverage {cf_cov:.1%})"]
-        for name, runs in sets.items():
+        for n, runs in sets.items():
             s, cov = external_score(runs, tables)
-            scores[method][name] = s
-            parts.append(f"{name} {s:.4f} (coverage {cov:.1%})")
+            scores[method][f"set {n}"] = s
+            parts.append(f"set {n} {s:.4f} (coverage {cov:.1%}" + (", in-sample)" if in_sample(method, n) else ")"))
         print(f"{method}: interval score " + ", ".join(parts))
+        print("  cross-fitted by the run's regime: " + ", ".join(
+            f"{k} {inside}/{n} ({inside / n:.0%}) {score:.3f}" for k, (n, inside, score) in cf_by.items()))
     v23 = {m: (scores[m]["cross-fitted"] + scores[m]["set 1"]) / 2 for m in ("v2", "v3")}
     print(f"session 6 rule (v2 vs v3, mean of cross-fitted and set 1): {min(v23, key=v23.get)} "
           f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
     v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
     print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} ({v24['v2']:.4f} vs {v24['v4']:.4f})")
+    print(session_8_rule())
 
 
 if __name__ == "__main__":

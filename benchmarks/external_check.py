@@ -1,4 +1,4 @@
-"""The engine on the external held-out runs, with band methods v2, v3 and v4 side by side
+"""The engine on the external held-out runs, with band methods v2, v3, v4 and v5 side by side
 (engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for
 session 6" and "Protocol for session 7"; the first runs' outputs are
 benchmarks/results/external_check_first_run.json (set 1) and external_set2_first_run.json (set 2)).
@@ -10,8 +10,10 @@ benchmarks/results/external_check_first_run.json (set 1) and external_set2_first
 Uncalibrated: MAPE (pooled, and each group once), the median signed error, by source and regime;
 coverage of the 80 % band the product shows (intervals.throughput_band: the regime band, widened
 outside the validated range) for band methods v2 (each group once), v3 (band_statistics.
-conformal_levels) and v4 (a band for a new cluster, new_cluster.py; shipped since session 7), all
-computed here from the same out-of-fold residuals, each with a 95 % CI from resampling groups.
+conformal_levels), v4 (a band for a new cluster, new_cluster.py; shipped since session 7) and v5 (v4 on the
+out-of-fold residuals AND the runs of sets 1 and 2, external_items.py: on sets 1 and 2 its coverage is
+in-sample, not a check), all computed here from the same out-of-fold residuals, each with a 95 % CI from
+resampling groups.
 Calibrated: each family of external runs at two or more GPU counts (transfer.families) calibrated
 on its smallest run, predicting the rest (transfer.transfer_family): MAPE before and after, their
 ratio, and the coverage of the band a profile gets.
@@ -27,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items  # noqa: E402
+from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items, seen_external_items  # noqa: E402
 
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
@@ -39,14 +41,16 @@ from shardwise.engine.calibration.transfer import transfer_all  # noqa: E402
 def method_tables() -> dict[str, dict]:
     """throughput_band's table arguments for each band method reported, each computed from the same out-of-fold
     residuals (not read from the shipped error_bands.py, whichever method that holds); the calibrated bands are
-    the shipped (v2) ones except v3's, which applies its levels to the transfer check too."""
+    the shipped (v2) ones except v3's, which applies its levels to the transfer check too. v5's bands include the
+    runs of external sets 1 and 2 (band_methods.EXTERNAL_SETS_IN_BANDS)."""
     runs = {r.key: r for r in load_runs()}
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), runs)
     cal3 = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
                            for f in transfer_all() if not f.held_out for r in f.rows], finite_cluster_correction=True)
     return {"v2": {"bands": method_bands(oof_units, "v2")},
             "v3": {"bands": method_bands(oof_units, "v3"), "calibrated_bands": cal3},
-            "v4": {"bands": method_bands(oof_units, "v4")}}
+            "v4": {"bands": method_bands(oof_units, "v4")},
+            "v5": {"bands": method_bands(oof_units, "v5", seen_external_items())}}
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ evaluate/recommend to surface next to their numbers.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,6 +17,8 @@ from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..params import active_params, total_params
 from ..training import TrainingSetup
+from .band_statistics import MIN_RUNS
+from .regimes import STACK_NAMES, stack_kind_key, stack_of
 from .runs import used_runs
 
 # How far beyond the validated range a number may go before we warn (×).
@@ -40,6 +43,9 @@ class Coverage:
     active_params: tuple[float, float]
     max_experts: int
     has_mla: bool
+    # used runs per band key "stack|kind" (regimes.stack_kind_key): a stack with < MIN_RUNS of a kind has no
+    # band of its own for it (the band lookup falls past it to the pooled dense/MoE band)
+    stack_kind_runs: dict[str, int]
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +62,25 @@ def coverage() -> Coverage:
         active_params=(min(active_params(r.model) for r in runs), max(active_params(r.model) for r in runs)),
         max_experts=max((r.model.moe.num_experts for r in runs if r.model.moe), default=0),
         has_mla=any(r.model.mla is not None for r in runs),
+        stack_kind_runs=dict(Counter(stack_kind_key(stack_of(r.host_framework), r.model.moe is not None)
+                                     for r in runs)),
     )
+
+
+def stack_warning(model: ModelSpec, setup: TrainingSetup) -> str | None:
+    """A software stack with fewer than MIN_RUNS calibration runs of the scenario's kind (dense/MoE) has no
+    band of its own: its prediction and band would be borrowed from other stacks' runs (set 2's PyTorch-native
+    MoE rows were given the Megatron MoE band: docs/performance.md, "Protocol for session 8"). The stack is the
+    one the band lookup uses (regimes.stack_of), so this fires exactly when that lookup falls past stack|kind."""
+    stack, moe = stack_of(setup.framework), model.moe is not None
+    n = coverage().stack_kind_runs.get(stack_kind_key(stack, moe), 0)
+    if n >= MIN_RUNS:
+        return None
+    what = "with MoE layers" if moe else "on dense models"
+    measured = "no measured runs" if n == 0 else f"only {n} measured run{'s' * (n > 1)}"
+    return (f"{STACK_NAMES[stack]} {'MoE' if moe else 'dense'}: {measured} of this software stack {what} in the "
+            f"calibration data: the prediction is unchecked there, and its error band is borrowed from other stacks' "
+            f"runs and widened")
 
 
 def extrapolation_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSetup) -> list[str]:
@@ -90,6 +114,9 @@ def extrapolation_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSe
         out.append(f"{setup.precision} precision was not in the calibration data")
     if setup.framework not in c.frameworks:
         out.append(f"framework {setup.framework}: its host overhead and overlap behaviour were not calibrated")
+    stack = stack_warning(model, setup)
+    if stack:
+        out.append(stack)
     if model.approximate:
         out.append("the model shape was synthesised from a parameter count; FLOPs and sharding use assumed dimensions")
     return out

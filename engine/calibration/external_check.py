@@ -2,7 +2,8 @@
 runs no fit, band or parser choice has seen. Uncalibrated error and the coverage of the band the
 product shows; calibrating each family (two or more GPU counts) on its smallest run. Used by
 `shardwise validate --profile` and benchmarks/external_check.py (which adds band method v3 and
-keeps the first run's figures); docs/performance.md, "External held-out runs"."""
+keeps the first run's figures); docs/performance.md, "External held-out runs". A band method estimated on a
+set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2) is marked in-sample there."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from ..assumptions import error_bands as eb
+from .band_methods import in_sample
 from .band_statistics import cluster_bootstrap_ci, regime_of
 from .external import load_external_runs, load_external_runs_2
 from .intervals import throughput_band
@@ -111,7 +113,8 @@ def render(out: dict, families_too: bool = True) -> list[str]:
     methods = [k.removeprefix("coverage_") for k in out["uncalibrated"] if k.startswith("coverage_")]
 
     def covs(d: dict) -> str:
-        return "; ".join(f"{m}{' (shipped)' if m == SHIPPED and len(methods) > 1 else ''} {_cov(d[f'coverage_{m}'])}"
+        return "; ".join(f"{m}{' (shipped)' if m == SHIPPED and len(methods) > 1 else ''}"
+                         f"{' (in-sample)' if in_sample(m, out['external_set']) else ''} {_cov(d[f'coverage_{m}'])}"
                          for m in methods)
 
     lines = [f"external rows {out['rows']}, used {out['used']}; excluded: " +

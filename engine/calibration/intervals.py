@@ -2,12 +2,15 @@
 
 The band of a scenario is read from engine/assumptions/error_bands.py (generated from the
 out-of-fold calibration residuals, cross_fit.py / out_of_fold.py, by benchmarks/fit_error_bands.py) at the most specific regime with
-enough runs (regimes.py), sized for a cluster the data has never seen (band method v4,
-new_cluster.py: the regime's scatter around its sources plus the spread of the sources' levels). With a
+enough runs (regimes.py), sized for a cluster the data has never seen (band method v4 or v5,
+new_cluster.py: the regime's scatter around its sources plus the spread of the sources' levels; v5 also
+counts the runs of external sets 1-2, external_items.py; band_methods.py names them). With a
 CalibrationProfile whose compute scale applies, a stack whose shipped families give enough
 transfer-check runs (PyTorch-native FSDP/DeepSpeed, nanotron; dense) gets the calibrated band from those residuals; the others (Megatron: a handful of Bridge runs;
 MoE) keep their regime band, because the transfer check cannot justify narrowing it. Inputs outside the
-validated range get their band widened by OUTSIDE_RANGE_WIDENING.
+validated range get their band widened by OUTSIDE_RANGE_WIDENING — among them a software stack with fewer
+than 15 calibration runs of the scenario's kind (coverage.stack_warning), whose lookup falls past its own
+stack|kind band to the pooled one of other stacks.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from ..assumptions import error_bands as eb
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..training import TrainingSetup
+from .band_methods import band_runs
 from .coverage import extrapolation_warnings
 from .profile import CalibrationProfile, compute_applies
 from .regimes import scenario_regime_keys, stack_of
 
 # Inputs the calibration runs do not cover (LoRA/QLoRA, DPO/GRPO/PPO post-training, AMD/Ada GPUs,
-# uncalibrated networks, sizes > 2× the validated range) have no measured runs to size their band from. The README
+# uncalibrated networks, sizes > 2× the validated range, a stack without its own dense/MoE band) have no measured runs to size their band from. The README
 # states "±30 % or worse" for them; we double the regime's band in log space (the dense bands
 # are about ±15 %, so this gives about ±30 %, MoE about ±60-80 %). Not checked on data: none exists.
 OUTSIDE_RANGE_WIDENING = 2.0
@@ -63,7 +67,7 @@ def throughput_band(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     calibrated_bands = eb.CALIBRATED_BANDS if calibrated_bands is None else calibrated_bands
     keys = scenario_regime_keys(model, cluster, setup)
     key, (lo, hi, n) = _lookup(bands, keys)
-    basis = f"80 % band of {n} calibration runs ({key})"
+    basis = f"80 % band of {n} {band_runs(eb.THROUGHPUT_BAND_METHOD)} ({key})"
     if profile is not None and compute_applies(profile, cluster, setup):
         kind = "moe" if model.moe is not None else "dense"
         cal = _lookup(calibrated_bands, [f"calibrated|{stack_of(setup.framework)}|{kind}"])

@@ -12,7 +12,8 @@ So a regime's residuals are split in two (a two-level random-effects reading, e.
 A *source unit* is one publication or benchmark file on one GPU type (source_unit). The band is
 the 10th–90th percentile of every sum (deviation of a regime run) + (offset of a source unit):
 the regime's deviations each group once (v2's weights), every unit's offset once.
-Pure functions, no I/O; benchmarks/fit_error_bands.py --v4 and the cross-fit use them.
+Band method v5 is this statistic on more items: the out-of-fold residuals plus the seen external runs'
+(external_items.py). Pure functions, no I/O; benchmarks/fit_error_bands.py --v4/--v5 and the cross-fit use them.
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ def new_cluster_bands_by_level(items: list[UnitItem], min_runs: int = MIN_RUNS) 
 
 
 def fold_new_cluster_bands(items: list[tuple[list[str], float, str, str, int]], fold: int,
-                           min_runs: int = MIN_RUNS) -> dict[str, tuple[float, float, int]]:
+                           min_runs: int = MIN_RUNS, always: Sequence[UnitItem] = ()
+                           ) -> dict[str, tuple[float, float, int]]:
     """The v4 bands fold `fold` is checked against: deviations AND source offsets from the other
-    folds only (items: keys, residual, group, unit, fold)."""
-    return new_cluster_bands_by_level([(k, v, c, u) for k, v, c, u, f in items if f != fold], min_runs)
+    folds only (items: keys, residual, group, unit, fold), plus `always`: items in no fold, in every
+    fold's bands and never checked (band method v5: the seen external runs, external_items.py)."""
+    return new_cluster_bands_by_level([(k, v, c, u) for k, v, c, u, f in items if f != fold] + list(always),
+                                      min_runs)

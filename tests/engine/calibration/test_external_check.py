@@ -65,7 +65,7 @@ def test_docs_quote_set_2s_first_run_and_the_shipped_coverage():
     assert f"{v4['inside']} of {v4['runs']} ({pct(v4['share'])}" in readme and f"MAPE {pct(u['mape'])}" in readme
     runs = sum(n for n, _ in eb.THROUGHPUT_COVERAGE.values())
     inside = sum(c for _, c in eb.THROUGHPUT_COVERAGE.values())
-    assert eb.THROUGHPUT_BAND_METHOD == "v4" and "v4" in readme
+    assert eb.THROUGHPUT_BAND_METHOD in readme  # the README names the shipped band method
     assert f"{inside}/{runs} ({pct(inside / runs)}" in docs and f"{inside} of {runs} runs\n({pct(inside / runs)}" in readme
 
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from shardwise.engine.assumptions import error_bands as eb
+from shardwise.engine.calibration.band_methods import band_runs
 from shardwise.engine.calibration.intervals import OUTSIDE_RANGE_WIDENING, memory_band, throughput_band
 from shardwise.engine.calibration.profile import CalibrationProfile
 from shardwise.engine.evaluate import evaluate
@@ -23,7 +24,7 @@ def test_megatron_dense_on_hopper_uses_its_own_regime_band():
     # 'megatron|hopper|dense' has >= MIN_RUNS runs (19 out-of-fold residuals), so the most specific level applies.
     lo, hi, n = eb.THROUGHPUT_BANDS["megatron|hopper|dense"]
     band = throughput_band(DENSE, H100, SETUP)
-    assert (band.low, band.high) == (lo, hi) and f"{n} calibration runs (megatron|hopper|dense)" in band.basis
+    assert (band.low, band.high) == (lo, hi) and f"{n} {band_runs(eb.THROUGHPUT_BAND_METHOD)} (megatron|hopper|dense)" in band.basis
 
 
 def test_megatron_dense_on_ampere_falls_back_to_the_megatron_dense_band():
@@ -31,7 +32,7 @@ def test_megatron_dense_on_ampere_falls_back_to_the_megatron_dense_band():
     assert "megatron|ampere|dense" not in eb.THROUGHPUT_BANDS
     lo, hi, n = eb.THROUGHPUT_BANDS["megatron|dense"]
     band = throughput_band(DENSE, build_cluster("a100", 8, None, None), SETUP)
-    assert (band.low, band.high) == (lo, hi) and f"{n} calibration runs (megatron|dense)" in band.basis
+    assert (band.low, band.high) == (lo, hi) and f"{n} {band_runs(eb.THROUGHPUT_BAND_METHOD)} (megatron|dense)" in band.basis
 
 
 def test_evaluation_ranges_are_the_band_around_the_prediction():

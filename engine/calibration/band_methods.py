@@ -1,0 +1,24 @@
+"""The throughput band methods engine/assumptions/error_bands.py can hold (THROUGHPUT_BAND_METHOD), in words,
+and which external held-out sets each one is estimated on: a set inside a method's bands is in-sample for it,
+so its coverage there is a seen figure, never a check (docs/performance.md, "Protocol for session 8")."""
+
+from __future__ import annotations
+
+DESCRIPTIONS = {
+    "v2": "each group once, engine/calibration/band_statistics.py",
+    "v4": "a band for a new cluster, engine/calibration/new_cluster.py",
+    "v5": "a band for a new cluster (new_cluster.py) on the out-of-fold residuals and external sets 1-2 "
+          "(engine/calibration/external_items.py)",
+}
+# method -> the external sets (external.py) whose runs are among its items (external_items.py)
+EXTERNAL_SETS_IN_BANDS = {"v5": (1, 2)}
+
+
+def band_runs(method: str) -> str:
+    """What the run count of a band counts, for the reader of a prediction's band."""
+    return "calibration and external runs" if EXTERNAL_SETS_IN_BANDS.get(method) else "calibration runs"
+
+
+def in_sample(method: str, external_set: int) -> bool:
+    """Were this set's runs used to estimate the method's bands?"""
+    return external_set in EXTERNAL_SETS_IN_BANDS.get(method, ())
