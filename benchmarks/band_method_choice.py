@@ -4,11 +4,10 @@ docs/performance.md, each written before it was computed).
     python benchmarks/band_method_choice.py
 
 Checks: cross-fitted on the shipped runs (each fold's out-of-fold residuals against the bands of the
-other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external sets 1 and 2, uncalibrated, against the band the product shows (intervals.throughput_band,
+other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external sets 1, 2 and 3, uncalibrated, against the band the product shows (intervals.throughput_band,
 widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
 Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
-external set 2 alone (its first run). Session 8's rule: v4 vs v5 on the next external set's first run, which
-the lead runs once; this script prints the line it fills in, not the figure. v5's bands are estimated on the
+external set 2 alone (its first run). Session 8's rule: v4 vs v5 on external set 3's first run (v5 shipped). v5's bands are estimated on the
 runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so.
 """
 
@@ -62,8 +61,8 @@ def external_score(runs, tables: dict) -> tuple[float, float]:
 
 def session_8_rule(v4: float | None = None, v5: float | None = None) -> str:
     """docs/performance.md, "Protocol for session 8": v5 ships iff its mean interval score on external set 3's
-    first run (the band the product shows, widening included) is lower than v4's. Judged once, by the lead:
-    nothing here computes set 3's scores; the lead passes them."""
+    first run (the band the product shows, widening included) is lower than v4's. Judged once, by the lead, at
+    21:31 UTC (benchmarks/results/band_method_choice_session8.txt): v5 (2.1776 vs 1.8953)."""
     title = "session 8 rule (v4 vs v5, external set 3's first run)"
     if v4 is None or v5 is None:
         return f"{title}: not computed here -- the lead's first run fills it in"
@@ -74,7 +73,8 @@ def main() -> None:
     report = build_report(with_memory=False)
     oof_units = out_of_fold_unit_items(report, {r.key: r for r in load_runs()})
     sets = {1: [r for r in external.load_external_runs() if r.used],
-            2: [r for r in external.load_external_runs_2() if r.used]}
+            2: [r for r in external.load_external_runs_2() if r.used],
+            3: [r for r in external.load_external_runs_3() if r.used]}
     scores: dict[str, dict[str, float]] = {}
     for method, tables in method_tables().items():
         cf, cf_cov, cf_by = cross_fitted_score(oof_units, method)
@@ -92,7 +92,7 @@ def main() -> None:
           f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
     v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
     print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} ({v24['v2']:.4f} vs {v24['v4']:.4f})")
-    print(session_8_rule())
+    print(session_8_rule(scores["v4"]["set 3"], scores["v5"]["set 3"]))
 
 
 if __name__ == "__main__":

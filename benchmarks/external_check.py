@@ -56,8 +56,8 @@ def method_tables() -> dict[str, dict]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--set", type=int, choices=(1, 2), default=1,
-                    help="external set 1 (external_runs.csv) or 2 (external_runs_2.csv)")
+    ap.add_argument("--set", type=int, choices=(1, 2, 3), default=1,
+                    help="external set 1 (external_runs.csv), 2 (external_runs_2.csv) or 3 (external_runs_3.csv)")
     args = ap.parse_args()
     out = external_check(method_tables(), external_set=args.set)
     print("\n".join(render(out)))

@@ -51,7 +51,7 @@ from shardwise.engine.calibration.transfer import (
     families, hindsight_family, transfer_all, transfer_older_releases)
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "assumptions" / "error_bands.py"
-EXTERNAL_SETS = (1, 2)  # engine/calibration/data/external_runs.csv, external_runs_2.csv
+EXTERNAL_SETS = (1, 2, 3)  # engine/calibration/data/external_runs.csv, external_runs_2.csv, external_runs_3.csv
 FRESH = 1e-9  # relative: fold 0's stored out-of-fold predictions must equal today's (same engine, same constants)
 
 def calibrated_key(run: CalibrationRun) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from ..assumptions import error_bands as eb
 from .band_methods import in_sample
 from .band_statistics import cluster_bootstrap_ci, regime_of
-from .external import load_external_runs, load_external_runs_2
+from .external import load_external_runs, load_external_runs_2, load_external_runs_3
 from .intervals import throughput_band
 from .predict import predict
 from .profile import CalibrationProfile
@@ -45,9 +45,10 @@ def profile_for(run, fam) -> CalibrationProfile:
 
 def external_check(methods: dict[str, dict] | None = None, external_set: int = 1) -> dict:
     """Every figure, for each band method in `methods` (name -> throughput_band's table arguments;
-    default: the shipped bands only), on external set 1 (external_runs.csv) or 2 (external_runs_2.csv)."""
+    default: the shipped bands only), on external set 1 (external_runs.csv), 2 (external_runs_2.csv) or 3
+    (external_runs_3.csv)."""
     methods = methods or {SHIPPED: {}}
-    every = load_external_runs() if external_set == 1 else load_external_runs_2()
+    every = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3}[external_set]()
     runs = [r for r in every if r.used]
     out: dict = {"external_set": external_set, "rows": len(every), "used": len(runs), "excluded": dict(Counter(r.status for r in every if not r.used))}
 

@@ -1,7 +1,7 @@
-"""external_runs_3.csv: held-out set 3, published measured runs kept for a FUTURE band method's first run.
+"""external_runs_3.csv: held-out set 3, published measured runs, judged once in session 8 (band methods v4 vs v5).
 Expected values below are read from the source text (quoted as printed, with its repo@commit:path or paper table),
 or are arithmetic on those printed cells - never the engine's output. Nothing here predicts a row's throughput,
-and nothing in shardwise evaluates set 3 yet (external_check, validate, benchmarks and docs leave it out)."""
+and nothing fits or sets a band on set 3 (only external_check and the benchmarks report it)."""
 
 import csv
 from pathlib import Path
@@ -10,6 +10,7 @@ import pytest
 
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3,
                                                    load_external_runs, load_external_runs_2, load_external_runs_3)
+from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
 
 KNOWN_EXCLUSIONS = (
@@ -86,14 +87,17 @@ def test_no_row_repeats_a_set_1_or_set_2_source_release_and_configuration():
     assert not SET_3_SOURCES & {r.source for r in load_external_runs() + load_external_runs_2()}
 
 
-def test_nothing_evaluates_set_3_yet():
-    # held for a future method's first run: no tool, CLI, benchmark or doc may load it
+def test_set_3_is_judged_never_fitted_and_never_in_a_band():
+    # Set 3 had its first run in session 8 (docs/performance.md, "Session 8: external set 3's first run"):
+    # from then on it may be reported, but no fit, band or calibration module may read it, and no band
+    # method may be estimated on it (band_methods.EXTERNAL_SETS_IN_BANDS).
+    assert all(3 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
     root = Path(__file__).resolve().parents[3]
-    for folder in ("tools", "cli", "agent", "web", "benchmarks", "docs", "engine"):
-        for path in (root / folder).rglob("*"):
-            if path.suffix in (".py", ".md") and path.name not in ("external.py", "runs.py", "SOURCES.md"):
-                text = path.read_text(encoding="utf-8", errors="ignore")
-                assert "external_runs_3" not in text and "EXTERNAL_FILE_3" not in text, path
+    reporters = ("external.py", "runs.py", "external_check.py")  # the loader, the parser, the report
+    for path in (root / "engine").rglob("*.py"):
+        if path.name not in reporters:
+            text = path.read_text(encoding="utf-8", errors="ignore")
+            assert "external_runs_3" not in text and "EXTERNAL_FILE_3" not in text, path
 
 
 # --- Dao-AILab/flash-attention training/README.md --------------------------------------------------
