@@ -69,6 +69,30 @@ def test_docs_quote_set_2s_first_run_and_the_shipped_coverage():
     assert f"{inside}/{runs} ({pct(inside / runs)}" in docs and f"{inside} of {runs} runs\n({pct(inside / runs)}" in readme
 
 
+def test_docs_quote_set_3s_first_run():
+    # set 3's first run (session 8, the judge of v4 vs v5) as stored, quoted by docs/performance.md and the README
+    import json
+    from pathlib import Path
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f} %"
+
+    root = Path(__file__).resolve().parents[3]
+    first = json.loads((root / "benchmarks/results/external_set3_first_run.json").read_text())
+    docs = (root / "docs/performance.md").read_text()
+    readme = (root / "README.md").read_text()
+    u = first["uncalibrated"]
+    assert first["external_set"] == 3 and first["used"] == 17
+    for method in ("v2", "v4", "v5"):
+        c = u[f"coverage_{method}"]
+        assert f"{c['inside']}/{c['runs']} ({pct(c['share'])}" in docs
+    v5 = u["coverage_v5"]
+    assert f"{v5['inside']} of {v5['runs']} ({pct(v5['share'])}" in readme and f"MAPE {pct(u['mape'])}" in readme
+    assert f"**{pct(u['mape'])}**" in docs
+    c = first["calibrated"]
+    assert f"{pct(c['mape_before'])} → {pct(c['mape_after'])} (0.{round(100 * c['ratio'])}×" in readme
+
+
 def test_stored_external_coverage_is_todays():
     # error_bands.py's EXTERNAL_COVERAGE (written by fit_error_bands.py with the bands) is what the external
     # check gives with the shipped bands today: a band or engine change not followed by --write fails here.
