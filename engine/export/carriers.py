@@ -69,6 +69,7 @@ def exportable(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSetu
         else:
             refused.setdefault(why.rule, [why, i, 0])[2] += 1
     set_aside = [SetAside(rule=rule, count=count, reason=why.reason, hint=why.hint,
+                          reason_said=why.reason_text, hint_said=why.hint_text,
                           fastest=strategy_summary(fitting, first), fastest_step_s=float(step_s[first]))
                  for rule, (why, first, count) in sorted(refused.items(), key=lambda kv: (-kv[1][2], kv[1][1]))]
     return Carried(kept, set_aside, checked)

@@ -43,7 +43,7 @@ def test_qlora_with_fp8_is_refused_with_what_works():
 def test_more_gpus_per_node_than_gpus_is_an_error_not_clamped():
     from shardwise.engine.inputs import build_cluster
 
-    with pytest.raises(ShardwiseInputError, match=r"--gpus-per-node 8 is larger than the cluster \(--gpus 4\)"):
+    with pytest.raises(ShardwiseInputError, match=r"gpus_per_node 8 is larger than the cluster \(gpus 4\)"):
         build_cluster("h100", 4, gpus_per_node=8)
     # Without --gpus-per-node a cluster smaller than the GPU's usual node is one partial node.
     assert build_cluster("h100", 4).gpus_per_node == 4
