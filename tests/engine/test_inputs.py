@@ -19,8 +19,8 @@ def test_plain_token_numbers_are_taken_as_written():
 
 
 def test_parameter_counts_are_decimal():
-    assert parse_count("70B", "--params") == 70e9
-    assert parse_count("7.5b", "--params") == 7.5e9
+    assert parse_count("70B", "params") == 70e9
+    assert parse_count("7.5b", "params") == 7.5e9
 
 
 @pytest.mark.parametrize("bad", ["lots", "-4M", "0", "nan", ""])
