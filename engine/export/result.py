@@ -8,7 +8,7 @@ Nothing is ever exported with a dimension silently dropped.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import SettingsInputError
 from ..setting_text import SettingsText, as_settings_text
@@ -48,11 +48,19 @@ class ExportResult(BaseModel):
     header: str = Field(description="plan, model, cluster and shardwise version, one fact per line")
     header_in_text: bool = Field(description="False for JSON: the header is not inside `text`")
     warnings: tuple[str, ...] = Field(default=(), description="what the user must do or know for this to match the plan")
-    # The warnings as written, naming settings `{like_this}` so the CLI can say its flags; not part of the JSON.
-    warnings_said: tuple[SettingsText, ...] = Field(default=(), exclude=True, repr=False)
+    # The warnings as written, naming settings `{like_this}` so the CLI can say its flags (private: not in the
+    # JSON or its schema); set by `with_warnings`.
+    _warnings_said: tuple[SettingsText, ...] = PrivateAttr(default=())
+
+    @classmethod
+    def with_warnings(cls, warnings: "list[str | SettingsText]", **fields) -> "ExportResult":
+        said = tuple(as_settings_text(w) for w in warnings)
+        out = cls(warnings=tuple(str(w) for w in said), **fields)
+        out._warnings_said = said
+        return out
 
     def spelled_warnings(self, spell) -> list[str]:
         """The warnings with their settings named by `spell` (the CLI: flag_for)."""
-        if len(self.warnings_said) != len(self.warnings):  # built without them (read back from JSON)
+        if len(self._warnings_said) != len(self.warnings):  # built without them (read back from JSON)
             return list(self.warnings)
-        return [w.spelled(spell) for w in self.warnings_said]
+        return [w.spelled(spell) for w in self._warnings_said]
