@@ -68,3 +68,9 @@ def test_warnings_and_export_notes_name_the_fields(client):  # engine/validity/e
     notes = r.json()["warnings"]
     assert any("evaluate it again with cuda_graphs none and framework fsdp" in n for n in notes)
     assert not any(CLI_FLAG.search(n) for n in notes)
+
+
+def test_the_rest_contract_carries_no_spelling_machinery(client):
+    """The CLI's spelling rides on private attributes: /openapi.json and the JSON answers do not show it."""
+    spec = client.get("/openapi.json").text
+    assert "SettingsText" not in spec and "_said" not in spec
