@@ -18,6 +18,7 @@ from ..present import likely
 from ..tools.log_run import NO_ACCUMULATION, DerivedBatch, derived_global_batch
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
+from .flags import error_text, flag_for
 
 # What a log can say about the run, and the flag that says the same: a flag given beside a log that
 # says otherwise is a contradiction (the log is what ran), not something to override silently.
@@ -162,7 +163,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and args.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
-        note = f"read from {reading.framework} log ({reading.entries} entries): " + reading.said()
+        note = f"read from {reading.framework} log ({reading.entries} entries): " + reading.said(flag_for)
         derived = _derive_batch(args, reading)
         if derived is not None:
             note += f"\nderived    {derived.said}"
@@ -237,7 +238,7 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
         try:
             out.append(measurement_from_args(ns)[0])
         except ShardwiseInputError as exc:
-            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {exc}") from None
+            raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {error_text(exc)}") from None
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: "

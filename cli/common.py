@@ -187,7 +187,7 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
 def cost_args_from(args: argparse.Namespace) -> dict:
     """train_tokens / price_per_gpu_hour keyword arguments for evaluate()."""
     tokens = getattr(args, "train_tokens", None)
-    return {"train_tokens": parse_count(tokens, "--train-tokens") if tokens else None,
+    return {"train_tokens": parse_count(tokens, "train_tokens") if tokens else None,
             "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
 
 

@@ -15,6 +15,7 @@ from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_fr
 from ..engine.post_training.modes import mode_name
 from .post_training_text import memory_detail_lines, peak_phase_lines, post_training_lines, time_rows
 from .profile_file import profile_from_args
+from .flags import flag_for
 
 # recommend's default headroom, read from its signature so the two never disagree
 RECOMMEND_HEADROOM = inspect.signature(recommend).parameters["headroom"].default
@@ -96,10 +97,10 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     ]
     if e.violations:
         lines.append("INVALID plan:")
-        lines += [f"  - [{v.rule}] {v.message}" for v in e.violations]
+        lines += [f"  - [{v.rule}] {v.spelled(flag_for)}" for v in e.violations]
         lines.append("")
     for w in e.warnings:
-        lines.append(f"warning: [{w.rule}] {w.message}")
+        lines.append(f"warning: [{w.rule}] {w.spelled(flag_for)}")
     if e.warnings:
         lines.append("")
     lines.append("memory per GPU (most loaded rank)        GiB")

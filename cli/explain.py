@@ -13,6 +13,7 @@ from ..engine.plan_label import plan_label
 from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
+from .flags import flag_for
 
 
 def register(subparsers) -> None:
@@ -69,7 +70,7 @@ def render_explanation(x: Explanation) -> str:
                   f"      {plan_line(w)}" if w.time is not None else
                   f"      memory {w.memory.total_gib:.1f} of {w.memory.capacity_gib:g} GiB; no step time: INVALID plan"]
     for v in x.winner.violations:
-        lines.append(f"  [{v.rule}] {v.message}")
+        lines.append(f"  [{v.rule}] {v.spelled(flag_for)}")
     lines += ["", _binding(x)]
     if x.expert_parallel is not None:
         lines += ["", *_expert_parallel(x.expert_parallel)]

@@ -32,6 +32,7 @@ from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_
                      strategy_from_args)
 from .files import read_json_file
 from .profile_file import profile_from_args
+from .flags import error_text, flag_for
 
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
                "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "recompute_modules", "grad_reduce_in_bf16",
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if not result.header_in_text:
         sys.stderr.write("".join(f"// {line}\n" for line in result.header.splitlines()))
     elif result.warnings:
-        sys.stderr.write("".join(f"note: {w}\n" for w in result.warnings))
+        sys.stderr.write("".join(f"note: {w}\n" for w in result.spelled_warnings(flag_for)))
     return 0
 
 
@@ -164,7 +165,7 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
         try:
             model = resolve_model(name)
         except ShardwiseInputError as exc:
-            raise ShardwiseInputError(f"the plan's model {name!r} is not in the catalog ({exc}); pass --model "
+            raise ShardwiseInputError(f"the plan's model {name!r} is not in the catalog ({error_text(exc)}); pass --model "
                                       f"with its config.json") from None
     if args.gpu:
         cluster = cluster_from_args(args)
@@ -250,7 +251,7 @@ def write_export_dir(directory: Path, exports: dict[str, ExportResult | ExportRe
     readme = []
     for fmt, result in exports.items():
         if isinstance(result, ExportRefused):
-            readme.append(f"{fmt}: refused — {result}\n")
+            readme.append(f"{fmt}: refused — {error_text(result)}\n")
             continue
         (directory / result.filename).write_text(result.text)
         readme.append(f"{fmt}: {result.filename}\n" + "".join(f"    {line}\n" for line in result.header.splitlines()))

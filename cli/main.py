@@ -8,7 +8,8 @@ import sys
 
 from pydantic import ValidationError
 
-from ..engine.errors import SettingsInputError, ShardwiseInputError
+from ..engine.errors import ShardwiseInputError
+from .flags import FIELD_FLAGS, error_text, flag_for  # noqa: F401  (flag_for: re-exported)
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
 SUBCOMMANDS = ["evaluate", "recommend", "explain", "whatif", "export", "catalog", "validate", "calibrate",
@@ -37,13 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Spec fields as the flags that set them, so a range error names what the user typed.
-FIELD_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--ep", "etp": "--etp",
-               "zero_stage": "--zero", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
-               "global_batch": "--global-batch", "lora_rank": "--lora-rank", "num_gpus": "--gpus",
-               "gpus_per_node": "--gpus-per-node"}
-
-
 def format_validation_error(exc: ValidationError, use_flags: bool = False) -> str:
     parts = []
     for err in exc.errors():
@@ -55,16 +49,6 @@ def format_validation_error(exc: ValidationError, use_flags: bool = False) -> st
         # A check across several inputs (a model validator) has no single field to name.
         parts.append(message if where == "input" or not err.get("loc") else f"{where}: {message}{got}")
     return "; ".join(parts)
-
-
-def flag_for(setting: str) -> str:
-    """A scenario setting as the flag that sets it: gpu -> --gpu, seq_len -> --seq-len, num_gpus -> --gpus."""
-    return FIELD_FLAGS.get(setting, "--" + setting.replace("_", "-"))
-
-
-def error_text(exc: ShardwiseInputError) -> str:
-    """The engine's message; one that names scenario settings names them here as the flags the user typed."""
-    return exc.spelled(flag_for) if isinstance(exc, SettingsInputError) else str(exc)
 
 
 def main(argv: list[str] | None = None) -> int:

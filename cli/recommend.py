@@ -24,6 +24,7 @@ from .evaluate import moe_dispatch_words, packed_note
 from .post_training_text import post_training_lines
 from .profile_file import profile_from_args
 from .recommend_exports import carried_lines, nothing_exportable, set_aside_lines
+from .flags import flag_for
 
 INT_KNOBS = (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"), ("etp", "etp"),
              ("micro-batch", "micro_batch"))
@@ -173,7 +174,7 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
             lines = ["NOTHING TO SEARCH: the constraints rule out every value of a knob:"]
         else:
             lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
-        lines += [f"  [{v.rule}] {v.message}" for v in n.blocking]
+        lines += [f"  [{v.rule}] {v.spelled(flag_for)}" for v in n.blocking]
         return lines
     lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "
              f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})", "what would fit:"]
@@ -205,5 +206,5 @@ def render_recommendation(r: Recommendation) -> str:
         lines += ["", "alternatives (fastest first):"] + plans_table(r.plans)
     lines += carried_lines(r)
     if best.warnings:
-        lines += [""] + [f"warning: [{w.rule}] {w.message}" for w in best.warnings]
+        lines += [""] + [f"warning: [{w.rule}] {w.spelled(flag_for)}" for w in best.warnings]
     return "\n".join(lines)

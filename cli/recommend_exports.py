@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..engine.export import planning_framework
 from ..engine.plan_label import plan_label
 from ..engine.recommendation import Recommendation
+from .flags import flag_for
 
 
 def set_aside_lines(r: Recommendation) -> list[str]:
@@ -30,12 +31,12 @@ def set_aside_lines(r: Recommendation) -> list[str]:
         if best_step and a.fastest_step_s:
             faster = f", {best_step / a.fastest_step_s - 1:+.1%} tokens/s over the best plan kept"
         fastest = f" (fastest: {plan_label(a.fastest, 'cli')}{faster})" if a.fastest else ""
-        lines.append(f"  {a.count:>5,} × {a.reason}{fastest}")
+        lines.append(f"  {a.count:>5,} × {a.spelled(flag_for)[0]}{fastest}")
     return lines
 
 
 def nothing_exportable(r: Recommendation) -> list[str]:
-    hints = dict.fromkeys(a.hint for a in r.set_aside if a.hint)
+    hints = dict.fromkeys(a.spelled(flag_for)[1] for a in r.set_aside if a.hint)
     return ([f"NOTHING EXPORTABLE: {r.fitting:,} plans fit, but {r.export_format} writes none of the "
              f"{r.export_checked:,} checked (why: above). What would work:"] + [f"  {h}" for h in hints])
 

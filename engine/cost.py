@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .assumptions.cost import DEFAULT_PRICE_PER_GPU_HOUR, DEFAULT_PRICE_SOURCE, PRICE_PER_GPU_HOUR
-from .errors import ShardwiseInputError
+from .errors import SettingsInputError
 from .results import CostReport
 
 SECONDS_PER_HOUR = 3600.0
@@ -20,7 +20,8 @@ def price_per_gpu_hour(gpu_id: str, override: float | None = None) -> tuple[floa
     """(USD per GPU-hour, where it comes from)."""
     if override is not None:
         if not np.isfinite(override) or override < 0:
-            raise ShardwiseInputError(f"--price-per-gpu-hour must be a non-negative number of USD, got {override!r}")
+            raise SettingsInputError(f"{{price_per_gpu_hour}} must be a non-negative number of USD, got {override!r}",
+                                     "price_per_gpu_hour")
         return float(override), "user-supplied"
     return PRICE_PER_GPU_HOUR.get(gpu_id, (DEFAULT_PRICE_PER_GPU_HOUR, DEFAULT_PRICE_SOURCE))
 
@@ -40,7 +41,8 @@ def training_cost(train_tokens: float, tokens_per_s, num_gpus: int, price: float
 def cost_report(tokens_per_s: float, num_gpus: int, gpu_id: str, train_tokens: float | None = None,
                 price: float | None = None) -> CostReport:
     if train_tokens is not None and (not np.isfinite(train_tokens) or train_tokens <= 0):
-        raise ShardwiseInputError(f"--train-tokens must be a positive number of tokens, got {train_tokens!r}")
+        raise SettingsInputError(f"{{train_tokens}} must be a positive number of tokens, got {train_tokens!r}",
+                                 "train_tokens")
     rate, source = price_per_gpu_hour(gpu_id, price)
     per_hour = rate * num_gpus
     per_billion = 1e9 / tokens_per_s * num_gpus / SECONDS_PER_HOUR * rate

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Callable
 
+from .setting_text import SettingsText, spell_settings
+
 
 class ShardwiseInputError(ValueError):
     """Input that cannot be interpreted: unknown name, malformed config, absurd size.
@@ -25,11 +27,12 @@ class SettingsInputError(ShardwiseInputError):
         self.template, self.settings = template, settings
         super().__init__(self.spelled(lambda name: name))
 
+    @classmethod
+    def from_text(cls, text: SettingsText) -> "SettingsInputError":
+        return cls(text.template, *text.settings)
+
     def spelled(self, spell: Callable[[str], str]) -> str:
-        text = self.template
-        for name in self.settings:  # str.replace, not format: a model's name may hold braces of its own
-            text = text.replace("{" + name + "}", spell(name))
-        return text
+        return spell_settings(self.template, self.settings, spell)
 
 
 def closest_names(name: str, candidates: list[str], limit: int = 3) -> list[str]:

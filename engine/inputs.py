@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from .cluster import Cluster
-from .errors import ShardwiseInputError
+from .errors import SettingsInputError, ShardwiseInputError
 from .hardware_catalog import get_gpu, get_network
 from .hf_config import model_from_hf_config
 from .model_catalog import get_model
@@ -18,11 +18,12 @@ from .synthetic import model_from_param_count
 def resolve_model(model: str | None = None, params: float | str | None = None) -> ModelSpec:
     """A catalog name, a path to a Hugging Face config.json, JSON text, or a bare parameter count."""
     if model and params is not None:
-        raise ShardwiseInputError("give either a model (--model) or a parameter count (--params), not both")
+        raise SettingsInputError("give either a model ({model}) or a parameter count ({params}), not both",
+                                 "model", "params")
     if params is not None:
-        return model_from_param_count(parse_count(params, "--params"))
+        return model_from_param_count(parse_count(params, "params"))
     if not model:
-        raise ShardwiseInputError("no model given: pass --model NAME|config.json or --params 70e9")
+        raise SettingsInputError("no model given: pass {model} NAME|config.json or {params} 70e9", "model", "params")
     text = model.strip()
     if text.startswith("{"):
         return model_from_hf_config(text)
@@ -35,7 +36,10 @@ def resolve_model(model: str | None = None, params: float | str | None = None) -
 
 
 def parse_count(value: float | str, what: str) -> float:
-    """'70e9', '70B', '7.5b', '405000000000' -> float; rejects zero, negatives and nonsense."""
+    """'70e9', '70B', '7.5b', '405000000000' -> float; rejects zero, negatives and nonsense.
+
+    `what` is the setting the value was given for (params, train_tokens, …): the refusal names it
+    as each surface does (SettingsInputError)."""
     raw = value
     if isinstance(value, str):
         s = value.strip().lower().replace("_", "").replace(",", "")
@@ -45,9 +49,10 @@ def parse_count(value: float | str, what: str) -> float:
         try:
             value = float(s) * scale
         except ValueError:
-            raise ShardwiseInputError(f"{what} expects a number such as 70e9 or 70B, got {raw!r}") from None
+            raise SettingsInputError("{" + what + "}" + f" expects a number such as 70e9 or 70B, got {raw!r}",
+                                     what) from None
     if not math.isfinite(value) or value <= 0:
-        raise ShardwiseInputError(f"{what} must be a positive number, got {raw!r}")
+        raise SettingsInputError("{" + what + "}" + f" must be a positive number, got {raw!r}", what)
     return float(value)
 
 
@@ -82,16 +87,17 @@ def build_cluster(gpu: str, num_gpus: int, gpus_per_node: int | None = None,
                   network: str | None = None) -> Cluster:
     spec = get_gpu(gpu)
     if num_gpus is None or num_gpus <= 0:
-        raise ShardwiseInputError(f"--gpus must be a positive whole number, got {num_gpus!r}")
+        raise SettingsInputError(f"{{gpus}} must be a positive whole number, got {num_gpus!r}", "gpus")
     if num_gpus > 1_048_576:
-        raise ShardwiseInputError(f"--gpus {num_gpus} is beyond any cluster shardwise models (at most 1,048,576)")
+        raise SettingsInputError(f"{{gpus}} {num_gpus} is beyond any cluster shardwise models (at most 1,048,576)",
+                                 "gpus")
     per_node = gpus_per_node or spec.gpus_per_node
     if per_node <= 0:
-        raise ShardwiseInputError(f"--gpus-per-node must be positive, got {per_node}")
+        raise SettingsInputError(f"{{gpus_per_node}} must be positive, got {per_node}", "gpus_per_node")
     if gpus_per_node is not None and gpus_per_node > num_gpus:
-        raise ShardwiseInputError(
-            f"--gpus-per-node {gpus_per_node} is larger than the cluster (--gpus {num_gpus}): give at most "
-            f"{num_gpus} GPUs per node, or more GPUs")
+        raise SettingsInputError(
+            f"{{gpus_per_node}} {gpus_per_node} is larger than the cluster ({{gpus}} {num_gpus}): give at most "
+            f"{num_gpus} GPUs per node, or more GPUs", "gpus_per_node", "gpus")
     per_node = min(per_node, num_gpus)  # the GPU's usual node size on a cluster smaller than one node
     net = get_network(network or spec.default_network)
     return Cluster(gpu=spec, num_gpus=num_gpus, gpus_per_node=per_node, network=net)

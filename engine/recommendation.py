@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .setting_text import SettingsText
 from .results import ClusterSummary, Evaluation, ModelSummary, SetupSummary, StrategySummary, Violation
 
 
@@ -51,6 +52,22 @@ class SetAside(_Result):
     count: int
     reason: str = Field(description="the refusal of the fastest plan set aside for this cause")
     hint: str = ""
+    # reason and hint as written, naming settings `{like_this}` so the CLI can say its flags (private: not in
+    # the JSON or its schema)
+    _said: tuple[SettingsText, SettingsText] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, refused, **fields) -> "SetAside":
+        """From the ExportRefused of the fastest plan set aside for this cause."""
+        out = cls(reason=refused.reason, hint=refused.hint, **fields)
+        out._said = (refused.reason_text, refused.hint_text)
+        return out
+
+    def spelled(self, spell) -> tuple[str, str]:
+        """(reason, hint) with their settings named by `spell` (the CLI: flag_for)."""
+        if self._said is None:  # read back from JSON
+            return self.reason, self.hint
+        return self._said[0].spelled(spell), self._said[1].spelled(spell)
     fastest: StrategySummary | None = Field(default=None, description="the fastest plan set aside for this cause")
     fastest_step_s: float | None = Field(default=None, description="its predicted step time (same tokens per step "
                                                                    "as every plan, so step times compare speeds)")

@@ -5,9 +5,10 @@ Memory in GiB (2^30 bytes), time in seconds. Frozen: results are values.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .post_training.spec import PostTraining
+from .setting_text import SettingsText, as_settings_text
 
 
 class _Result(BaseModel):
@@ -49,6 +50,24 @@ class StrategySummary(_Result):
 class Violation(_Result):
     rule: str = Field(description="stable rule name, e.g. 'tp_divides_heads'")
     message: str = Field(description="what is wrong and the nearest valid values")
+    # The message as written, naming settings `{like_this}` so the CLI can say its flags: private, so neither
+    # the JSON nor its schema (the REST contract) has it.
+    _said: SettingsText | None = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, rule: str, message: "str | SettingsText") -> "Violation":
+        said = as_settings_text(message)
+        violation = cls(rule=rule, message=str(said))
+        violation._said = said
+        return violation
+
+    def text(self) -> SettingsText:
+        """The message as written (a Violation read back from JSON has only its plain message)."""
+        return self._said if self._said is not None else as_settings_text(self.message)
+
+    def spelled(self, spell) -> str:
+        """The message with its settings named by `spell` (the CLI: flag_for); `message` names them plainly."""
+        return self.text().spelled(spell)
 
 
 class MemoryReport(_Result):

@@ -39,7 +39,7 @@ class MegatronOnlyOption:
     """A setup option only Megatron-Core has: when it is set, what it needs, and the sentence saying so."""
 
     field: str  # the TrainingSetup field
-    flag: str  # the Megatron-Core flag that turns it on (shardwise's CLI flag too, except --cuda-graphs)
+    flag: str  # the Megatron-Core flag that turns it on (content: the notes name the shardwise setting, `field`)
     used: Callable[[Any], bool]  # set away from its default
     allowed: Callable[[Any], bool]  # the setup can run it
     message: Callable[[Any], str]  # why not, and what is valid

@@ -10,12 +10,13 @@ and named reasons with their numbers.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .cluster import Cluster
-from .errors import ShardwiseInputError
+from .errors import SettingsInputError, ShardwiseInputError
 from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diffs
 from .inputs import global_batch_from_tokens, parse_count
 from .model_spec import ModelSpec
@@ -76,8 +77,19 @@ def _parse_seq(value) -> int:
     return int(tokens)
 
 
+@contextmanager
+def _named_as_changes():
+    """A what-if change is `name=value` on every surface, the CLI's included: a refusal that would name the
+    setting as a flag names it as the change does."""
+    try:
+        yield
+    except SettingsInputError as exc:
+        raise ShardwiseInputError(str(exc)) from None
+
+
 def _parse_int(name: str, value) -> int:
-    number = parse_count(value, name)
+    with _named_as_changes():
+        number = parse_count(value, name)
     if not number.is_integer():
         raise ShardwiseInputError(f"{name} must be a whole number, got {value!r}")
     return int(number)
@@ -137,7 +149,8 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     if "global_batch" in changes:
         update["global_batch"] = _parse_int("global_batch", changes["global_batch"])
     elif "global_batch_tokens" in changes:
-        update["global_batch"] = global_batch_from_tokens(changes["global_batch_tokens"], seq)
+        with _named_as_changes():
+            update["global_batch"] = global_batch_from_tokens(changes["global_batch_tokens"], seq)
     elif "seq_len" in changes:
         # Keep the tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))

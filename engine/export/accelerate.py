@@ -22,6 +22,7 @@ import yaml
 from . import defaults, launch
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 from ..strategy import Strategy
 
@@ -47,18 +48,18 @@ def megatron_section(plan: ExportPlan) -> dict:
     if s.zero_stage >= 2:
         raise ExportRefused(FORMAT, f"ZeRO-{s.zero_stage} with PP/EP needs Megatron-FSDP, which Accelerate's "
                                     f"Megatron-LM plugin does not configure",
-                            "use ZeRO-1 (distributed optimizer), or export --format megatron")
+                            settings_text("use ZeRO-1 (distributed optimizer), or export {format} megatron", "format"))
     if s.vpp > 1:
         raise ExportRefused(FORMAT, f"Accelerate's launcher has no virtual-pipeline option (VPP={s.vpp})",
-                            "use VPP=1, or export --format megatron")
+                            settings_text("use VPP=1, or export {format} megatron", "format"))
     if s.recompute != "full":
         raise ExportRefused(FORMAT, f"Accelerate's Megatron-LM plugin cannot express recompute '{s.recompute}': an "
                                     f"unset recompute_granularity / recompute_method comes back as 'full' / 'uniform' "
                                     f"(MegatronLMPlugin defaults), and Megatron-LM rejects a method with selective",
-                            "use --recompute full, or export --format megatron")
+                            settings_text("use {recompute} full, or export {format} megatron", "recompute", "format"))
     if plan.setup.precision == "fp8":
         raise ExportRefused(FORMAT, "Accelerate's Megatron-LM plugin sets bf16/fp16 only",
-                            "use --precision bf16, or export --format megatron")
+                            settings_text("use {precision} bf16, or export {format} megatron", "precision", "format"))
     return {
         "megatron_lm_tp_degree": s.tp,
         "megatron_lm_pp_degree": s.pp,
@@ -97,7 +98,8 @@ def fsdp_sections(plan: ExportPlan) -> tuple[dict, dict]:
 
 def deepspeed_section(plan: ExportPlan) -> dict:
     if plan.setup.precision == "fp8":
-        raise ExportRefused(FORMAT, "DeepSpeed has no FP8 training switch", "use ZeRO-2/3 (FSDP2) or --precision bf16")
+        raise ExportRefused(FORMAT, "DeepSpeed has no FP8 training switch",
+                            settings_text("use ZeRO-2/3 (FSDP2) or {precision} bf16", "precision"))
     return {"zero_stage": plan.strategy.zero_stage, "gradient_accumulation_steps": plan.grad_accum,
             "gradient_clipping": defaults.GRADIENT_CLIP_NORM, "offload_optimizer_device": "none",
             "offload_param_device": "none", "zero3_init_flag": False}

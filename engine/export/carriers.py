@@ -68,7 +68,7 @@ def exportable(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSetu
             kept.append(i)
         else:
             refused.setdefault(why.rule, [why, i, 0])[2] += 1
-    set_aside = [SetAside(rule=rule, count=count, reason=why.reason, hint=why.hint,
+    set_aside = [SetAside.of(why, rule=rule, count=count,
                           fastest=strategy_summary(fitting, first), fastest_step_s=float(step_s[first]))
                  for rule, (why, first, count) in sorted(refused.items(), key=lambda kv: (-kv[1][2], kv[1][1]))]
     return Carried(kept, set_aside, checked)

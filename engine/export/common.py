@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .header import comment_block, header_lines
 from .plan import ExportPlan
+from ..setting_text import SettingsText
 from .result import ExportResult
 
 # Selective recompute (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
@@ -16,15 +17,16 @@ SELECTIVE_AS_FLASH_ATTENTION = (
     "kernel, which never stores the attention scores; keep flash/SDPA attention on (not eager)")
 
 
-def result(fmt: str, filename: str, plan: ExportPlan, target: str, body: str, warnings: list[str],
+def result(fmt: str, filename: str, plan: ExportPlan, target: str, body: str, warnings: list[str | SettingsText],
            marker: str | None = "#", preamble: str = "") -> ExportResult:
-    """`marker` is the comment marker of the format, None when it has no comments (JSON)."""
+    """`marker` is the comment marker of the format, None when it has no comments (JSON). A warning naming
+    settings is written into the file with their plain names: the file is the same whichever surface asked."""
     lines = header_lines(plan, target)
-    notes = [f"NOTE: {w}" for w in warnings]
+    notes = [f"NOTE: {w}" for w in warnings]  # a SettingsText prints its settings' plain names
     header = "\n".join(lines + notes) + "\n"
     if marker is None:
         text = body
     else:
         text = preamble + comment_block(lines + notes, marker) + "\n" + body
-    return ExportResult(format=fmt, filename=filename, text=text, header=header,
-                        header_in_text=marker is not None, warnings=tuple(warnings))
+    return ExportResult.with_warnings(warnings, format=fmt, filename=filename, text=text, header=header,
+                                      header_in_text=marker is not None)

@@ -16,6 +16,7 @@ exports set attention and hidden dropout to 0 — what LLM pre-training recipes 
 from __future__ import annotations
 
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused
 
 IMPL = {"per-layer": "transformer_engine", "full-iteration": "local"}
@@ -41,5 +42,5 @@ def refuse_dropless_moe_full_iteration(plan: ExportPlan, fmt: str) -> None:
                                  "path (--moe-flex-dispatcher-backend hybridep, --moe-expert-rank-capacity-factor, "
                                  "--use-transformer-engine-op-fuser), which megatron-core 0.16.1 (the flags this export "
                                  "is checked against) does not have",
-                            "export --format megatron-bridge and use one of its full-iteration MoE perf recipes, "
-                            "or plan with --cuda-graphs per-layer")
+                            settings_text("export {format} megatron-bridge and use one of its full-iteration MoE "
+                                          "perf recipes, or plan with {cuda_graphs} per-layer", "format", "cuda_graphs"))

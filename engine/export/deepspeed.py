@@ -24,6 +24,7 @@ import json
 from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "deepspeed"
@@ -35,17 +36,20 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.precision == "fp8":
         raise ExportRefused(FORMAT, "DeepSpeed's config has no FP8 training switch (FP8 comes from Transformer "
                                     "Engine layers in the model code)",
-                            "use --precision bf16 for DeepSpeed, or export --format megatron/torchtitan/accelerate",
+                            settings_text("use {precision} bf16 for DeepSpeed, or export {format} "
+                                          "megatron/torchtitan/accelerate", "precision", "format"),
                             rule="fp8")
     if s.hsdp_replicas > 1:
         raise ExportRefused(FORMAT, f"HSDP ({s.hsdp_replicas} replicas) needs hierarchical ZeRO-3 sharding, and "
                                     "DeepSpeed 0.19 removed MiCS (zero_optimization.mics_shard_size)",
-                            "use hsdp_replicas=1, or export --format torchtitan/fsdp/accelerate", rule="hsdp")
+                            settings_text("use hsdp_replicas=1, or export {format} "
+                                          "torchtitan/fsdp/accelerate", "format"), rule="hsdp")
     if s.pp > 1 and (s.tp > 1 or s.ep > 1 or s.cp > 1):
         used = ", ".join(f"{n}={v}" for n, v in (("TP", s.tp), ("EP", s.ep), ("CP", s.cp)) if v > 1)
         raise ExportRefused(FORMAT, f"DeepSpeed's pipeline engine (PP={s.pp}) cannot be combined with its automatic "
                                     f"tensor/expert parallelism or Ulysses ({used})",
-                            "TP with PP needs Megatron-DeepSpeed: export --format megatron, or use PP=1",
+                            settings_text("TP with PP needs Megatron-DeepSpeed: export {format} megatron, or use "
+                                          "PP=1", "format"),
                             rule="pp_with_tp_ep_cp")
     if s.etp > 1:
         raise ExportRefused(FORMAT, f"AutoEP does not support expert tensor parallelism (ETP={s.etp})",
@@ -53,11 +57,11 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if s.tp > 1 and s.cp > 1:
         raise ExportRefused(FORMAT, f"Ulysses sequence parallelism (CP={s.cp}) splits the ranks into SP x DP only, "
                                     f"leaving no group for AutoTP (TP={s.tp})",
-                            "use TP=1 with CP, or export --format megatron/torchtitan",
+                            settings_text("use TP=1 with CP, or export {format} megatron/torchtitan", "format"),
                             rule="tp_with_ulysses_cp")
     if s.ep > 1 and s.cp > 1 and s.zero_stage == 3:
         raise ExportRefused(FORMAT, "AutoEP with ZeRO-3 does not support Ulysses sequence parallelism",
-                            "use ZeRO-1/2, CP=1, or export --format megatron",
+                            settings_text("use ZeRO-1/2, CP=1, or export {format} megatron", "format"),
                             rule="ep_zero3_with_ulysses_cp")
 
 
@@ -101,7 +105,8 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
                      f"(deepspeed.utils.groups after groups._init_tp_mesh_device({s.tp})); without an mpu it counts "
                      f"all {plan.cluster.num_gpus} ranks and rejects the batch. AutoTP shards the linear layers only"
                      + (" — no Megatron sequence parallelism, so activations between them are not sharded over TP: "
-                        "re-run `shardwise evaluate --no-sp` to check the plan still fits" if plan.sp else ""))
+                        "evaluate it again without sequence parallelism to check the plan still fits" if plan.sp
+                        else ""))
     if s.ep > 1:
         cfg["expert_parallel"] = {"enabled": True, "autoep_size": s.ep}
         notes.append(f"EP={s.ep} is DeepSpeed AutoEP, which replaces the Hugging Face MoE layers at initialize")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "fsdp"
@@ -122,10 +123,10 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     used = [f"{n}={v}" for n, v in (("TP", s.tp), ("PP", s.pp), ("CP", s.cp), ("EP", s.ep)) if v > 1]
     if used:
         raise ExportRefused(FORMAT, f"the FSDP2 snippet is data-parallel only and this plan uses {', '.join(used)}",
-                            "export --format torchtitan, which composes FSDP2 with TP/PP/CP/EP")
+                            settings_text("export {format} torchtitan, which composes FSDP2 with TP/PP/CP/EP", "format"))
     if plan.setup.precision == "fp8":
         raise ExportRefused(FORMAT, "the FSDP2 snippet trains in bf16; FP8 needs torchao float8 conversion",
-                            "export --format torchtitan (quantize.linear.float8)")
+                            settings_text("export {format} torchtitan (quantize.linear.float8)", "format"))
 
 
 def script(plan: ExportPlan) -> str:

@@ -20,6 +20,7 @@ from . import cuda_graphs, defaults, launch
 from ..recompute_modules import MEGATRON_DENSE_SELECTIVE_MODULES, selective_modules
 from .common import result
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "megatron"
@@ -200,13 +201,16 @@ def data_args(plan: ExportPlan) -> list[str]:
 def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.mode != "full":
         raise ExportRefused(FORMAT, f"Megatron-LM's pretrain_gpt.py has no {plan.setup.mode.upper()} adapters",
-                            "export --format megatron-bridge (peft=lora) or use --mode full")
+                            settings_text("export {format} megatron-bridge (peft=lora) or use {mode} "
+                                          "full", "format", "mode"))
     cuda_graphs.refuse_dropless_moe_full_iteration(plan, FORMAT)
     if plan.setup.fp8_param_gather and plan.strategy.zero_stage == 0:
         # validate_args (core_v0.16.1): "--fp8-param-gather only supported with distributed optimizer, torch
         # fsdp2, megatron fsdp, or inference mode"
         raise ExportRefused(FORMAT, "Megatron-LM runs --fp8-param-gather only with the distributed optimizer or "
-                            "Megatron-FSDP, and this plan is ZeRO-0", "use --zero 1 or higher, or drop --fp8-param-gather")
+                            "Megatron-FSDP, and this plan is ZeRO-0",
+                            settings_text("use {zero} 1 or higher, or drop "
+                                          "{fp8_param_gather}", "zero", "fp8_param_gather"))
 
 
 def groups(plan: ExportPlan) -> tuple[list[tuple[str, list[str]]], list[str]]:

@@ -20,6 +20,7 @@ from . import cuda_graphs, launch, megatron
 from ..recompute_modules import selective_modules
 from .common import result
 from .plan import ExportPlan
+from ..setting_text import SettingsText, settings_text
 from .result import ExportRefused, ExportResult
 from .torchtitan import model_key
 
@@ -67,7 +68,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
     """(key, value) pairs, Hydra syntax: null, true/false, [a,b]."""
     s = plan.strategy
     if plan.setup.mode == "qlora":
-        raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", "use --mode lora or full")
+        raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", settings_text("use {mode} lora or full", "mode"))
     megatron.pipeline_layout(plan)  # refuses VPP that does not split the layers evenly
 
     def b(x: bool) -> str:
@@ -147,7 +148,7 @@ def cuda_graph_notes(plan: ExportPlan) -> list[str]:
     return notes
 
 
-def precision_notes(plan: ExportPlan) -> list[str]:
+def precision_notes(plan: ExportPlan) -> list[str | SettingsText]:
     """BF16 gradients and FP8 primary weights as recipe code, not overrides: they are MixedPrecisionConfig
     fields (grad_reduce_in_fp32, fp8_param_gather) that Bridge copies onto the DDP and model configs at setup
     (training/mixed_precision.py update_config_with_precision_overrides, called from config.py), so a
@@ -163,9 +164,10 @@ def precision_notes(plan: ExportPlan) -> list[str]:
         out.append(f"{MIXED_PRECISION['fp8']} keeps FP8 primary weights (fp8_param_gather = True), as the plan "
                    "was priced")
     elif setup.precision == "fp8":
-        out.append(f"{MIXED_PRECISION['fp8']} turns on fp8_param_gather (FP8 primary weights), which the plan "
-                   "was priced without: set cfg.mixed_precision.fp8_param_gather = False in the recipe to match, "
-                   "or price it with --fp8-param-gather")
+        out.append(settings_text(
+            f"{MIXED_PRECISION['fp8']} turns on fp8_param_gather (FP8 primary weights), which the plan was priced "
+            "without: set cfg.mixed_precision.fp8_param_gather = False in the recipe to match, or price it with "
+            "{fp8_param_gather}", "fp8_param_gather"))
     return out
 
 

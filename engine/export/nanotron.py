@@ -25,6 +25,7 @@ from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .fsdp import hf_model_id
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "nanotron"
@@ -38,22 +39,24 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if s.ep > 1:
         raise ExportRefused(FORMAT, f"Nanotron cannot run expert parallelism (EP={s.ep}): its ParallelContext "
                                     f"requires TP·CP·DP·PP = world size and lays ranks out as EP·PP·DP·CP·TP",
-                            "use EP=1, or export --format megatron/torchtitan")
+                            settings_text("use EP=1, or export {format} megatron/torchtitan", "format"))
     if s.zero_stage >= 2:
         raise ExportRefused(FORMAT, f"Nanotron has ZeRO-1 only and runs any zero_stage > 0 as ZeRO-1, so "
                                     f"ZeRO-{s.zero_stage}'s memory savings would not happen",
-                            "use ZeRO-0/1, or export --format megatron/torchtitan")
+                            settings_text("use ZeRO-0/1, or export {format} megatron/torchtitan", "format"))
     if s.vpp > 1:
         raise ExportRefused(FORMAT, f"Nanotron has no interleaved pipeline schedule (VPP={s.vpp})", "use VPP=1")
     if s.hsdp_replicas > 1:
         raise ExportRefused(FORMAT, "Nanotron has no hybrid sharding (HSDP)", "use hsdp_replicas=1")
     if plan.setup.precision == "fp8":
-        raise ExportRefused(FORMAT, "Nanotron's config has no FP8 training", "use --precision bf16")
+        raise ExportRefused(FORMAT, "Nanotron's config has no FP8 training",
+                            settings_text("use {precision} bf16", "precision"))
     if plan.setup.mode != "full":
-        raise ExportRefused(FORMAT, f"Nanotron trains no {plan.setup.mode.upper()} adapters", "use --mode full")
+        raise ExportRefused(FORMAT, f"Nanotron trains no {plan.setup.mode.upper()} adapters",
+                            settings_text("use {mode} full", "mode"))
     if m.mla is not None:
         raise ExportRefused(FORMAT, "Nanotron has no multi-head latent attention (MLA) model",
-                            "export --format megatron/torchtitan")
+                            settings_text("export {format} megatron/torchtitan", "format"))
     if s.tp > m.kv_heads:
         raise ExportRefused(FORMAT, f"Nanotron requires KV heads ({m.kv_heads}) >= TP ({s.tp})",
                             f"use TP <= {m.kv_heads}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
+from ..setting_text import SettingsText, settings_text
 from ..strategy import Strategy
 from ..training import CUDA_GRAPH_FRAMEWORKS, MEGATRON_ONLY_OPTIONS, Framework, TrainingSetup
 from ..validity import violations
@@ -62,8 +63,9 @@ class ExportPlan:
 
 
 def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: Cluster,
-                 setup: TrainingSetup, strategy: Strategy) -> tuple[ExportPlan, list[str]]:
-    """The plan, refused if the engine finds it invalid for `family`; plus the engine's warnings.
+                 setup: TrainingSetup, strategy: Strategy) -> tuple[ExportPlan, list[str | SettingsText]]:
+    """The plan, refused if the engine finds it invalid for `family`; plus the engine's warnings (naming
+    settings `{like_this}`, so each surface spells them its own way).
 
     `family` is the framework whose capabilities the target shares (torchtitan and the FSDP
     snippet are "fsdp", Megatron-Bridge is "megatron"); None checks against the setup's own.
@@ -74,25 +76,30 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ExportRefused(fmt, f"the plan is invalid for {checked_setup.framework}: [{first.rule}] "
-                                 f"{first.message}{more}",
-                            "fix the plan (see `shardwise evaluate`) before exporting it",
+                                 + first.text() + more,
+                            "fix the plan (evaluate it to see what is wrong) before exporting it",
                             rule=f"invalid_for_{checked_setup.framework}:{first.rule}")
-    notes = [f"[{w.rule}] {w.message}" for w in warnings]
+    notes: list[str | SettingsText] = [f"[{w.rule}] " + w.text() for w in warnings]
     if family is not None and setup.framework != family:
-        notes.append(f"the plan was evaluated for framework {setup.framework!r}; {fmt} runs on {family!r}-style "
-                     f"parallelism, so re-run `shardwise evaluate --framework {family}` for its memory and time")
+        notes.append(settings_text(
+            f"the plan was evaluated for framework {setup.framework!r}; {fmt} runs on {family!r}-style "
+            f"parallelism, so evaluate it again with {{framework}} {family} for its memory and time", "framework"))
     if setup.cuda_graphs != "none" and checked_setup.framework not in CUDA_GRAPH_FRAMEWORKS:
-        notes.append(f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run "
-                     f"(a Megatron-Core option): its host launch time is back, so re-run `shardwise evaluate "
-                     f"--cuda-graphs none --framework {checked_setup.framework}`")
+        notes.append(settings_text(
+            f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run (a Megatron-Core "
+            f"option): its host launch time is back, so evaluate it again with {{cuda_graphs}} none and "
+            f"{{framework}} {checked_setup.framework}", "cuda_graphs", "framework"))
     # the options that change memory and gradient bytes; CUDA graphs have their own note above (host time)
-    megatron_only = [option.flag for option in MEGATRON_ONLY_OPTIONS
+    megatron_only = [option.field for option in MEGATRON_ONLY_OPTIONS
                      if option.field != "cuda_graphs" and option.used(setup)]
     if megatron_only and checked_setup.framework != "megatron":
-        notes.append(f"the plan was priced with {', '.join(megatron_only)} (Megatron-Core options), which {fmt} "
-                     f"does not take: its memory and gradient bytes differ, so re-run `shardwise evaluate "
-                     f"--framework {checked_setup.framework}` without them")
+        used = ", ".join("{" + field + "}" for field in megatron_only)
+        notes.append(settings_text(
+            f"the plan was priced with {used} (Megatron-Core options), which {fmt} does not take: its memory and "
+            f"gradient bytes differ, so evaluate it again with {{framework}} {checked_setup.framework} without them",
+            *megatron_only, "framework"))
     if setup.recompute_modules is not None and strategy.recompute != "selective":
-        notes.append(f"--recompute-modules apply to selective recompute; this plan recomputes {strategy.recompute}, "
-                     f"so {','.join(setup.recompute_modules)} are not used")
+        notes.append(settings_text(
+            f"{{recompute_modules}} apply to selective recompute; this plan recomputes {strategy.recompute}, "
+            f"so {','.join(setup.recompute_modules)} are not used", "recompute_modules"))
     return ExportPlan(model, cluster, setup, strategy), notes

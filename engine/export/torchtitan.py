@@ -28,6 +28,7 @@ import tomli_w
 from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
+from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "torchtitan"
@@ -82,7 +83,8 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     s = plan.strategy
     if plan.setup.mode != "full":
         raise ExportRefused(FORMAT, f"torchtitan 0.2 trains no {plan.setup.mode.upper()} adapters",
-                            "use --mode full, or export --format megatron-bridge/accelerate")
+                            settings_text("use {mode} full, or export {format} "
+                                          "megatron-bridge/accelerate", "mode", "format"))
     if s.zero_stage == 0 and plan.dp > 1 and (s.tp > 1 or s.pp > 1 or s.cp > 1 or s.ep > 1):
         raise ExportRefused(FORMAT, "torchtitan applies DDP (ZeRO-0) only when data parallelism is the only "
                                     "parallelism (\"DDP has not supported > 1D parallelism\")",

@@ -4,7 +4,7 @@ one builder every front end (CLI, tools, web) uses to turn them into a TrainingS
 
 from __future__ import annotations
 
-from ..errors import ShardwiseInputError
+from ..errors import SettingsInputError, ShardwiseInputError
 from ..inputs import global_batch_from_tokens
 from ..training import TrainingSetup
 from .spec import ALGORITHMS, PostTraining, post_training
@@ -50,14 +50,15 @@ def training_setup(mode: str = "full", *, seq_len: int | None = None, global_bat
     else:
         given = [k for k, v in rollout_inputs.items() if v is not None]
         if given:
-            raise ShardwiseInputError(f"{', '.join(given)} describe rollout generation and apply only to "
-                                      f"--mode grpo or ppo (and their -lora/-qlora variants), not {mode}")
+            raise SettingsInputError(", ".join("{" + k + "}" for k in given) + " describe rollout generation and "
+                                     f"apply only to {{mode}} grpo or ppo (and their -lora/-qlora variants), not {mode}",
+                                     *given, "mode")
         if algorithm == "dpo":
             post = post_training("dpo")
         seq_len = seq_len or DEFAULT_SEQ_LEN
     if reference_dtype is not None:
         if post is None:
-            raise ShardwiseInputError(f"a reference dtype applies to --mode dpo, grpo or ppo, not {mode}")
+            raise SettingsInputError(f"a reference dtype applies to {{mode}} dpo, grpo or ppo, not {mode}", "mode")
         post = post.model_copy(update={"reference_dtype": reference_dtype})
         PostTraining.model_validate(post.model_dump())  # bf16 or fp32 only
     if global_batch_tokens is not None:

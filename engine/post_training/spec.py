@@ -54,7 +54,7 @@ def post_training(algorithm: str, prompt_len: int | None = None, response_len: i
     """A PostTraining with verl's defaults for what is not given, and the list of what was defaulted.
     GRPO/PPO train on prompt + response tokens: a `seq_len` given with one of the two fixes the other
     (with neither, the prompt takes its default and the response the rest)."""
-    from ..errors import ShardwiseInputError
+    from ..errors import SettingsInputError, ShardwiseInputError
 
     if algorithm == "dpo":
         return PostTraining(algorithm="dpo")
@@ -70,9 +70,9 @@ def post_training(algorithm: str, prompt_len: int | None = None, response_len: i
         elif prompt_len is None:
             prompt_len = seq_len - response_len
         if prompt_len <= 0 or response_len <= 0:
-            raise ShardwiseInputError(f"sequence length {seq_len:,} leaves no room for a prompt and a response "
-                                      f"(prompt {prompt_len:,}, response {response_len:,} tokens); give "
-                                      f"--prompt-len and --response-len")
+            raise SettingsInputError(f"sequence length {seq_len:,} leaves no room for a prompt and a response "
+                                     f"(prompt {prompt_len:,}, response {response_len:,} tokens); give "
+                                     "{prompt_len} and {response_len}", "prompt_len", "response_len")
     given = {"prompt_len": prompt_len, "response_len": response_len, "group_size": group_size,
              "inference_tp": inference_tp}
     defaults = {"prompt_len": a.DEFAULT_PROMPT_LEN, "response_len": a.DEFAULT_RESPONSE_LEN,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import Callable
+
+from ..setting_text import SettingsText, as_settings_text
 
 # A number as the frameworks print it (77120.0, 54.25, 4.1e+01), read whole: a line cut off mid-number
 # ("77120.", "4.1e", ".") matches nothing rather than giving a traceback or a value 10x off.
@@ -38,7 +41,8 @@ class LogReading:
     plan: dict[str, object] = field(default_factory=dict)  # tp, pp, vpp, cp, ep, etp, zero, micro_batch, recompute, no_sp, hsdp
     # the framework to model when the log cannot say which backend ran and the user did not either (HF Trainer)
     default_framework: str | None = None
-    notes: tuple[str, ...] = ()  # what the reader chose, to be said with what it read (a batch ramp-up set aside)
+    # what the reader chose, to be said with what it read (a batch ramp-up set aside); may name settings `{gpus}`
+    notes: tuple[str | SettingsText, ...] = ()
 
     def facts(self) -> dict[str, object]:
         """What the log itself says about the run, under shardwise's setting names (the plan's knobs as read,
@@ -61,6 +65,7 @@ class LogReading:
         return out + [f"{k}={v}" for k, v in self.plan.items()]
 
 
-    def said(self) -> str:
-        """What was read, and the reader's notes after it: one line for the CLI and the chat."""
-        return ", ".join(self.found()) + "".join(f"; {note}" for note in self.notes)
+    def said(self, spell: Callable[[str], str] = lambda name: name) -> str:
+        """What was read, and the reader's notes after it: one line for the CLI and the chat (a note's settings
+        named by `spell`: the CLI's flag_for, or as the chat's tools name them)."""
+        return ", ".join(self.found()) + "".join(f"; {as_settings_text(note).spelled(spell)}" for note in self.notes)

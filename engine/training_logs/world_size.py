@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from ..setting_text import SettingsText, settings_text
+
 # DeepSpeed's config print pads '{arg} {dots}' to exactly 29 characters (none for longer names); Megatron's
 # _print_args to 48. A world_size line padded exactly as DeepSpeed pads is DeepSpeed's; any other (Megatron's, or an
 # excerpt retyped with other dots) is read as the job's, as it always was.
@@ -57,7 +59,7 @@ def summary_line(text: str) -> tuple[int | None, dict[str, int]]:
     return int(m.group(1)), degrees
 
 
-def deepspeed_gpu_count(text: str, pipeline: bool) -> tuple[int | None, tuple[str, ...]]:
+def deepspeed_gpu_count(text: str, pipeline: bool) -> tuple[int | None, tuple[SettingsText, ...]]:
     """The GPU count of a DeepSpeed log, one rule for the throughput-timer and pipeline-engine paths:
     Megatron's world size when the log prints it; else DeepSpeed's config world_size only when nothing in the log
     shows a model-parallel grid (a pipeline, Megatron's TP/PP arguments > 1); else none, and a note saying why."""
@@ -76,6 +78,7 @@ def deepspeed_gpu_count(text: str, pipeline: bool) -> tuple[int | None, tuple[st
         return data_parallel, ()
     if data_parallel is None:
         return None, ()
-    return None, (f"DeepSpeed's world_size {data_parallel} is the data-parallel size under a model-parallel grid "
-                  f"({', '.join(grid)}), not the GPU count, which the log does not print: the run's GPU count is "
-                  "the one given (--gpus / gpus)",)
+    return None, (settings_text(
+        f"DeepSpeed's world_size {data_parallel} is the data-parallel size under a model-parallel grid "
+        f"({', '.join(grid)}), not the GPU count, which the log does not print: the run's GPU count is "
+        "the one given ({gpus})", "gpus"),)

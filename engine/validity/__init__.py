@@ -75,7 +75,7 @@ def violations(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     errors, warnings = [], []
     for rule in RULES:
         if bool(rule.broken(scenario, grid)[0]):
-            found = Violation(rule=rule.name, message=rule.message(scenario, plan))
+            found = Violation.of(rule.name, rule.message(scenario, plan))
             (errors if rule.severity == "error" else warnings).append(found)
     return errors, warnings
 

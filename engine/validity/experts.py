@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..plans import PlanGrid
+from ..setting_text import SettingsText, settings_text
 from .rule import Plan, Rule, Scenario, divisors, listing
 
 
@@ -102,7 +103,7 @@ def _moe_multi_node(s: Scenario, g: PlanGrid) -> np.ndarray:
     return np.full(len(g), multi_node, dtype=bool)
 
 
-def _a2a_message(s: Scenario, p: Plan) -> str:
+def _a2a_message(s: Scenario, p: Plan) -> SettingsText:
     d = s.setup.moe_dispatcher
     if d == "deepep":
         pricing = ("priced as DeepEP (one copy per destination node, then NVLink; node-limited routing; FP8 dispatch "
@@ -112,16 +113,18 @@ def _a2a_message(s: Scenario, p: Plan) -> str:
         pricing = "priced as Megatron's allgather dispatcher (every rank gathers the whole EP group's tokens, BF16)"
     else:
         pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent); if you run "
-                   "DeepEP, pass --moe-dispatcher deepep, which sends far less across nodes")
+                   "DeepEP, pass {moe_dispatcher} deepep, which sends far less across nodes")
     overlap = ("; overlapped with the other micro-batch where Megatron-Core allows it (VPP > 1 with PP)"
-               if s.setup.moe_a2a_overlap else "; not overlapped (pass --moe-a2a-overlap if you run "
+               if s.setup.moe_a2a_overlap else "; not overlapped (pass {moe_a2a_overlap} if you run "
                                                "--overlap-moe-expert-parallel-comm)")
     if p.ep * p.etp > s.cluster.gpus_per_node:
-        return (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
+        text = (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
                 f"with cross-node EP measured 20-28 % more throughput than the alltoall pricing predicts, 7 % less "
                 f"than the DeepEP pricing, 22 % less than the alltoall pricing with overlap)")
-    return (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "
-            f"compare plans with EP across nodes under the dispatcher you run")
+    else:
+        text = (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "
+                f"compare plans with EP across nodes under the dispatcher you run")
+    return settings_text(text, "moe_dispatcher", "moe_a2a_overlap")  # {…} only where a hint names them
 
 
 EXPERT_ALL_TO_ALL_PRICING = Rule("expert_all_to_all_pricing", "warning", "layout", _moe_multi_node, _a2a_message)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plans import RECOMPUTE_FULL, PlanGrid
+from ..setting_text import SettingsText, settings_text
 from .rule import Plan, Rule, Scenario
 
 
@@ -34,12 +35,14 @@ def _moe_full_iteration_needs_sync_free(s: Scenario, g: PlanGrid) -> np.ndarray:
     return np.full(len(g), broken)
 
 
-def _sync_free_message(s: Scenario, p: Plan) -> str:
-    return (f"full-iteration CUDA graphs of a dropless MoE need Megatron-Core's sync-free expert path (flex "
-            f"dispatcher, HybridEP, --moe-expert-rank-capacity-factor), not the {s.setup.moe_dispatcher} "
-            f"dispatcher, whose token counts sync with the host; valid: --moe-dispatcher deepep (the flex "
-            f"dispatcher as shardwise prices it), or cuda graphs per-layer/none. The drop-and-pad route "
-            f"(--moe-pad-expert-input-to-capacity) drops tokens and pads the all-to-all: not modelled")
+def _sync_free_message(s: Scenario, p: Plan) -> SettingsText:
+    return settings_text(
+        f"full-iteration CUDA graphs of a dropless MoE need Megatron-Core's sync-free expert path (flex "
+        f"dispatcher, HybridEP, --moe-expert-rank-capacity-factor), not the {s.setup.moe_dispatcher} "
+        f"dispatcher, whose token counts sync with the host; valid: {{moe_dispatcher}} deepep (the flex "
+        f"dispatcher as shardwise prices it), or cuda graphs per-layer/none. The drop-and-pad route "
+        f"(--moe-pad-expert-input-to-capacity) drops tokens and pads the all-to-all: not modelled",
+        "moe_dispatcher")
 
 
 # Reads no plan knob: checked first with the other setup rules.

@@ -16,6 +16,7 @@ import numpy as np
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..plans import PlanGrid
+from ..setting_text import SettingsText
 from ..training import TrainingSetup
 
 Severity = Literal["error", "warning"]
@@ -63,7 +64,7 @@ class Rule:
     severity: Severity
     stage: Stage
     broken: Callable[[Scenario, PlanGrid], np.ndarray]  # True where the plan violates the rule
-    message: Callable[[Scenario, Plan], str]  # what is wrong and the nearest valid values
+    message: Callable[[Scenario, Plan], str | SettingsText]  # what is wrong and the nearest valid values
 
 
 def divisors(n: int) -> list[int]:

@@ -33,7 +33,7 @@ def test_default_prices_have_sources_and_unknown_gpus_fall_back():
 
 
 def test_bad_budget_or_price_is_a_clear_error():
-    with pytest.raises(ShardwiseInputError, match="--train-tokens"):
+    with pytest.raises(ShardwiseInputError, match="^train_tokens must be"):
         cost_report(1e6, 8, "h100-sxm", -5)
-    with pytest.raises(ShardwiseInputError, match="--price-per-gpu-hour"):
+    with pytest.raises(ShardwiseInputError, match="^price_per_gpu_hour must be"):
         cost_report(1e6, 8, "h100-sxm", 1e12, price=-1.0)

@@ -19,8 +19,8 @@ def test_plain_token_numbers_are_taken_as_written():
 
 
 def test_parameter_counts_are_decimal():
-    assert parse_count("70B", "--params") == 70e9
-    assert parse_count("7.5b", "--params") == 7.5e9
+    assert parse_count("70B", "params") == 70e9
+    assert parse_count("7.5b", "params") == 7.5e9
 
 
 @pytest.mark.parametrize("bad", ["lots", "-4M", "0", "nan", ""])
@@ -43,7 +43,7 @@ def test_qlora_with_fp8_is_refused_with_what_works():
 def test_more_gpus_per_node_than_gpus_is_an_error_not_clamped():
     from shardwise.engine.inputs import build_cluster
 
-    with pytest.raises(ShardwiseInputError, match=r"--gpus-per-node 8 is larger than the cluster \(--gpus 4\)"):
+    with pytest.raises(ShardwiseInputError, match=r"gpus_per_node 8 is larger than the cluster \(gpus 4\)"):
         build_cluster("h100", 4, gpus_per_node=8)
     # Without --gpus-per-node a cluster smaller than the GPU's usual node is one partial node.
     assert build_cluster("h100", 4).gpus_per_node == 4

@@ -17,7 +17,7 @@ FLAG = {"cuda_graphs": "--cuda-graph-impl", "recompute_modules": "--recompute-mo
 
 def test_the_table_covers_the_options_in_order():
     assert [o.field for o in MEGATRON_ONLY_OPTIONS] == list(SET)
-    assert [o.flag for o in MEGATRON_ONLY_OPTIONS] == [FLAG[field] for field in SET]  # export's notes name these
+    assert [o.flag for o in MEGATRON_ONLY_OPTIONS] == [FLAG[field] for field in SET]  # Megatron-Core's own flags
 
 
 @pytest.mark.parametrize("framework", ["deepspeed", "fsdp", "nanotron"])

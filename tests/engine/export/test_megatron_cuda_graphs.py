@@ -135,4 +135,4 @@ def test_other_frameworks_say_the_graphs_are_gone(fmt):
 
     plan = _plan("llama-3-8b", "full-iteration", "none")
     result = export_plan(fmt, plan.model, plan.cluster, plan.setup, plan.strategy)
-    assert any("priced with full-iteration CUDA graphs" in w and "--cuda-graphs none" in w for w in result.warnings)
+    assert any("priced with full-iteration CUDA graphs" in w and "cuda_graphs none" in w for w in result.warnings)

@@ -91,4 +91,7 @@ def test_bridge_mixed_precision_fields_are_notes_because_hydra_cannot_override_a
 def test_other_frameworks_say_the_megatron_options_are_gone(fmt):
     plan = _plan(grad_reduce_dtype="bf16", recompute_modules=("core_attn",))
     result = export_plan(fmt, plan.model, plan.cluster, plan.setup, plan.strategy)
-    assert any("--recompute-modules, --grad-reduce-in-bf16 (Megatron-Core options)" in w for w in result.warnings)
+    # named as REST and the chat name the settings; the CLI spells its flags (tests/cli/test_setting_flags.py)
+    assert any("recompute_modules, grad_reduce_dtype (Megatron-Core options)" in w for w in result.warnings)
+    assert any("<recompute_modules>, <grad_reduce_dtype> (Megatron-Core options)" in w
+               for w in result.spelled_warnings(lambda name: f"<{name}>"))

@@ -103,7 +103,7 @@ def test_modes_parse_and_bad_inputs_are_clear():
         TrainingSetup(global_batch=255, post_training=post_training("dpo"))
     with pytest.raises(ValidationError, match="prompt \\+ response"):
         TrainingSetup(seq_len=4096, post_training=post_training("grpo"))
-    with pytest.raises(ShardwiseInputError, match="only to --mode grpo or ppo"):
+    with pytest.raises(ShardwiseInputError, match="only to mode grpo or ppo"):
         training_setup("full", response_len=1024)
     with pytest.raises(ShardwiseInputError, match="not prompt \\+ response"):
         training_setup("grpo", seq_len=1024, prompt_len=512, response_len=1024)

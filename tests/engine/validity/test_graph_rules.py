@@ -43,7 +43,7 @@ def test_the_sync_free_message_names_the_valid_choices():
     errors, _ = validity.violations(MOE, build_cluster("h100-sxm", 8), TrainingSetup(cuda_graphs="full-iteration"),
                                     Strategy(ep=8))
     message = next(e.message for e in errors if e.rule == "moe_full_iteration_graphs_need_sync_free_dispatch")
-    assert "--moe-dispatcher deepep" in message and "per-layer/none" in message
+    assert "valid: moe_dispatcher deepep" in message and "per-layer/none" in message
 
 
 @pytest.mark.parametrize("framework", ["fsdp", "deepspeed", "nanotron"])

@@ -229,7 +229,7 @@ def test_moe_with_tp_and_ep_wants_sp():
 def test_multi_node_moe_plans_say_how_the_all_to_all_is_priced():
     # 64 GPUs = 8 nodes of 8: EP 8 · ETP 1 = 8 ranks stays in a node; EP 8 · ETP 2 = 16 crosses one.
     inside = check(model=MOE, n=64, ep=8)[1]["expert_all_to_all_pricing"]
-    assert inside.startswith("EP=8 stays inside a node") and "--moe-dispatcher deepep" in inside
+    assert inside.startswith("EP=8 stays inside a node") and "pass moe_dispatcher deepep" in inside
     across = check(model=MOE, n=64, tp=2, ep=8, etp=2)[1]["expert_all_to_all_pricing"]
     assert across.startswith("EP=8 spans nodes") and "alltoall dispatcher" in across
     # With the dispatcher the user runs, the message says which pricing applies.
