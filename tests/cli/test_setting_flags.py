@@ -47,7 +47,12 @@ def _literal_parts(node: ast.AST) -> str:
 
 
 def _trees(root: Path):
+    # the package's own modules only: a checkout also holds .venv/, build/ and tests/ beside them
+    skip = {"build", "dist", "tests", "benchmarks", "node_modules"}
     for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        if any(p.startswith(".") or p in skip for p in parts[:-1]):
+            continue
         yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
 
 
