@@ -6,7 +6,8 @@ collected the same way after set 1 had been seen by two band methods; the two se
 Set 3 (data/external_runs_3.csv, load_external_runs_3) was collected after sets 1 and 2 had been seen by band
 methods v2-v4, from sources neither used (FlashAttention's training README, FlagPerf's NVIDIA cases, the MT-NLG,
 Llama 3 and MegaScale papers' throughput tables); it is held for a future method's first run and evaluated by
-nothing yet.
+nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collected in session 8, while set 3 served as
+a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -16,6 +17,10 @@ Rows of frameworks the engine does not model (JAX/XLA) or without a sequence len
 set 2's NeMo 25.07 rows holding the bracketed figure of an 'a (b)' cell are excluded (the page says nowhere we
 could read what that figure measured), and so are its AutoModel rows whose printed local batch x GA x DP is not
 the printed global batch.
+Set 4 adds two rules, again on how its sources print their tables: a row whose notes say 'HSDP replicas=N'
+(PyTorch FSDP hybrid shard: sharded within a node, replicated across N nodes) gets Strategy.hsdp_replicas = N,
+which the row parser has no column for; a row whose recompute is block-level checkpointing of an unstated
+fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 'none', 'selective' nor 'full'.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -34,6 +39,10 @@ EXTERNAL_FILE = "external_runs.csv"
 EXTERNAL_FILE_2 = "external_runs_2.csv"
 # Set 3, collected 2026-11-26 (session 7) for a FUTURE band method's first run: nobody evaluates it before then.
 EXTERNAL_FILE_3 = "external_runs_3.csv"
+# Set 4, collected 2026-11-26 (session 8) for a FUTURE band method's first run: nobody evaluates it before then.
+EXTERNAL_FILE_4 = "external_runs_4.csv"
+# Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
+SET_4_SOURCES = {"fms-fsdp": "fms-fsdp"}
 
 
 def _superseded(row: dict) -> str:
@@ -88,6 +97,25 @@ def _not_stated(row: dict) -> str:
     return "sequence length not stated" if not row["seq_len"].strip() else ""
 
 
+def _partial_block_ac(row: dict) -> str:
+    return ("recompute: block-level activation checkpointing of an unstated fraction of the blocks"
+            if "ac fraction not stated" in row["notes"].lower() else "")
+
+
+def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """'HSDP replicas=N' in notes: the plan shards within DP/N GPUs and replicates N times (Strategy.hsdp_replicas)."""
+    m = re.search(r"HSDP replicas=(\d+)", row["notes"])
+    if not m or not run.used:
+        return run
+    strategy = run.strategy.model_copy(update={"hsdp_replicas": int(m.group(1))})
+    return replace(run, strategy=strategy, config=f"{run.config} hsdp{m.group(1)}")
+
+
+def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    name = next((short for key, short in SET_4_SOURCES.items() if key in row["source"].lower()), "")
+    return replace(run, source=name) if name else run
+
+
 def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
     """A row set aside before the row parser (which needs a sequence length)."""
     return CalibrationRun(key=f"{file}:{line}", source=short_source(row["source"]), model_label=row["model"],
@@ -117,13 +145,15 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
         for line, row in enumerate(csv.DictReader(f), start=2):
             early = _unmodelled(row) or _not_stated(row)
             if early:
-                runs.append(_excluded(line, row, early, file))
+                run = _excluded(line, row, early, file)
+                runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
                 continue
-            run = _run(file, line, row)
-            why = _superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
+            run = _with_hsdp(_run(file, line, row), row)
+            why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
+                   or _partial_block_ac(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            runs.append(run)
+            runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
     return tuple(_dedupe_releases(runs))
 
 
@@ -143,3 +173,10 @@ def load_external_runs_3() -> tuple[CalibrationRun, ...]:
     """Held-out set 3 (data/external_runs_3.csv): never fitted, never in the bands, in neither set 1 nor set 2,
     and not evaluated by any method yet (kept for a future method's first run)."""
     return _load(EXTERNAL_FILE_3)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_4() -> tuple[CalibrationRun, ...]:
+    """Held-out set 4 (data/external_runs_4.csv): never fitted, never in the bands, in none of sets 1-3, and not
+    evaluated by any method yet (kept for a future method's first run)."""
+    return _load(EXTERNAL_FILE_4)
