@@ -20,7 +20,8 @@ the printed global batch.
 Set 4 adds two rules, again on how its sources print their tables: a row whose notes say 'HSDP replicas=N'
 (PyTorch FSDP hybrid shard: sharded within a node, replicated across N nodes) gets Strategy.hsdp_replicas = N,
 which the row parser has no column for; a row whose recompute is block-level checkpointing of an unstated
-fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 'none', 'selective' nor 'full'.
+fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 'none', 'selective' nor 'full';
+and a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -42,7 +43,7 @@ EXTERNAL_FILE_3 = "external_runs_3.csv"
 # Set 4, collected 2026-11-26 (session 8) for a FUTURE band method's first run: nobody evaluates it before then.
 EXTERNAL_FILE_4 = "external_runs_4.csv"
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
-SET_4_SOURCES = {"fms-fsdp": "fms-fsdp"}
+SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama"}
 
 
 def _superseded(row: dict) -> str:
@@ -102,6 +103,12 @@ def _partial_block_ac(row: dict) -> str:
             if "ac fraction not stated" in row["notes"].lower() else "")
 
 
+def _contradicted(row: dict) -> str:
+    """'SOURCE CONTRADICTS ROW: ...' in notes: the source's own text says something else than the row prints."""
+    m = re.search(r"SOURCE CONTRADICTS ROW: ([^;]+)", row["notes"])
+    return f"the source contradicts the row: {m.group(1).strip()}" if m else ""
+
+
 def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
     """'HSDP replicas=N' in notes: the plan shards within DP/N GPUs and replicates N times (Strategy.hsdp_replicas)."""
     m = re.search(r"HSDP replicas=(\d+)", row["notes"])
@@ -150,7 +157,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 continue
             run = _with_hsdp(_run(file, line, row), row)
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
-                   or _partial_block_ac(row))
+                   or _partial_block_ac(row) or _contradicted(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
