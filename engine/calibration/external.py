@@ -43,7 +43,10 @@ EXTERNAL_FILE_3 = "external_runs_3.csv"
 # Set 4, collected 2026-11-26 (session 8) for a FUTURE band method's first run: nobody evaluates it before then.
 EXTERNAL_FILE_4 = "external_runs_4.csv"
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
-SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama"}
+# torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
+# (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
+SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama",
+                 "torchtitan docs/performance.md": "torchtitan-docs-2024"}
 
 
 def _superseded(row: dict) -> str:
@@ -118,6 +121,14 @@ def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
     return replace(run, strategy=strategy, config=f"{run.config} hsdp{m.group(1)}")
 
 
+def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
+    """A TP run without overlapped TP communication ('vanilla TP' in notes) is another configuration than the same
+    plan with it (torchtitan's async TP rows), so the newest-release rule must not fold one into the other."""
+    if not run.used or run.tp_comm_overlap or run.strategy.tp == 1:
+        return run
+    return replace(run, config=f"{run.config} no-tp-overlap")
+
+
 def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     name = next((short for key, short in SET_4_SOURCES.items() if key in row["source"].lower()), "")
     return replace(run, source=name) if name else run
@@ -155,7 +166,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 run = _excluded(line, row, early, file)
                 runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
                 continue
-            run = _with_hsdp(_run(file, line, row), row)
+            run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
                    or _partial_block_ac(row) or _contradicted(row))
             if why and run.used:

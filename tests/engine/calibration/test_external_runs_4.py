@@ -21,8 +21,9 @@ KNOWN_EXCLUSIONS = (
     "same configuration measured with a newer release",
     "printed layout inconsistent",
     "the source contradicts the row",
+    "no measured throughput",  # torchtitan's 'OOM' rows
 )
-SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama"}
+SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024"}
 
 
 def _rows() -> list[dict]:
@@ -55,7 +56,7 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
-    assert sum(r.used for r in runs) >= 10
+    assert sum(r.used for r in runs) >= 19
 
 
 def test_used_rows_have_a_model_cluster_plan_and_throughput():
@@ -68,7 +69,7 @@ def test_used_rows_have_a_model_cluster_plan_and_throughput():
 def test_every_row_cites_a_repository_commit_and_path():
     for r in _rows():
         repo_commit, _, path = r["source_locator"].partition(":")
-        assert "@" in repo_commit and len(repo_commit.split("@")[1]) == 10 and path.startswith("README.md '"), r
+        assert "@" in repo_commit and len(repo_commit.split("@")[1]) == 10 and ".md '" in path, r
 
 
 def test_set_4_never_reaches_the_fit_the_bands_or_sets_1_to_3():
@@ -184,3 +185,45 @@ def test_megatron_llama_rows_are_written_without_a_layout():
     # 1845 tokens/s/GPU x 512 GPUs x 12.2 days ~ 1T tokens (the LLaMA-13B budget the README reproduces)
     assert 1845 * 512 * 12.2 * 86400 == pytest.approx(1.0e12, rel=0.01)
     assert sum("Megatron-LLaMA" in r["source"] for r in _rows()) == 8
+
+
+# --- pytorch/torchtitan docs/performance.md, 2024 revisions (not the benchmark files in measured_runs.csv) ----------
+TT = "torchtitan@"
+
+
+def test_torchtitan_docs_llama2_13b_on_64_a100_as_printed():
+    # pytorch/torchtitan@3faaa1a0de:docs/performance.md 'Llama 2 performance numbers', as printed:
+    # | 13B | 2 | no | 2162 | 61.1%	|   (Model size | Batch size | Activation checkpointing | WPS | MFU)
+    r = _run(_key(TT, model="LLAMA2-13B", recompute="none"))
+    assert r.used and r.measured_tokens_per_gpu == 2162 and r.cluster.gpu.id == "a100-80gb"
+    # 'global batch size = local batch size 2 * number of FSDP ranks 64 = 128'; llama2_13b.toml seq_len = 4096
+    assert (r.setup.global_batch, r.strategy.micro_batch, r.setup.seq_len) == (2 * 64, 2, 4096)
+    assert (r.strategy.tp, r.strategy.zero_stage) == (1, 3) and r.source == "torchtitan-docs-2024"
+
+
+def test_torchtitan_docs_oom_and_per_layer_ac_rows_are_written_and_excluded():
+    # | 70B | 2 | selective op | OOM | OOM |
+    r = _run(_key(TT, model="LLAMA2-70B", micro_batch=2, recompute="selective (per-op SAC)"))
+    assert r.status == "excluded: no measured throughput"
+    # | 8B | 1 | selective layer | 2904 | 56.8% |: every N-th layer checkpointed, N not given
+    r = _run(_key(TT, model="LLAMA3-8B", measured_tokens_per_sec_per_gpu=2904))
+    assert r.status.startswith("excluded: recompute: block-level activation checkpointing of an unstated fraction")
+
+
+def test_torchtitan_docs_405b_rows_on_128_h100():
+    # pytorch/torchtitan@4d88a8a44f:docs/performance.md 'Llama 3.1 performance numbers', as printed:
+    # | 405B | 2 | full | 109 | 29.0%[^1] | None
+    # | 405B | 2 | full | 177 | 23.46%[^2] | Float8
+    # | 405B | 2 | full | 185 | 24.52% | Float8 + Async TP
+    # 'global batch size = local batch size 2 * number of FSDP ranks 16 = 32'; llama3_405b.toml tensor_parallel_degree = 8
+    plain = _run(_key("torchtitan@4d88a8a44f", measured_tokens_per_sec_per_gpu=109))
+    fp8 = _run(_key("torchtitan@4d88a8a44f", measured_tokens_per_sec_per_gpu=177))
+    async_tp = _run(_key("torchtitan@4d88a8a44f", measured_tokens_per_sec_per_gpu=185))
+    assert all(r.used for r in (plain, fp8, async_tp))
+    assert (plain.strategy.tp, plain.cluster.num_gpus // plain.strategy.tp, plain.setup.global_batch) == (8, 16, 2 * 16)
+    assert (plain.setup.precision, fp8.setup.precision, async_tp.setup.precision) == ("bf16", "fp8", "fp8")
+    # async TP is the only difference between the Float8 rows: both kept, as two configurations
+    assert (fp8.tp_comm_overlap, async_tp.tp_comm_overlap) == (False, True) and fp8.config != async_tp.config
+    # 9515a140b0 printed '| 405B | 2 | full | 118 | 37.1%[^1] | None'; 3faaa1a0de ('Fix the performance number for 405B') 109
+    old = _run(_key("torchtitan@9515a140b0", measured_tokens_per_sec_per_gpu=118))
+    assert old.status.startswith("excluded: superseded")
