@@ -17,11 +17,13 @@ Rows of frameworks the engine does not model (JAX/XLA) or without a sequence len
 set 2's NeMo 25.07 rows holding the bracketed figure of an 'a (b)' cell are excluded (the page says nowhere we
 could read what that figure measured), and so are its AutoModel rows whose printed local batch x GA x DP is not
 the printed global batch.
-Set 4 adds two rules, again on how its sources print their tables: a row whose notes say 'HSDP replicas=N'
+Set 4 adds five rules, again on how its sources print their tables or logs: a row whose notes say 'HSDP replicas=N'
 (PyTorch FSDP hybrid shard: sharded within a node, replicated across N nodes) gets Strategy.hsdp_replicas = N,
 which the row parser has no column for; a row whose recompute is block-level checkpointing of an unstated
 fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 'none', 'selective' nor 'full';
-and a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason.
+a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason; an
+MLPerf repeat run ('REPEAT RUN k of n') is written but not used (the first run of the system is); and a TP run
+without TP-communication overlap ('vanilla TP') is a configuration of its own for the newest-release rule.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -46,7 +48,7 @@ EXTERNAL_FILE_4 = "external_runs_4.csv"
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
 SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama",
-                 "torchtitan docs/performance.md": "torchtitan-docs-2024"}
+                 "torchtitan docs/performance.md": "torchtitan-docs-2024", "mlperf training v4.0": "mlperf-training-v4.0"}
 
 
 def _superseded(row: dict) -> str:
@@ -112,6 +114,14 @@ def _contradicted(row: dict) -> str:
     return f"the source contradicts the row: {m.group(1).strip()}" if m else ""
 
 
+def _repeat_run(row: dict) -> str:
+    """MLPerf submits several runs of one system and configuration (result_0, result_1, ...): the first is used,
+    the others ('REPEAT RUN k of n' in notes) are kept in the file but not used, so no configuration counts twice."""
+    m = re.search(r"REPEAT RUN (\d+) of (\d+)", row["notes"])
+    return (f"repeat run {m.group(1)} of {m.group(2)} of a system and configuration whose first run is used"
+            if m else "")
+
+
 def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
     """'HSDP replicas=N' in notes: the plan shards within DP/N GPUs and replicates N times (Strategy.hsdp_replicas)."""
     m = re.search(r"HSDP replicas=(\d+)", row["notes"])
@@ -168,7 +178,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 continue
             run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
-                   or _partial_block_ac(row) or _contradicted(row))
+                   or _partial_block_ac(row) or _contradicted(row) or _repeat_run(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)

@@ -22,8 +22,9 @@ KNOWN_EXCLUSIONS = (
     "printed layout inconsistent",
     "the source contradicts the row",
     "no measured throughput",  # torchtitan's 'OOM' rows
+    "repeat run",  # MLPerf's result_1, result_2 of a system whose result_0 is used
 )
-SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024"}
+SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024", "mlperf-training-v4.0"}
 
 
 def _rows() -> list[dict]:
@@ -56,7 +57,7 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
-    assert sum(r.used for r in runs) >= 19
+    assert sum(r.used for r in runs) >= 22
 
 
 def test_used_rows_have_a_model_cluster_plan_and_throughput():
@@ -69,7 +70,8 @@ def test_used_rows_have_a_model_cluster_plan_and_throughput():
 def test_every_row_cites_a_repository_commit_and_path():
     for r in _rows():
         repo_commit, _, path = r["source_locator"].partition(":")
-        assert "@" in repo_commit and len(repo_commit.split("@")[1]) == 10 and ".md '" in path, r
+        assert "@" in repo_commit and len(repo_commit.split("@")[1]) == 10, r
+        assert ".md '" in path or ("result_" in path and "config_DGXH100" in path), r
 
 
 def test_set_4_never_reaches_the_fit_the_bands_or_sets_1_to_3():
@@ -85,7 +87,7 @@ def test_set_4_never_reaches_the_fit_the_bands_or_sets_1_to_3():
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_3():
     def layout(r):
         return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
-                r.strategy.tp, r.strategy.pp, r.strategy.cp)
+                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep)
     earlier = load_runs() + load_external_runs() + load_external_runs_2() + load_external_runs_3()
     seen = {layout(r) for r in earlier if r.model and r.cluster and r.setup and r.strategy}
     for r in load_external_runs_4():
@@ -227,3 +229,27 @@ def test_torchtitan_docs_405b_rows_on_128_h100():
     # 9515a140b0 printed '| 405B | 2 | full | 118 | 37.1%[^1] | None'; 3faaa1a0de ('Fix the performance number for 405B') 109
     old = _run(_key("torchtitan@9515a140b0", measured_tokens_per_sec_per_gpu=118))
     assert old.status.startswith("excluded: superseded")
+
+
+# --- mlcommons/training_results_v4.0, NVIDIA GPT-3 175B ------------------------------------------------------------
+ML = "training_results_v4.0@6fe954378e:NVIDIA/results/"
+
+
+def test_mlperf_gpt3_512_gpus_from_the_logs_timestamps():
+    # NVIDIA/results/eos_n64_ngc24.04_nemo/gpt3/result_0.txt: SYSJSON "number_of_nodes":"64", "accelerators_per_node":"8",
+    # MLLOG global_batch_size 2304, gradient_accumulation_steps 72, max_sequence_length 2048; 24 training blocks of
+    # epoch_count 51904512 tokens (= 11 steps x 2304 x 2048), block_start->block_stop summing to 2878.141 s
+    r = _run(_key(ML + "eos_n64_ngc24.04_nemo/gpt3/result_0.txt"))
+    assert 24 * 51904512 == 1245708288 == 24 * 11 * 2304 * 2048  # the log's trained_samples (tokens)
+    assert r.used and r.measured_tokens_per_gpu == pytest.approx(1245708288 / 2878.141 / 512, abs=0.01)
+    # config_DGXH100_64x8x128x4x8_mbs2.sh: TP 4, PP 8, INTERLEAVED_PIPELINE 4, MICRO_BATCH_SIZE 2; DP = 512 / 32 = 16
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.vpp, r.strategy.micro_batch) == (4, 8, 4, 2)
+    assert 2 * 72 * (512 // 32) == 2304 == r.setup.global_batch and r.setup.precision == "fp8"
+
+
+def test_mlperf_gpt3_family_and_repeat_runs():
+    used = {r.cluster.num_gpus: r for r in load_external_runs_4() if r.used and r.source == "mlperf-training-v4.0"}
+    assert sorted(used) == [64 * 8, 1344 * 8, 1452 * 8]  # one GPT-3 175B family on three GPU counts
+    assert (used[10752].strategy.pp, used[10752].strategy.vpp, used[10752].setup.global_batch) == (6, 8, 6 * 10752 // 24)
+    repeats = [r for r in load_external_runs_4() if r.source == "mlperf-training-v4.0" and not r.used]
+    assert len(repeats) == 6 and all(r.status.startswith("excluded: repeat run") for r in repeats)
