@@ -48,7 +48,8 @@ EXTERNAL_FILE_4 = "external_runs_4.csv"
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
 SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama",
-                 "torchtitan docs/performance.md": "torchtitan-docs-2024", "mlperf training v4.0": "mlperf-training-v4.0"}
+                 "torchtitan docs/performance.md": "torchtitan-docs-2024", "mlperf training v4.0 nvidia": "mlperf-training-v4.0",
+                 "mlperf training v3.1 nvidia": "mlperf-training-v3.1", "mlperf training v3.1 azure": "mlperf-training-v3.1-azure"}
 
 
 def _superseded(row: dict) -> str:

@@ -24,7 +24,8 @@ KNOWN_EXCLUSIONS = (
     "no measured throughput",  # torchtitan's 'OOM' rows
     "repeat run",  # MLPerf's result_1, result_2 of a system whose result_0 is used
 )
-SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024", "mlperf-training-v4.0"}
+SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024", "mlperf-training-v4.0",
+                 "mlperf-training-v3.1", "mlperf-training-v3.1-azure"}
 
 
 def _rows() -> list[dict]:
@@ -57,7 +58,7 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
-    assert sum(r.used for r in runs) >= 22
+    assert sum(r.used for r in runs) >= 29
 
 
 def test_used_rows_have_a_model_cluster_plan_and_throughput():
@@ -253,3 +254,29 @@ def test_mlperf_gpt3_family_and_repeat_runs():
     assert (used[10752].strategy.pp, used[10752].strategy.vpp, used[10752].setup.global_batch) == (6, 8, 6 * 10752 // 24)
     repeats = [r for r in load_external_runs_4() if r.source == "mlperf-training-v4.0" and not r.used]
     assert len(repeats) == 6 and all(r.status.startswith("excluded: repeat run") for r in repeats)
+
+
+ML31 = "training_results_v3.1@d06288b2bd:"
+
+
+def test_mlperf_v31_gpt3_one_layout_on_six_gpu_counts():
+    # NVIDIA/results/eos-dfw_n512_ngc23.09_nemo/gpt3/result_0.txt: global_batch_size 2048, gradient_accumulation_steps 16;
+    # systems/eos-dfw_n512_ngc23.09_nemo.json: 512 nodes x 8; config_DGXH100_512x8x16x4x8_mbs1.sh: MINIBS=16, TP 4, PP 8, MBS 1
+    r = _run(_key(ML31 + "NVIDIA/results/eos-dfw_n512_ngc23.09_nemo/gpt3/result_0.txt"))
+    assert r.used and r.cluster.num_gpus == 512 * 8 and 16 * (4096 // 32) == 2048 == r.setup.global_batch
+    assert 1 * 16 * (4096 // 32) == 2048  # MBS x GA x DP
+    # 24 blocks, 1,207,959,552 tokens in 469.905 s of training blocks
+    assert r.measured_tokens_per_gpu == pytest.approx(1207959552 / 469.905 / 4096, abs=0.01)
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.vpp) == (4, 8, 12)  # VP: conf/custom.yaml default 12
+    nvidia = sorted(x.cluster.num_gpus for x in load_external_runs_4() if x.used and x.source == "mlperf-training-v3.1")
+    assert nvidia == [96 * 8, 512 * 8, 768 * 8, 1024 * 8, 1280 * 8, 1344 * 8]
+
+
+def test_mlperf_v31_run_whose_config_contradicts_its_log_is_excluded():
+    # config_DGXH100_64x8x192x4x8_mbs1.sh hard-sets MINIBS=192 (global batch 192 x 16 = 3072); the eos_n64 logs print 2048
+    r = _run(_key(ML31 + "NVIDIA/results/eos_n64_ngc23.09_nemo/gpt3/result_0.txt"))
+    assert r.status.startswith("excluded: the source contradicts the row: the system's config sets MINIBS 192")
+    # the v4.0 config's MINIBS is a default ("MINIBS:=128") the run overrode: 2304 = 144 x 16, not a contradiction
+    assert _run(_key(ML + "eos_n64_ngc24.04_nemo/gpt3/result_0.txt")).used
+    azure = _run(_key(ML31 + "Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3/result_0.txt"))
+    assert azure.used and azure.source == "mlperf-training-v3.1-azure" and azure.cluster.num_gpus == 10752
