@@ -23,6 +23,7 @@ KNOWN_EXCLUSIONS = (
     "the source contradicts the row",
     "no measured throughput",  # torchtitan's 'OOM' rows
     "repeat run",  # MLPerf's result_1, result_2 of a system whose result_0 is used
+    "unknown GPU",  # MLPerf's L40S LoRA systems
 )
 SET_4_SOURCES = {"fms-fsdp", "colossal-ai", "megatron-llama", "torchtitan-docs-2024", "mlperf-training-v4.0",
                  "mlperf-training-v3.1", "mlperf-training-v3.1-azure"}
@@ -58,7 +59,7 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
-    assert sum(r.used for r in runs) >= 29
+    assert sum(r.used for r in runs) >= 33
 
 
 def test_used_rows_have_a_model_cluster_plan_and_throughput():
@@ -72,7 +73,7 @@ def test_every_row_cites_a_repository_commit_and_path():
     for r in _rows():
         repo_commit, _, path = r["source_locator"].partition(":")
         assert "@" in repo_commit and len(repo_commit.split("@")[1]) == 10, r
-        assert ".md '" in path or ("result_" in path and "config_DGXH100" in path), r
+        assert ".md '" in path or ("result_" in path and "/config_" in path), r
 
 
 def test_set_4_never_reaches_the_fit_the_bands_or_sets_1_to_3():
@@ -249,10 +250,12 @@ def test_mlperf_gpt3_512_gpus_from_the_logs_timestamps():
 
 
 def test_mlperf_gpt3_family_and_repeat_runs():
-    used = {r.cluster.num_gpus: r for r in load_external_runs_4() if r.used and r.source == "mlperf-training-v4.0"}
+    used = {r.cluster.num_gpus: r for r in load_external_runs_4()
+            if r.used and r.source == "mlperf-training-v4.0" and r.model.name == "GPT-3-175B"}
     assert sorted(used) == [64 * 8, 1344 * 8, 1452 * 8]  # one GPT-3 175B family on three GPU counts
     assert (used[10752].strategy.pp, used[10752].strategy.vpp, used[10752].setup.global_batch) == (6, 8, 6 * 10752 // 24)
-    repeats = [r for r in load_external_runs_4() if r.source == "mlperf-training-v4.0" and not r.used]
+    repeats = [r for r in load_external_runs_4() if r.source == "mlperf-training-v4.0" and not r.used
+               and r.model_label == "GPT3-175B"]
     assert len(repeats) == 6 and all(r.status.startswith("excluded: repeat run") for r in repeats)
 
 
@@ -280,3 +283,20 @@ def test_mlperf_v31_run_whose_config_contradicts_its_log_is_excluded():
     assert _run(_key(ML + "eos_n64_ngc24.04_nemo/gpt3/result_0.txt")).used
     azure = _run(_key(ML31 + "Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3/result_0.txt"))
     assert azure.used and azure.source == "mlperf-training-v3.1-azure" and azure.cluster.num_gpus == 10752
+
+
+def test_mlperf_llama2_70b_lora_from_the_printed_block_throughputs():
+    # NVIDIA/results/eos_n8_ngc24.04_nemo/llama2_70b_lora/result_0.txt, MLLOG as printed (samples_count / step, throughput):
+    # block 0->1536 12.030848484473074, 1536->1920 12.574887846175782, 1920->2304 12.543625463046812,
+    # 2304->2688 12.514045837035033, 2688->3072 12.536894545016608, 3072->3456 12.566953735983171 samples/s
+    blocks = [(1536, 12.030848484473074), (384, 12.574887846175782), (384, 12.543625463046812),
+              (384, 12.514045837035033), (384, 12.536894545016608), (384, 12.566953735983171)]
+    samples_per_s = sum(n for n, _ in blocks) / sum(n / t for n, t in blocks)  # each block's train-batch time summed
+    r = _run(_key(ML + "eos_n8_ngc24.04_nemo/llama2_70b_lora/result_0.txt"))
+    assert r.used and r.setup.mode == "lora" and r.setup.seq_len == 8192
+    assert r.measured_tokens_per_gpu == pytest.approx(samples_per_s * 8192 / 64, abs=0.01)
+    # config_DGXH100_8x8x1xtp4pp1cp2.sh: TP 4, PP 1, CP 2, MINIBS 1 -> DP = 64 / 8 = 8, global batch 8 (log: 8, GA 1)
+    assert (r.strategy.tp, r.strategy.cp, r.setup.global_batch) == (4, 2, 8)
+    lora = sorted(x.cluster.num_gpus for x in load_external_runs_4()
+                  if x.used and x.setup.mode == "lora" and x.cluster.gpu.id == "h100-sxm")
+    assert lora == [8, 64, 1024]
