@@ -141,8 +141,12 @@ def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
 
 
 def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """The set-4 source name, also as the head of the run's group ('source | model | GPU x n | ...')."""
     name = next((short for key, short in SET_4_SOURCES.items() if key in row["source"].lower()), "")
-    return replace(run, source=name) if name else run
+    if not name:
+        return run
+    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
+    return replace(run, source=name, group=group)
 
 
 def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
