@@ -6,7 +6,8 @@ collected the same way after set 1 had been seen by two band methods; the two se
 Set 3 (data/external_runs_3.csv, load_external_runs_3) was collected after sets 1 and 2 had been seen by band
 methods v2-v4, from sources neither used (FlashAttention's training README, FlagPerf's NVIDIA cases, the MT-NLG,
 Llama 3 and MegaScale papers' throughput tables); it is held for a future method's first run and evaluated by
-nothing yet.
+nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collected in session 8, while set 3 served as
+a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -16,6 +17,13 @@ Rows of frameworks the engine does not model (JAX/XLA) or without a sequence len
 set 2's NeMo 25.07 rows holding the bracketed figure of an 'a (b)' cell are excluded (the page says nowhere we
 could read what that figure measured), and so are its AutoModel rows whose printed local batch x GA x DP is not
 the printed global batch.
+Set 4 adds five rules, again on how its sources print their tables or logs: a row whose notes say 'HSDP replicas=N'
+(PyTorch FSDP hybrid shard: sharded within a node, replicated across N nodes) gets Strategy.hsdp_replicas = N,
+which the row parser has no column for; a row whose recompute is block-level checkpointing of an unstated
+fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 'none', 'selective' nor 'full';
+a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason; an
+MLPerf repeat run ('REPEAT RUN k of n') is written but not used (the first run of the system is); and a TP run
+without TP-communication overlap ('vanilla TP') is a configuration of its own for the newest-release rule.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -34,6 +42,14 @@ EXTERNAL_FILE = "external_runs.csv"
 EXTERNAL_FILE_2 = "external_runs_2.csv"
 # Set 3, collected 2026-11-26 (session 7) for a FUTURE band method's first run: nobody evaluates it before then.
 EXTERNAL_FILE_3 = "external_runs_3.csv"
+# Set 4, collected 2026-11-26 (session 8) for a FUTURE band method's first run: nobody evaluates it before then.
+EXTERNAL_FILE_4 = "external_runs_4.csv"
+# Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
+# torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
+# (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
+SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama",
+                 "torchtitan docs/performance.md": "torchtitan-docs-2024", "mlperf training v4.0 nvidia": "mlperf-training-v4.0",
+                 "mlperf training v3.1 nvidia": "mlperf-training-v3.1", "mlperf training v3.1 azure": "mlperf-training-v3.1-azure"}
 
 
 def _superseded(row: dict) -> str:
@@ -88,6 +104,51 @@ def _not_stated(row: dict) -> str:
     return "sequence length not stated" if not row["seq_len"].strip() else ""
 
 
+def _partial_block_ac(row: dict) -> str:
+    return ("recompute: block-level activation checkpointing of an unstated fraction of the blocks"
+            if "ac fraction not stated" in row["notes"].lower() else "")
+
+
+def _contradicted(row: dict) -> str:
+    """'SOURCE CONTRADICTS ROW: ...' in notes: the source's own text says something else than the row prints."""
+    m = re.search(r"SOURCE CONTRADICTS ROW: ([^;]+)", row["notes"])
+    return f"the source contradicts the row: {m.group(1).strip()}" if m else ""
+
+
+def _repeat_run(row: dict) -> str:
+    """MLPerf submits several runs of one system and configuration (result_0, result_1, ...): the first is used,
+    the others ('REPEAT RUN k of n' in notes) are kept in the file but not used, so no configuration counts twice."""
+    m = re.search(r"REPEAT RUN (\d+) of (\d+)", row["notes"])
+    return (f"repeat run {m.group(1)} of {m.group(2)} of a system and configuration whose first run is used"
+            if m else "")
+
+
+def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """'HSDP replicas=N' in notes: the plan shards within DP/N GPUs and replicates N times (Strategy.hsdp_replicas)."""
+    m = re.search(r"HSDP replicas=(\d+)", row["notes"])
+    if not m or not run.used:
+        return run
+    strategy = run.strategy.model_copy(update={"hsdp_replicas": int(m.group(1))})
+    return replace(run, strategy=strategy, config=f"{run.config} hsdp{m.group(1)}")
+
+
+def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
+    """A TP run without overlapped TP communication ('vanilla TP' in notes) is another configuration than the same
+    plan with it (torchtitan's async TP rows), so the newest-release rule must not fold one into the other."""
+    if not run.used or run.tp_comm_overlap or run.strategy.tp == 1:
+        return run
+    return replace(run, config=f"{run.config} no-tp-overlap")
+
+
+def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """The set-4 source name, also as the head of the run's group ('source | model | GPU x n | ...')."""
+    name = next((short for key, short in SET_4_SOURCES.items() if key in row["source"].lower()), "")
+    if not name:
+        return run
+    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
+    return replace(run, source=name, group=group)
+
+
 def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
     """A row set aside before the row parser (which needs a sequence length)."""
     return CalibrationRun(key=f"{file}:{line}", source=short_source(row["source"]), model_label=row["model"],
@@ -117,13 +178,15 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
         for line, row in enumerate(csv.DictReader(f), start=2):
             early = _unmodelled(row) or _not_stated(row)
             if early:
-                runs.append(_excluded(line, row, early, file))
+                run = _excluded(line, row, early, file)
+                runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
                 continue
-            run = _run(file, line, row)
-            why = _superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
+            run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
+            why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
+                   or _partial_block_ac(row) or _contradicted(row) or _repeat_run(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            runs.append(run)
+            runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
     return tuple(_dedupe_releases(runs))
 
 
@@ -143,3 +206,10 @@ def load_external_runs_3() -> tuple[CalibrationRun, ...]:
     """Held-out set 3 (data/external_runs_3.csv): never fitted, never in the bands, in neither set 1 nor set 2,
     and not evaluated by any method yet (kept for a future method's first run)."""
     return _load(EXTERNAL_FILE_3)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_4() -> tuple[CalibrationRun, ...]:
+    """Held-out set 4 (data/external_runs_4.csv): never fitted, never in the bands, in none of sets 1-3, and not
+    evaluated by any method yet (kept for a future method's first run)."""
+    return _load(EXTERNAL_FILE_4)
