@@ -3,6 +3,8 @@ and the tool results carry the 80 % intervals the answer quotes."""
 
 import pytest
 
+from shardwise.engine.assumptions.error_bands import THROUGHPUT_BAND_METHOD
+from shardwise.engine.calibration.band_methods import band_runs
 from shardwise.engine.calibration.profile import CalibrationProfile
 from shardwise.tools.calibration import active_profile
 from shardwise.tools.dispatch import dispatch
@@ -32,7 +34,7 @@ def test_figures_carry_intervals_around_the_prediction():
     assert slo < p.step_ms < shi
     # tokens/s per GPU x step time = tokens per step per GPU, at both ends of the band (±1 for rounding)
     assert lo * shi / 1e3 == pytest.approx(p.tokens_per_s_per_gpu * p.step_ms / 1e3, rel=2e-3)
-    assert p.likely_basis and "calibration runs" in p.likely_basis
+    assert p.likely_basis and band_runs(THROUGHPUT_BAND_METHOD) in p.likely_basis  # what the shipped band counts
 
 
 def test_calibrate_tool_takes_throughput_or_step_time_alike():
