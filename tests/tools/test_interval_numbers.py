@@ -1,0 +1,17 @@
+"""The explain entry's numbers on the 80 % intervals count what the shipped bands were estimated on, read
+from the data files themselves (not from the generated bands the entry reads)."""
+
+from shardwise.engine.assumptions import error_bands as eb
+from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
+from shardwise.engine.calibration.external import load_external_runs, load_external_runs_2
+from shardwise.engine.calibration.out_of_fold import load_out_of_fold
+from shardwise.tools.interval_numbers import interval_numbers
+
+
+def test_calibration_and_external_runs_counted_apart():
+    n = interval_numbers()
+    assert n["calibration_runs"] == len(load_out_of_fold())  # every used calibration run, held out once
+    in_bands = EXTERNAL_SETS_IN_BANDS.get(eb.THROUGHPUT_BAND_METHOD, ())
+    loaders = {1: load_external_runs, 2: load_external_runs_2}
+    assert n["external_runs_in_bands"] == sum(sum(r.used for r in loaders[k]()) for k in in_bands)
+    assert n["external_set"] not in in_bands  # the coverage quoted is a check, never in-sample
