@@ -7,7 +7,8 @@ Checks: cross-fitted on the shipped runs (each fold's out-of-fold residuals agai
 other folds, engine/calibration/cross_fit.py, as the coverage figure counts them); external sets 1, 2 and 3, uncalibrated, against the band the product shows (intervals.throughput_band,
 widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
 Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
-external set 2 alone (its first run). Session 8's rule: v4 vs v5 on external set 3's first run (v5 shipped). v5's bands are estimated on the
+external set 2 alone (its first run). Session 8's rule: v4 vs v5 on external set 3's first run (v5 shipped); its second rule: v5 vs v6 (v5 with set 3
+as items) on external set 4's first run. v5's bands are estimated on the
 runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so.
 """
 
@@ -69,12 +70,19 @@ def session_8_rule(v4: float | None = None, v5: float | None = None) -> str:
     return f"{title}: {'v5' if v5 < v4 else 'v4'} ({v4:.4f} vs {v5:.4f})"
 
 
+def session_8_second_rule(v5: float | None = None, v6: float | None = None) -> str:
+    """docs/performance.md, "Protocol for session 8, second judge": v6 ships iff its mean interval score on
+    external set 4's first run is lower than v5's. Judged once, by the lead."""
+    title = "session 8 second rule (v5 vs v6, external set 4's first run)"
+    if v5 is None or v6 is None:
+        return f"{title}: set 4 not run yet"
+    return f"{title}: {'v6' if v6 < v5 else 'v5'} ({v5:.4f} vs {v6:.4f})"
+
+
 def main() -> None:
     report = build_report(with_memory=False)
     oof_units = out_of_fold_unit_items(report, {r.key: r for r in load_runs()})
-    sets = {1: [r for r in external.load_external_runs() if r.used],
-            2: [r for r in external.load_external_runs_2() if r.used],
-            3: [r for r in external.load_external_runs_3() if r.used]}
+    sets = {n: [r for r in load() if r.used] for n, load in external.JUDGED_EXTERNAL_SETS.items()}
     scores: dict[str, dict[str, float]] = {}
     for method, tables in method_tables().items():
         cf, cf_cov, cf_by = cross_fitted_score(oof_units, method)
@@ -93,6 +101,7 @@ def main() -> None:
     v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
     print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} ({v24['v2']:.4f} vs {v24['v4']:.4f})")
     print(session_8_rule(scores["v4"]["set 3"], scores["v5"]["set 3"]))
+    print(session_8_second_rule(scores["v5"].get("set 4"), scores["v6"].get("set 4")))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items, seen_external_items  # noqa: E402
 
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
+from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
 from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
@@ -50,14 +51,15 @@ def method_tables() -> dict[str, dict]:
     return {"v2": {"bands": method_bands(oof_units, "v2")},
             "v3": {"bands": method_bands(oof_units, "v3"), "calibrated_bands": cal3},
             "v4": {"bands": method_bands(oof_units, "v4")},
-            "v5": {"bands": method_bands(oof_units, "v5", seen_external_items())}}
+            "v5": {"bands": method_bands(oof_units, "v5", seen_external_items("v5"))},
+            "v6": {"bands": method_bands(oof_units, "v6", seen_external_items("v6"))}}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--set", type=int, choices=(1, 2, 3), default=1,
-                    help="external set 1 (external_runs.csv), 2 (external_runs_2.csv) or 3 (external_runs_3.csv)")
+    ap.add_argument("--set", type=int, choices=sorted(JUDGED_EXTERNAL_SETS), default=1,
+                    help="external set 1 (external_runs.csv), 2 (external_runs_2.csv), 3 or 4 (external_runs_3/4.csv)")
     args = ap.parse_args()
     out = external_check(method_tables(), external_set=args.set)
     print("\n".join(render(out)))

@@ -2,9 +2,10 @@
 
     python benchmarks/fit_error_bands.py           # print bands and held-out coverage
     python benchmarks/fit_error_bands.py --write   # ... and regenerate engine/assumptions/error_bands.py
-    python benchmarks/fit_error_bands.py --v4 --write   # band method v4 (shipped since session 7)
-    python benchmarks/fit_error_bands.py --v5      # band method v5: v4 on the out-of-fold residuals AND the
-                                                   # runs of external sets 1-2 (their coverage is then in-sample)
+    python benchmarks/fit_error_bands.py --v4 --write   # band method v4 (shipped in session 7)
+    python benchmarks/fit_error_bands.py --v5 --write   # band method v5: v4 on the out-of-fold residuals AND the
+                                                        # runs of external sets 1-2 (their coverage is then in-sample)
+    python benchmarks/fit_error_bands.py --v6      # band method v6: v5 with external set 3 as items too
 
 Throughput: the 10th and 90th percentiles of log(measured / predicted) tokens/s per GPU, per
 regime (engine/calibration/regimes.py), each group counting once (engine/calibration/
@@ -36,9 +37,9 @@ import numpy as np
 
 from shardwise.engine.calibration.band_statistics import (
     MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, regime_of)
-from shardwise.engine.calibration.band_methods import in_sample
+from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS, in_sample
 from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
-from shardwise.engine.calibration.external import load_external_runs, load_external_runs_2
+from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 from shardwise.engine.calibration.external_check import external_check
 from shardwise.engine.calibration.external_items import external_items, v5_bands, v5_fold_bands
 from shardwise.engine.calibration.folds import HOLDOUT_FOLD
@@ -51,7 +52,7 @@ from shardwise.engine.calibration.transfer import (
     families, hindsight_family, transfer_all, transfer_older_releases)
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "assumptions" / "error_bands.py"
-EXTERNAL_SETS = (1, 2, 3)  # engine/calibration/data/external_runs.csv, external_runs_2.csv, external_runs_3.csv
+EXTERNAL_SETS = tuple(JUDGED_EXTERNAL_SETS)  # engine/calibration/external.py: every external set after its first run
 FRESH = 1e-9  # relative: fold 0's stored out-of-fold predictions must equal today's (same engine, same constants)
 
 def calibrated_key(run: CalibrationRun) -> str:
@@ -134,29 +135,30 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
     return [(k, v, g, f) for k, v, g, _, f in out_of_fold_unit_items(report, runs)]
 
 
-def seen_external_items() -> list:
-    """Band method v5's extra items: the used runs of external sets 1 and 2 (both had their first runs in
-    sessions 6 and 7), residuals from the shipped engine (engine/calibration/external_items.py)."""
-    return external_items(load_external_runs() + load_external_runs_2())
+def seen_external_items(method: str = "v5") -> list:
+    """A band method's extra items: the used runs of the external sets it is estimated on
+    (band_methods.EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, v6 sets 1-3, each after its first run), residuals
+    from the shipped engine (engine/calibration/external_items.py)."""
+    return external_items([r for n in EXTERNAL_SETS_IN_BANDS[method] for r in JUDGED_EXTERNAL_SETS[n]()])
 
 
 def method_bands(oof_units, method: str, external=None) -> dict:
-    """The throughput bands band method v2, v3, v4 or v5 takes on these out-of-fold residuals (v5: and on
+    """The throughput bands band method v2, v3, v4, v5 or v6 takes on these out-of-fold residuals (v5/v6: and on
     `external`, the seen external items, computed here when not given)."""
-    if method == "v5":
-        return v5_bands(oof_units, seen_external_items() if external is None else external)
+    if method in EXTERNAL_SETS_IN_BANDS:
+        return v5_bands(oof_units, seen_external_items(method) if external is None else external)
     if method == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units])
     return bands_by_level([(k, v, g) for k, v, g, _, _ in oof_units], finite_cluster_correction=method == "v3")
 
 
 def throughput_bands(oof_units, method: str, external=None):
-    """The shipped-style throughput bands and their cross-fitted coverage, for band method v2, v3, v4 or v5.
-    v5's fold k is checked against the other folds' out-of-fold items plus every external item; only the
+    """The shipped-style throughput bands and their cross-fitted coverage, for band method v2, v3, v4, v5 or v6.
+    v5's (v6's) fold k is checked against the other folds' out-of-fold items plus every external item; only the
     calibration runs are ever checked."""
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
-    if method == "v5":
-        external = seen_external_items() if external is None else external
+    if method in EXTERNAL_SETS_IN_BANDS:
+        external = seen_external_items(method) if external is None else external
         cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: v5_fold_bands(oof_units, external, fold))
     elif method == "v4":
         cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold))
@@ -174,13 +176,15 @@ def main() -> None:
                     "engine/calibration/new_cluster.py) for the throughput bands")
     ap.add_argument("--v5", action="store_true", help="band method v5 (v4 on the out-of-fold residuals and "
                     "external sets 1-2: engine/calibration/external_items.py); sets 1-2's coverage is then in-sample")
+    ap.add_argument("--v6", action="store_true", help="band method v6 (v5 with external set 3 as items too); "
+                    "sets 1-3's coverage is then in-sample")
     args = ap.parse_args()
     if args.v3 and args.write:
         sys.exit("--v3 is reported only: the shipped bands are v2 (docs/performance.md)")
-    if args.v3 + args.v4 + args.v5 > 1:
-        sys.exit("--v3, --v4 and --v5 are band methods: choose one")
+    if args.v3 + args.v4 + args.v5 + args.v6 > 1:
+        sys.exit("--v3, --v4, --v5 and --v6 are band methods: choose one")
     v3 = args.v3
-    method = "v5" if args.v5 else "v4" if args.v4 else "v3" if v3 else "v2"
+    method = "v6" if args.v6 else "v5" if args.v5 else "v4" if args.v4 else "v3" if v3 else "v2"
     report = build_report(with_memory=True)
     runs = {r.key: r for r in load_runs()}
 
@@ -191,17 +195,17 @@ def main() -> None:
     # Shipped bands: every group's out-of-fold residual. Coverage: CV+ (cross_fit.py).
     oof_units = out_of_fold_unit_items(report, runs)
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
-    external_units = seen_external_items() if method == "v5" else []
+    external_units = seen_external_items(method) if method in EXTERNAL_SETS_IN_BANDS else []
     tp_bands, cv = throughput_bands(oof_units, method, external_units)
     groups: dict[str, set] = defaultdict(set)
-    for keys, _, g, *_ in oof + external_units:  # v5's external items are runs of its bands too
+    for keys, _, g, *_ in oof + external_units:  # v5/v6's external items are runs of its bands too
         for k in keys:
             groups[k].add(g)
     # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
     fitted = [x for x in report.rows if not x.holdout]
     official_bands = (new_cluster_bands_by_level([(k, v, g, source_unit(runs[x.key])) for (k, v, g), x in
                                                   zip(items(fitted), fitted)] + external_units)
-                      if method in ("v4", "v5") else bands_by_level(items(fitted), finite_cluster_correction=v3))
+                      if method in ("v4", "v5", "v6") else bands_by_level(items(fitted), finite_cluster_correction=v3))
     official_cov, official_ci = coverage(official_bands, items([x for x in report.rows if x.holdout]))
 
     # A calibrated band per stack and kind, where that stack's fitted families give enough runs
@@ -297,8 +301,9 @@ per regime and pooled ({TOTAL!r}). engine/calibration/regimes.py names the regim
 """
 
 # How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v4" = a band for a new
-# cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2
-# (engine/calibration/external_items.py). docs/performance.md, "Error bars", says which and why.
+# cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2,
+# "v6" = the same with sets 1-3 (engine/calibration/external_items.py). docs/performance.md, "Error bars", says
+# which and why.
 THROUGHPUT_BAND_METHOD = {method!r}
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= {MIN_RUNS} runs wins).
 THROUGHPUT_BANDS = {_fmt(tp)}

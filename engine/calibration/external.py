@@ -197,19 +197,24 @@ def load_external_runs() -> tuple[CalibrationRun, ...]:
 
 @lru_cache(maxsize=1)
 def load_external_runs_2() -> tuple[CalibrationRun, ...]:
-    """Held-out set 2 (data/external_runs_2.csv): never fitted, never in the bands, never in set 1."""
+    """External set 2 (data/external_runs_2.csv): never fitted, never in set 1; first run in session 7, in the
+    bands of band methods v5 and v6 since (band_methods.EXTERNAL_SETS_IN_BANDS)."""
     return _load(EXTERNAL_FILE_2)
 
 
 @lru_cache(maxsize=1)
 def load_external_runs_3() -> tuple[CalibrationRun, ...]:
-    """Held-out set 3 (data/external_runs_3.csv): never fitted, never in the bands, in neither set 1 nor set 2,
-    and not evaluated by any method yet (kept for a future method's first run)."""
+    """External set 3 (data/external_runs_3.csv): never fitted, in neither set 1 nor set 2; first run in session
+    8 (the judge of v5), in band method v6's bands since (band_methods.EXTERNAL_SETS_IN_BANDS)."""
     return _load(EXTERNAL_FILE_3)
 
 
 @lru_cache(maxsize=1)
 def load_external_runs_4() -> tuple[CalibrationRun, ...]:
-    """Held-out set 4 (data/external_runs_4.csv): never fitted, never in the bands, in none of sets 1-3, and not
-    evaluated by any method yet (kept for a future method's first run)."""
+    """External set 4 (data/external_runs_4.csv): never fitted, never in the bands, in none of sets 1-3; first run
+    in session 8 (the judge of v5 against v6)."""
     return _load(EXTERNAL_FILE_4)
+
+
+# The external sets that have had their first run, by number (a set joins only after its judge has run).
+JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4}

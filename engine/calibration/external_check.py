@@ -3,7 +3,7 @@ runs no fit, band or parser choice has seen. Uncalibrated error and the coverage
 product shows; calibrating each family (two or more GPU counts) on its smallest run. Used by
 `shardwise validate --profile` and benchmarks/external_check.py (which adds band method v3 and
 keeps the first run's figures); docs/performance.md, "External held-out runs". A band method estimated on a
-set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2) is marked in-sample there."""
+set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2, v6 on sets 1-3) is marked in-sample there."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from ..assumptions import error_bands as eb
 from .band_methods import in_sample
 from .band_statistics import cluster_bootstrap_ci, regime_of
-from .external import load_external_runs, load_external_runs_2, load_external_runs_3
+from .external import JUDGED_EXTERNAL_SETS
 from .intervals import throughput_band
 from .predict import predict
 from .profile import CalibrationProfile
@@ -48,7 +48,7 @@ def external_check(methods: dict[str, dict] | None = None, external_set: int = 1
     default: the shipped bands only), on external set 1 (external_runs.csv), 2 (external_runs_2.csv) or 3
     (external_runs_3.csv)."""
     methods = methods or {SHIPPED: {}}
-    every = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3}[external_set]()
+    every = JUDGED_EXTERNAL_SETS[external_set]()
     runs = [r for r in every if r.used]
     out: dict = {"external_set": external_set, "rows": len(every), "used": len(runs), "excluded": dict(Counter(r.status for r in every if not r.used))}
 

@@ -98,3 +98,12 @@ def test_only_v5_counts_sets_1_and_2_as_in_sample():
     assert not any(in_sample(m, n) for m in ("v2", "v3", "v4") for n in (1, 2))
     assert band_runs("v4") == "calibration runs" and band_runs("v5") == "calibration and external runs"
     assert {"v2", "v4", "v5"} <= DESCRIPTIONS.keys()
+
+
+def test_each_band_method_holds_only_judged_sets_and_v6_extends_v5_by_set_3():
+    # docs/performance.md, "Protocol for session 8, second judge": v6 = v5 with external set 3 as items
+    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
+    from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
+
+    assert set(EXTERNAL_SETS_IN_BANDS["v6"]) == set(EXTERNAL_SETS_IN_BANDS["v5"]) | {3}
+    assert all(set(sets) <= set(JUDGED_EXTERNAL_SETS) for sets in EXTERNAL_SETS_IN_BANDS.values())
