@@ -34,7 +34,9 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
-                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b")
+                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
+                 r"|\b(?:got|getting|gets)\s+(?:~\s*|about\s+|around\s+|roughly\s+)?\d")
 # A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
 WHOLE = r"(?<![\w.,-])"
 RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
@@ -126,6 +128,17 @@ def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:
     """The first of `groups` that matched, and the group after it (a 'k', a unit)."""
     number, after = next((m.group(i), m.group(i + 1)) for i in groups if m.group(i) is not None)
     return float(number.replace(",", "")), after
+
+
+# The pattern that finds each kind of measured figure: where in a message the measurement is stated
+FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB}
+
+
+def states_figure(text: str, kind: str) -> bool:
+    """The text states a figure of this kind (its measuring cue may be in another sentence)."""
+    pattern = FIGURE.get(kind)
+    lowered = text.lower().replace(",", "") if kind == "step_s" else text.lower()
+    return pattern is not None and pattern.search(lowered) is not None
 
 
 def measured_throughput(text: str) -> float | None:
