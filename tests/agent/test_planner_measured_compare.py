@@ -29,6 +29,7 @@ OPENING = "Llama-3.1-70B on 64 H100s, 8k context, 4M-token batches - what should
     ("would tp8 pp2 beat our run? we measured 850 tok/s/gpu on tp4 pp4", {"tp": 4, "pp": 4}, {"tp": 8, "pp": 2}),
     ("got 1.9 s/step with tp2 pp4; compare that to tp4 pp2", {"tp": 2, "pp": 4}, {"tp": 4, "pp": 2}),
     ("how does tp8 pp2 stack up? our steps take 77 s on tp4 pp4 zero1", {"tp": 4, "pp": 4, "zero": 1}, {"tp": 8, "pp": 2}),
+    ("our tp4 pp4 run does 850 tok/s/gpu; is tp8 pp2 faster?", {"tp": 4, "pp": 4}, {"tp": 8, "pp": 2}),  # the plan in "our … run"
     ("we measured 850 tok/s/gpu with tp4 pp4", {"tp": 4, "pp": 4}, None),  # nothing to compare with
 ])
 def test_the_run_is_the_plan_its_own_sentence_names(text, run, other):
@@ -72,3 +73,11 @@ def test_calibrated_on_the_measured_plan_and_compared_with_the_profile_on_both(t
     accepted = ask_all(service, OPENING, "would tp8 pp2 beat our run? we measured 850 tok/s/gpu on tp4 pp4 zero1", "yes")
     refit = accepted.tool_calls[-1]["arguments"]["plan"]
     assert accepted.tool_calls[-1]["name"] == "calibrate_to_measurement" and (refit["tp"], refit["pp"]) == (4, 4)
+
+
+def test_a_refused_calibration_asks_for_the_run_not_for_an_example_scenario(tmp_path):
+    # TP2 PP3 = 6 does not divide 16 GPUs (the engine's validity rule): refused, and the answer asks for the run again
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, "llama 3.1 8b on 16 h100s, 4k ctx, gbs 256. we measured 7000 tok/s/gpu with tp2 pp3 zero3")
+    assert "not valid" in done.answer and "tell me the run again" in done.answer
+    assert "Llama-3.1-70B on 64 H100s" not in done.answer
