@@ -15,7 +15,7 @@ from ...tools.log_run import apply_reading
 from ...tools.scenario import Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
-from .measured import MeasuredRun
+from .measured import MeasuredRun, several_runs
 from .measured_plans import MeasuredPlans
 from .turn import Turn, plan_with, result_or_error, scenario_args
 
@@ -76,6 +76,8 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
                                                  **run.tool_arguments(scenario.gpus)})
     parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total") if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
+    if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
+        parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()
     if out.ok and against is not None and against.other is not None:
         parts.append(_compared_calibrated(turn, scenario, plan, against, out))
     return "\n\n---\n\n".join(parts)
@@ -100,5 +102,6 @@ def _compared_calibrated(turn: Turn, scenario: Scenario, plan, against: Measured
         turn.profile = kept
     if not out.ok:
         return result_or_error(out, "offline/compare.md.j2").strip()
-    return (render("offline/calibrated_compare.md.j2", r=calibrated.result, discussed=against.other_is_discussed).strip()
+    return (render("offline/calibrated_compare.md.j2", r=calibrated.result, discussed=against.other_is_discussed,
+                   c=out.result).strip()
             + "\n\n" + render("offline/compare.md.j2", r=out.result).strip())

@@ -142,6 +142,21 @@ def states_figure(text: str, kind: str) -> bool:
     return pattern is not None and pattern.search(lowered) is not None
 
 
+# Another run's figure after the first, its unit left out: "… 6900 tok/s/gpu on tp2 pp4 and 6100 on tp4 pp2"
+ANOTHER_RUN = re.compile(r"\b(?:and|vs\.?|versus|while|but)\s+(?:~\s*|about\s+|around\s+)?(\d[\d,]*(?:\.\d+)?\s*k?)\s+"
+                         r"(?:on|with|for|at|using)\s+(?:the\s+)?(?:tp|pp|vpp|cp|ep|zero|fsdp|pure|plain)")
+
+
+def several_runs(text: str, kind: str) -> bool:
+    """The message states more than one measured figure of this kind (two runs), which one chat turn cannot fit."""
+    pattern = FIGURE.get(kind)
+    if pattern is None:
+        return False
+    lowered = text.lower().replace(",", "") if kind == "step_s" else text.lower()
+    values = {m.group(0) for m in pattern.finditer(lowered)}
+    return len(values) > 1 or (len(values) == 1 and ANOTHER_RUN.search(lowered) is not None)
+
+
 def measured_throughput(text: str) -> float | None:
     """Tokens/s per GPU the user says they measured, or None (0 is returned: a measured zero is answered)."""
     m = _measured(text, THROUGHPUT)

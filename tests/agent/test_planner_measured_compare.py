@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 
 from shardwise.agent.config import AgentConfig
-from shardwise.agent.planner.measured import measured_run
+from shardwise.agent.planner.measured import measured_run, several_runs
 from shardwise.agent.planner.measured_plans import measured_plans
 from shardwise.agent.service import ChatService
 from shardwise.agent.state import ConversationState
 from shardwise.engine.calibration.fit_profile import Measurement, fit_profile
 from shardwise.engine.evaluate import evaluate
+from shardwise.engine.search import DEFAULT_HEADROOM
 from shardwise.engine.inputs import build_cluster
 from shardwise.engine.model_catalog import get_model
 from shardwise.engine.strategy import Strategy
@@ -69,6 +70,10 @@ def test_calibrated_on_the_measured_plan_and_compared_with_the_profile_on_both(t
     assert abs(other / uncalibrated - 1) > 0.05  # the profile matters here, so the check below tells them apart
     assert f"| {other:,.0f} (" in done.answer and f"| {uncalibrated:,.0f} (" not in done.answer
     assert "profile fitted to your run applied to both plans" in done.answer
+    # TP4 PP4 is predicted not to fit in 90 % of 80 GB (the engine's evaluation, directly, at the search's default
+    # headroom DEFAULT_HEADROOM = 0.1): said, since they ran it
+    run_eval = evaluate(model, cluster, setup, Strategy(tp=4, pp=4, zero_stage=1), headroom=DEFAULT_HEADROOM, profile=p)
+    assert run_eval.valid and not run_eval.memory.fits and "predicted **not to fit**" in done.answer
     # the run stays the plan under discussion: "yes" keeps the profile of TP=4 PP=4, not of the comparison's winner
     accepted = ask_all(service, OPENING, "would tp8 pp2 beat our run? we measured 850 tok/s/gpu on tp4 pp4 zero1", "yes")
     refit = accepted.tool_calls[-1]["arguments"]["plan"]
@@ -81,3 +86,19 @@ def test_a_refused_calibration_asks_for_the_run_not_for_an_example_scenario(tmp_
     done = ask_all(service, "llama 3.1 8b on 16 h100s, 4k ctx, gbs 256. we measured 7000 tok/s/gpu with tp2 pp3 zero3")
     assert "not valid" in done.answer and "tell me the run again" in done.answer
     assert "Llama-3.1-70B on 64 H100s" not in done.answer
+
+
+@pytest.mark.parametrize("text, several", [
+    ("we measured 6900 tok/s/gpu on tp2 pp4 and 6100 on tp4 pp2", True),  # the second run's unit left out
+    ("we measured 6900 tok/s/gpu on tp2 pp4 and 6,100 tok/s/gpu on tp4 pp2", True),
+    ("we measured 6900 tok/s/gpu on tp2 pp4 - would tp4 pp2 beat it?", False),
+    ("we measured 6900 tok/s/gpu on tp2 pp4 with 16 gpus", False),
+])
+def test_two_measured_runs_are_noticed(text, several):
+    assert several_runs(text, measured_run(text).kind) is several
+
+
+def test_a_second_run_is_not_dropped_in_silence(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, "llama 3.1 8b on 16 h100s, 4k ctx, gbs 256. we measured 6900 tok/s/gpu on tp2 pp4 and 6100 on tp4 pp2")
+    assert "more than one measured run" in done.answer and "--measured-csv" in done.answer
