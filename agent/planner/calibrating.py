@@ -14,6 +14,7 @@ from ...prompts.render import render
 from ...tools.log_run import apply_reading
 from ...tools.scenario import Scenario
 from ..state import ConversationState
+from .cues import ALTERNATIVE
 from .entities import Entities, normalise
 from .measured import MeasuredRun, several_runs
 from .measured_plans import MeasuredPlans
@@ -80,7 +81,24 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()
     if out.ok and against is not None and against.other is not None:
         parts.append(_compared_calibrated(turn, scenario, plan, against, out))
+    elif out.ok and ALTERNATIVE.search(text):  # "we measured … on tp2 pp4. what would you run instead?"
+        parts.append(_best_calibrated(turn, scenario, out))
     return "\n\n---\n\n".join(parts)
+
+
+def _best_calibrated(turn: Turn, scenario: Scenario, calibrated) -> str:
+    """The plan asked for beside the measurement ("is there a faster plan?"), searched with the profile just fitted
+    to the run (for this answer only, as the comparison above)."""
+    kept, turn.profile = turn.profile, calibrated.result.profile
+    try:
+        out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
+                                            "constraints": None})
+    finally:
+        turn.profile = kept
+    if not out.ok:
+        return result_or_error(out, "offline/recommend.md.j2").strip()
+    return (render("offline/calibrated_recommend.md.j2", r=calibrated.result).strip() + "\n\n"
+            + render("offline/recommend.md.j2", r=out.result).strip())
 
 
 # Settings the other plan of "would tp8 pp2 beat it?" keeps from the measured run when it does not say them: the

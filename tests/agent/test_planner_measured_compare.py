@@ -102,3 +102,21 @@ def test_a_second_run_is_not_dropped_in_silence(tmp_path):
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     done = ask_all(service, "llama 3.1 8b on 16 h100s, 4k ctx, gbs 256. we measured 6900 tok/s/gpu on tp2 pp4 and 6100 on tp4 pp2")
     assert "more than one measured run" in done.answer and "--measured-csv" in done.answer
+
+
+def test_an_alternative_asked_beside_the_measurement_is_searched_with_the_fitted_profile(tmp_path):
+    from shardwise.engine.search import recommend
+
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
+    done = ask_all(service, "llama 3.1 8b on 16 h100s, 4k ctx, gbs 256. we measured 6900 tok/s/gpu on tp2 pp4. "
+                            "what would you run instead?")
+    names = [c["name"] for c in done.tool_calls]
+    assert names == ["calibrate_to_measurement", "recommend_plans"]  # was the calibration alone, the question dropped
+    model, cluster, setup = get_model("llama-3.1-8b"), build_cluster("h100-sxm", 16), TrainingSetup(seq_len=4096, global_batch=256)
+    p = fit_profile([Measurement(model, cluster, setup, Strategy(tp=2, pp=4), 6900.0)], with_memory=False)
+    best = recommend(model, cluster, setup, top_k=3, profile=p).plans[0]  # the engine's search with that profile, directly
+    shown = done.tool_calls[1]["result"]["best"]
+    assert shown["tokens_per_s_per_gpu"] == pytest.approx(best.throughput.tokens_per_s_per_gpu, rel=1e-3)
+    plain = recommend(model, cluster, setup, top_k=3).plans[0].throughput.tokens_per_s_per_gpu
+    assert abs(shown["tokens_per_s_per_gpu"] / plain - 1) > 0.05  # so the check above tells calibrated from not
+    assert "searched with the profile fitted to your run" in done.answer
