@@ -3,7 +3,8 @@
 850 tok/s/gpu on tp4 pp4", "got 1.9 s/step with TP2 PP4; compare that to TP4 PP2".
 
 The run is the plan named in the sentence (or clause) that states the measured figure; a plan named in another
-sentence of the same message is the other side of a comparison. Read as one, the message's knobs collapse into
+sentence of the same message is the other side of a comparison (whatever is asked of it — faster, fits, its
+MFU — the comparison of the two with the run's profile answers it). Read as one, the message's knobs collapse into
 the first plan written (find_plans keeps the first value of each knob), which calibrated on the wrong run. A
 comparison with no second plan named but pointing at the recommendation ("would your plan beat it?") is set
 against the plan under discussion."""
@@ -49,7 +50,7 @@ def measured_plans(text: str, run: MeasuredRun, state: ConversationState) -> Mea
     others = [p for i, part in enumerate(parts) if i != where for p in find_plans(part) if p and p != own[0]]
     rest = " ".join(p for i, p in enumerate(parts) if i != where)
     asks_compare = COMPARE_CUE.search(rest) is not None or COMPARE_CUE.search(parts[where]) is not None
-    if others and asks_compare:
+    if others:  # "would tp8 pp2 beat it?", "does tp8 pp2 fit?", "and tp8 pp2?": the comparison answers each
         return MeasuredPlans(own[0], others[0])
     if not others and asks_compare and YOURS_REF.search(text) and state.plan is not None:
         discussed = state.plan.model_dump(exclude_none=True)

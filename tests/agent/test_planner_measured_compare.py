@@ -31,6 +31,7 @@ OPENING = "Llama-3.1-70B on 64 H100s, 8k context, 4M-token batches - what should
     ("got 1.9 s/step with tp2 pp4; compare that to tp4 pp2", {"tp": 2, "pp": 4}, {"tp": 4, "pp": 2}),
     ("how does tp8 pp2 stack up? our steps take 77 s on tp4 pp4 zero1", {"tp": 4, "pp": 4, "zero": 1}, {"tp": 8, "pp": 2}),
     ("our tp4 pp4 run does 850 tok/s/gpu; is tp8 pp2 faster?", {"tp": 4, "pp": 4}, {"tp": 8, "pp": 2}),  # the plan in "our … run"
+    ("we measured 850 tok/s/gpu on tp4 pp4. does tp8 pp2 fit?", {"tp": 4, "pp": 4}, {"tp": 8, "pp": 2}),  # the table says
     ("we measured 850 tok/s/gpu with tp4 pp4", {"tp": 4, "pp": 4}, None),  # nothing to compare with
 ])
 def test_the_run_is_the_plan_its_own_sentence_names(text, run, other):
