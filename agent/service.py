@@ -122,7 +122,8 @@ class ChatService:
     def system_prompt(self, state: ConversationState | None = None) -> str:
         scenario = plan = None
         if state is not None and state.scenario is not None:
-            scenario = json.dumps(state.scenario.model_dump(exclude_none=True))
+            # compact separators: the same JSON the tools take, in fewer tokens (tests/agent/test_prompt_budget.py)
+            scenario = json.dumps(state.scenario.model_dump(exclude_none=True), separators=(",", ":"))
         if state is not None and state.plan is not None:
             plan = state.plan.label()
         return system_prompt(scenario, plan)

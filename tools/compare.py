@@ -118,7 +118,6 @@ def compare_plans(args: ComparePlansArgs) -> ComparePlansResult:
 
 
 COMPARE_PLANS = Tool(
-    "compare_plans", "Two plans for one scenario side by side: the winner, by how much, the deciding term. "
-    "For 'why A, not B?'.", ComparePlansArgs, ComparePlansResult, compare_plans,
+    "compare_plans", "Two plans side by side: the winner, by how much, and the deciding term ('why A, not B?').", ComparePlansArgs, ComparePlansResult, compare_plans,
     scenario_of=lambda a: a.scenario)
 

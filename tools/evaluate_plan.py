@@ -47,7 +47,7 @@ def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
 
 class EstimateMemoryArgs(Args):
     scenario: Scenario
-    plan: Plan | None = Field(None, description="default: the recommended plan")
+    plan: Plan | None = Field(None, description="default: recommended plan")
     measured_peak_gib: float | None = None  # a peak the user measured, set against the band (system prompt rule 10)
 
 

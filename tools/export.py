@@ -19,7 +19,7 @@ Format = Literal[FORMATS]  # deepspeed, torchtitan, fsdp, accelerate, megatron, 
 class ExportArgs(Args):
     scenario: Scenario
     format: Format
-    plan: Plan | None = Field(None, description="default: the recommended plan")
+    plan: Plan | None = Field(None, description="default: recommended plan")
 
 
 class ExportConfigResult(Result):
@@ -114,6 +114,6 @@ def best_exportable(fmt: str, resolved, refused_strategy):
 
 
 EXPORT_CONFIG = Tool(
-    "export_config", "A plan as a framework's config file or launch line, attached to the answer "
-    "automatically; or why the framework cannot express the plan.",
+    "export_config", "A plan as a framework's config file or launch line, or why the framework "
+    "cannot express it.",
     ExportArgs, ExportConfigResult, export_config, scenario_of=lambda a: a.scenario)

@@ -152,6 +152,6 @@ def list_hardware(args: ListHardwareArgs) -> ListHardwareResult:
     return ListHardwareResult(gpus=gpus, networks=networks)
 
 
-LOOKUP_MODEL = Tool("lookup_model", "A catalog model's architecture and parameter count, or the catalog.",
+LOOKUP_MODEL = Tool("lookup_model", "A catalog model's architecture and parameter count.",
                     LookupModelArgs, LookupModelResult, lookup_model)
 LIST_HARDWARE = Tool("list_hardware", "Catalog GPUs and networks with their specs.", ListHardwareArgs, ListHardwareResult, list_hardware)

@@ -228,6 +228,6 @@ def recommend_plans(args: RecommendArgs) -> RecommendResult:
 
 
 RECOMMEND_PLANS = Tool(
-    "recommend_plans", "Search every parallelism plan for a scenario: the fastest that fit, why the best beats the "
+    "recommend_plans", "The fastest plans that fit a scenario (every plan searched), why the best beats the "
     "runner-up, or what would make one fit.",
     RecommendArgs, RecommendResult, recommend_plans, scenario_of=lambda a: a.scenario)

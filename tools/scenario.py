@@ -65,11 +65,11 @@ class Scenario(Args):
     framework: Literal["megatron", "deepspeed", "fsdp", "nanotron"] | None = None
     # default alltoall: Megatron-Core's own default (said here, not in the prompt, to keep its token budget)
     moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
-        None, description="MoE token dispatcher; default alltoall")
-    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped with the other micro-batch")
+        None, description="default alltoall")
+    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped")
     mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
     cuda_graphs: Literal["none", "per-layer", "full-iteration"] | None = Field(
-        None, description="CUDA graphs (Megatron only); default none")
+        None, description="Megatron only; default none")
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""

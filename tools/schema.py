@@ -28,9 +28,10 @@ BOUNDS = {"minimum": "≥ {}", "maximum": "≤ {}", "exclusiveMinimum": "> {}", 
 
 def shared_models() -> dict[str, type[BaseModel]]:
     """The argument types defined once, in the system prompt, and named by the tools."""
+    from .recommend import Constraints
     from .scenario import Plan, Scenario
 
-    return {"Scenario": Scenario, "Plan": Plan}
+    return {"Scenario": Scenario, "Plan": Plan, "Constraints": Constraints}
 
 
 def compact_parameters(model: type[BaseModel]) -> dict:
@@ -91,10 +92,16 @@ def _drop_null(node: dict) -> dict:
     return merged
 
 
-def definition_lines(name: str, model: type[BaseModel]) -> list[str]:
-    """'Scenario (…): model: catalog id …; gpus (integer): total GPUs; mode: full|lora|qlora; …'"""
+def definition_lines(name: str, model: type[BaseModel], earlier: dict[str, type[BaseModel]] | None = None) -> list[str]:
+    """'Scenario (…): model: catalog id …; gpus: total GPUs; mode (full|lora|qlora…); …'. Fields the same as an
+    `earlier` definition's are named, not defined again: 'Constraints (…): tp, pp, … as in Plan; max_tp; max_pp'."""
     fields = []
+    same, source = _same_fields(model, earlier or {})
+    if same:
+        fields.append(f"{', '.join(same)} as in {source}")
     for field_name, info in model.model_fields.items():
+        if field_name in same:
+            continue
         kind = _kind(info.annotation)
         head = f"{field_name} ({kind})" if kind else field_name
         fields.append(f"{head}: {info.description}" if info.description else head)
@@ -102,21 +109,46 @@ def definition_lines(name: str, model: type[BaseModel]) -> list[str]:
     return [f"{name} ({doc}): " + "; ".join(fields)]
 
 
+def _same_fields(model: type[BaseModel], earlier: dict[str, type[BaseModel]]) -> tuple[list[str], str]:
+    """The fields `model` shares (name and type) with the earlier definition it shares most with."""
+    best: tuple[list[str], str] = ([], "")
+    for other_name, other in earlier.items():
+        same = [n for n, f in model.model_fields.items() if n in other.model_fields
+                and f.annotation == other.model_fields[n].annotation]
+        if len(same) > len(best[0]):
+            best = (same, other_name)
+    return best if len(best[0]) >= 2 else ([], "")
+
+
 def _kind(annotation) -> str:
-    """How a field's type is written in a definition: enums as a|b|c, non-strings by name."""
+    """How a field's type is written in a definition: enums as a|b|c, true/false; not integers, which the
+    definitions' heading says once (counts, lengths and degrees), nor strings."""
     options = [a for a in get_args(annotation) if a is not type(None)] or [annotation]
     inner = options[0]
     literal = get_args(inner)
     if literal and all(isinstance(v, str) for v in literal):
-        return "|".join(literal)
-    return {int: "integer", float: "number", bool: "true/false"}.get(inner, "")
+        return _options(literal)
+    return {float: "number", bool: "true/false"}.get(inner, "")
+
+
+def _options(values: tuple[str, ...]) -> str:
+    """'a|b|c'; variants written once: 'full|lora|qlora|dpo|grpo|ppo; dpo, grpo, ppo also -lora|-qlora', not
+    twelve names (dpo-lora, dpo-qlora, grpo-lora, …)."""
+    bases = [v for v in values if not any(v.startswith(b + "-") for b in values if b != v)]
+    variants = {b: [v[len(b):] for v in values if v.startswith(b + "-")] for b in bases}
+    with_variants = [b for b in bases if variants[b]]
+    suffixes = {tuple(variants[b]) for b in with_variants}
+    if len(with_variants) < 2 or len(suffixes) != 1:
+        return "|".join(values)
+    return f"{'|'.join(bases)}; {', '.join(with_variants)} also {'|'.join(next(iter(suffixes)))}"
 
 
 def shared_definitions() -> str:
     """The shared argument types, for the system prompt."""
-    lines = []
+    lines, earlier = [], {}
     for name, model in shared_models().items():
-        lines += definition_lines(name, model)
+        lines += definition_lines(name, model, earlier)
+        earlier[name] = model
     return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "glob
 
 class WhatIfArgs(Args):
     scenario: Scenario = Field(description="the current one")
-    change: Scenario = Field(description="only the fields that change, e.g. {\"gpu\": \"h200\"}")
+    change: Scenario = Field(description="only what changes, e.g. {\"gpu\": \"h200\"}")
 
 
 class Change(BaseModel):
@@ -152,6 +152,5 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
 
 
 WHAT_IF = Tool(
-    "what_if", "The recommendation before and after changing scenario fields (GPU, count, network, sequence, "
-    "batch, mode, precision, framework, model): what moved, and why.", WhatIfArgs, WhatIfResult, what_if,
+    "what_if", "The recommendation before and after a scenario change: what moved, and why.", WhatIfArgs, WhatIfResult, what_if,
     scenario_of=after_scenario)

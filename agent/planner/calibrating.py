@@ -14,8 +14,10 @@ from ...prompts.render import render
 from ...tools.log_run import apply_reading
 from ...tools.scenario import Scenario
 from ..state import ConversationState
+from .cues import ALTERNATIVE
 from .entities import Entities, normalise
-from .measured import MeasuredRun
+from .measured import MeasuredRun, several_runs
+from .measured_plans import MeasuredPlans
 from .turn import Turn, plan_with, result_or_error, scenario_args
 
 # An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
@@ -33,7 +35,8 @@ CALIBRATION_ASKED = re.compile(r"\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badju
 
 
 def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, scenario: Scenario, turn: Turn,
-                     message: str = "") -> str | None:
+                     message: str = "", against: MeasuredPlans | None = None) -> str | None:
+    """`against`: the run's plan and a plan to compare it with, when the message names both (measured_plans.py)."""
     if run.kind == "rate_unclear":  # per GPU or for the whole job: a factor of the GPU count, asked rather than guessed
         return render("offline/measured_rate_unclear.md.j2")
     if run.kind == "log_unusable":  # "elapsed time per iteration (ms): 0.0": no step time to fit, said so
@@ -74,4 +77,49 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
                                                  **run.tool_arguments(scenario.gpus)})
     parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total") if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
+    if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
+        parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()
+    if out.ok and against is not None and against.other is not None:
+        parts.append(_compared_calibrated(turn, scenario, plan, against, out))
+    elif out.ok and ALTERNATIVE.search(text):  # "we measured … on tp2 pp4. what would you run instead?"
+        parts.append(_best_calibrated(turn, scenario, out))
     return "\n\n---\n\n".join(parts)
+
+
+def _best_calibrated(turn: Turn, scenario: Scenario, calibrated) -> str:
+    """The plan asked for beside the measurement ("is there a faster plan?"), searched with the profile just fitted
+    to the run (for this answer only, as the comparison above)."""
+    kept, turn.profile = turn.profile, calibrated.result.profile
+    try:
+        out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
+                                            "constraints": None})
+    finally:
+        turn.profile = kept
+    if not out.ok:
+        return result_or_error(out, "offline/recommend.md.j2").strip()
+    return (render("offline/calibrated_recommend.md.j2", r=calibrated.result).strip() + "\n\n"
+            + render("offline/recommend.md.j2", r=out.result).strip())
+
+
+# Settings the other plan of "would tp8 pp2 beat it?" keeps from the measured run when it does not say them: the
+# question changes the layout, not the run's ZeRO stage, micro-batch or recompute. Parallel degrees are not
+# carried: "tp4 cp2 … would tp8 beat it?" names TP=8 with no CP.
+CARRIED = ("zero", "micro_batch", "recompute")
+
+
+def _compared_calibrated(turn: Turn, scenario: Scenario, plan, against: MeasuredPlans, calibrated) -> str:
+    """The comparison asked beside the measurement, both plans predicted with the profile just fitted to the run
+    (for this answer only: keeping it for later answers is still the user's choice, offered above)."""
+    run_plan = plan.model_dump()
+    other = {**{k: run_plan[k] for k in CARRIED if run_plan.get(k) is not None}, **against.other}
+    kept, turn.profile = turn.profile, calibrated.result.profile
+    try:
+        out = turn.call("compare_plans", {"scenario": scenario_args(scenario), "plan_a": run_plan,
+                                          "plan_b": plan_with(None, other).model_dump()})
+    finally:
+        turn.profile = kept
+    if not out.ok:
+        return result_or_error(out, "offline/compare.md.j2").strip()
+    return (render("offline/calibrated_compare.md.j2", r=calibrated.result, discussed=against.other_is_discussed,
+                   c=out.result).strip()
+            + "\n\n" + render("offline/compare.md.j2", r=out.result).strip())

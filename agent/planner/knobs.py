@@ -154,16 +154,18 @@ def knob_words(text: str) -> str:
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))
 
 
-def _joiner_between_plans(text: str, found: list[tuple[int, str, object]], first_pos: int) -> re.Match | None:
+def _joiner_between_plans(text: str, found: list[tuple[int, str, object]], first_pos: int,
+                          two_said: bool = False) -> re.Match | None:
     """The "and" / "with" / "to" that separates two plans: the same knob named in the clause just before and
-    the clause just after it ("tp4 pp4 | and | tp8 pp2")."""
+    the clause just after it ("tp4 pp4 | and | tp8 pp2"); when the message says it has two plans (settings "for
+    both"), any knob on each side ("compare cp4 | with | tp4, zero1 for both")."""
     breaks = [b for b in SHARED_BREAK.finditer(text)]
     for j in JOINER.finditer(text, first_pos):
         start = max((b.end() for b in breaks if b.end() <= j.start()), default=0)
         end = min((b.start() for b in breaks if b.start() >= j.end()), default=len(text))
         before = {k for pos, k, _ in found if start <= pos < j.start()}
         after = {k for pos, k, _ in found if j.end() <= pos < end}
-        if before & after:
+        if before & after or two_said and before and after:
             return j
     return None
 
@@ -173,11 +175,25 @@ def find_plans(text: str) -> list[dict]:
 
     Knobs named after a break in the sentence that follows the second plan (a parenthesis, a
     comma, "both", "with") apply to both plans; a plan named by several knobs is that plan.
+    Settings said for both plans ("zero1 for both", "in both cases full recompute", "same for each")
+    go to both, wherever they are written (shared_settings.py).
     """
     text = knob_words(text)
     options = labelled_options(text)
     if options:
         return options
+    from .shared_settings import said_for_both  # it reads the knob patterns defined here
+
+    shared, rest = said_for_both(text)
+    if shared:
+        plans = _contrasted(rest, two_said=True)
+        if len(plans) == 2 and all(plans):
+            return [{**plan, **shared} for plan in plans]
+    return _contrasted(text)
+
+
+def _contrasted(text: str, two_said: bool = False) -> list[dict]:
+    """find_plans on text whose knobs are already written as abbreviations."""
     found = _found(text)
     shared_layout = _layout_words(text)
     vs = next((v for v in [*KNOB_VS.finditer(text), *KNOB_AND.finditer(text)]
@@ -197,7 +213,7 @@ def find_plans(text: str) -> list[dict]:
     first_pos = found[0][0]
     sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
     if sep is None and COMPARED.search(text):
-        sep = _joiner_between_plans(text, found, first_pos)
+        sep = _joiner_between_plans(text, found, first_pos, two_said)
     if sep is None and re.match(r"\s*why\s+not\b", text):
         sep = re.search(r"\bnot\b", text)
     if sep is None:  # "why that over tp8 pp16": the plan under discussion against the one named

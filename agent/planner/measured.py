@@ -21,7 +21,8 @@ from ...engine.training_logs import LogReading, read_log
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
                  r"we(?:'re|\s+are|\s+were)\s+(?:getting|seeing|hitting|at)|observed|in\s+practice|"
-                 r"our\s+(?:run|job|cluster)\s+(?:does|did|gets|got|runs\s+at|ran\s+at)|"
+                 # "our run does", and with the run's plan between: "our tp4 pp4 run does 850 tok/s/gpu"
+                 r"our\s+(?:[\w.=-]+\s+){0,3}?(?:run|job|cluster)\s+(?:does|did|gets|got|hits|runs\s+at|ran\s+at|is\s+at|was\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
                  r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
                  # a figure named as real: "real step time", "actual throughput", "wall-clock iteration time"
@@ -34,7 +35,9 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
-                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b")
+                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
+                 r"|\b(?:got|getting|gets)\s+(?:~\s*|about\s+|around\s+|roughly\s+)?\d")
 # A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
 WHOLE = r"(?<![\w.,-])"
 RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
@@ -126,6 +129,32 @@ def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:
     """The first of `groups` that matched, and the group after it (a 'k', a unit)."""
     number, after = next((m.group(i), m.group(i + 1)) for i in groups if m.group(i) is not None)
     return float(number.replace(",", "")), after
+
+
+# The pattern that finds each kind of measured figure: where in a message the measurement is stated
+FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB}
+
+
+def states_figure(text: str, kind: str) -> bool:
+    """The text states a figure of this kind (its measuring cue may be in another sentence)."""
+    pattern = FIGURE.get(kind)
+    lowered = text.lower().replace(",", "") if kind == "step_s" else text.lower()
+    return pattern is not None and pattern.search(lowered) is not None
+
+
+# Another run's figure after the first, its unit left out: "… 6900 tok/s/gpu on tp2 pp4 and 6100 on tp4 pp2"
+ANOTHER_RUN = re.compile(r"\b(?:and|vs\.?|versus|while|but)\s+(?:~\s*|about\s+|around\s+)?(\d[\d,]*(?:\.\d+)?\s*k?)\s+"
+                         r"(?:on|with|for|at|using)\s+(?:the\s+)?(?:tp|pp|vpp|cp|ep|zero|fsdp|pure|plain)")
+
+
+def several_runs(text: str, kind: str) -> bool:
+    """The message states more than one measured figure of this kind (two runs), which one chat turn cannot fit."""
+    pattern = FIGURE.get(kind)
+    if pattern is None:
+        return False
+    lowered = text.lower().replace(",", "") if kind == "step_s" else text.lower()
+    values = {m.group(0) for m in pattern.finditer(lowered)}
+    return len(values) > 1 or (len(values) == 1 and ANOTHER_RUN.search(lowered) is not None)
 
 
 def measured_throughput(text: str) -> float | None:

@@ -67,7 +67,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if request.question:
         text = render("offline/ask_reading.md.j2", question=request.question)
     elif request.measured is not None:
-        text = calibrate_answer(request.measured, e, state, scenario, turn, message)
+        text = calibrate_answer(request.measured, e, state, scenario, turn, message, request.measured_plans)
         if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
             waiting = pending_record(request.measured)  # kept: the plan said next turn calibrates this run
             rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
@@ -105,7 +105,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
     new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False,
-                                                       "pending_measurement": waiting}), record.outcomes)
+                                                       "pending_measurement": waiting}), _calibration_last(record.outcomes))
     if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
@@ -113,6 +113,12 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     record.answer += text
     record.messages.append({"role": "assistant", "content": text})
     yield DeltaEvent(text)
+
+
+def _calibration_last(outcomes: list) -> list:
+    """The turn's tool calls with a calibration applied last: a comparison answered beside a measured run
+    ("… would tp8 pp2 beat it?") does not make its winner the run's plan, which the calibration offer refits on."""
+    return sorted(outcomes, key=lambda o: o.name == "calibrate_to_measurement")
 
 
 def _answer_offer(reply: str, state: ConversationState, reserve: Callable[[int], list[str]],

@@ -35,6 +35,7 @@ from .entities import Entities, extract, normalise, own_words
 from .intents import (CHECK_CLAIM, restates_only, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
                       without_injection)
 from .measured import MeasuredRun, measured_run, pending_run
+from .measured_plans import MeasuredPlans, measured_plans
 from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
@@ -61,6 +62,7 @@ class Request:
     context: Entities | None = None  # with several acts: the facts they share (a what-if's change left out)
     set_aside: bool = False  # part of the message is outside what shardwise does; the acts answer the rest
     measured: MeasuredRun | None = None  # the user's own run, measured or logged: calibrated on (calibrating.py)
+    measured_plans: MeasuredPlans | None = None  # the run's plan, and a plan compared with it (measured_plans.py)
 
 
 
@@ -89,6 +91,10 @@ def read(message: str, state: ConversationState) -> Request:
         # a measured figure or a pasted log is the question, whatever else its words look like (a log's
         # "configuration" is not an export, its argument names are not a topic outside shardwise)
         request.measured, request.acts = run, [Act("calibrate", message, e)]  # request.intent: the words' own reading
+        # the run is the plan its own sentence names, not the first plan written; another plan named is compared
+        request.measured_plans = measured_plans(text, run, state)
+        if request.measured_plans is not None:
+            e.plans = [request.measured_plans.run]
         return request
     request.question = ask_reading(text, e, state)
     if request.question:

@@ -1,7 +1,9 @@
 """Grader 3: every number the answer states comes from the conversation's tool results.
 
 The pool is every number in every tool result of the conversation so far (numeric fields and
-the quantities their strings state), plus the numbers in the user's own messages (repeating
+the quantities their strings state; a tool's refusal is what it returned, so the figures and plan labels its
+message states count too: "the measured plan TP2 PP3 ZeRO3 mb1 … 2·1·3 = 6 does not divide 16 GPUs"), plus
+the numbers in the user's own messages (repeating
 "64 GPUs" back is not inventing it). A short quotation in the answer (an example question it
 suggests, such as "70B on 64 H100s?") is not a claim and is not checked. Each quantity the answer states must equal one of them
 within tolerance, after unit conversion (numbers.py) — and a quantity with a unit must equal a
@@ -25,7 +27,7 @@ def pool(ctx: TurnContext) -> dict[str, list[float]]:
     names = ctx.name_patterns or catalog_patterns()
     values: dict[str, list[float]] = {"any": []}
     for call in ctx.all_tool_calls():
-        for family, found in values_by_family(call.result, names).items():
+        for family, found in values_by_family([call.result, call.errors], names).items():
             values.setdefault(family, []).extend(found)
     user = [abs(c) for text in ctx.user_messages() for q in extract(text, names) for c, _ in candidates(q)]
     return {family: found + user for family, found in values.items()} | {"user": user}
@@ -36,7 +38,7 @@ def degree_pool(ctx: TurnContext) -> dict[str, set[float]]:
     degrees the user wrote ("tp2 pp1" in the question backs "TP=2" in the answer)."""
     names = ctx.name_patterns or catalog_patterns()
     out: dict[str, set[float]] = {}
-    sources = [c.result for c in ctx.all_tool_calls()] + ctx.user_messages()
+    sources = [[c.result, c.errors] for c in ctx.all_tool_calls()] + ctx.user_messages()
     for source in sources:
         for label, values in degrees_in(source, names).items():
             out.setdefault(label, set()).update(values)

@@ -218,7 +218,7 @@ def test_scenario_and_history_carry_to_the_next_request_and_a_new_process(make_s
     again = make_service(model)  # a new service object on the same file: another worker, or after a restart
     _, second = run(again, "what if H200s?", first.session_id)
     system = model.requests[0]["messages"][0]["content"]
-    assert '"model": "llama-3.1-8b"' in system and "Plan under discussion: TP=" in system
+    assert '"model":"llama-3.1-8b"' in system and "Plan under discussion: TP=" in system  # compact JSON (prompt budget)
     history = [m["content"] for m in model.requests[0]["messages"][1:-1] if m["role"] in ("user", "assistant")]
     assert history[0] == "llama 8b on 8 h100" and "done [R1]" in history
     assert second.tool_calls[0]["id"] == "R2"  # ids continue across requests

@@ -60,6 +60,23 @@ def test_an_invented_degree_fails():
     assert any("TP=4" in f for f in failures)
 
 
+# The calibrate tool's refusal of an invalid measured plan, as the engine words it (engine/calibration/fit_profile.py
+# and the validity rule tp_cp_pp_divides_gpus): the answer that repeats it states only what the tool returned.
+REFUSAL = ("the measured plan TP2 PP3 ZeRO3 mb1 rc-selective is not valid for this scenario ([tp_cp_pp_divides_gpus] "
+           "TP·CP·PP = 2·1·3 = 6 does not divide 16 GPUs, so DP = GPUs / (TP·CP·PP) would not be a whole number; valid PP "
+           "with TP=2, CP=1: 1, 2, 4, 8); describe the run as it ran")
+REFUSED = {"name": "calibrate_to_measurement", "result": None, "errors": [REFUSAL],
+           "arguments": {"scenario": {"model": "llama-3.1-8b", "gpu": "h100", "gpus": 16}, "plan": {"tp": 2, "pp": 3}}}
+
+
+def test_a_refusal_backs_the_plan_label_and_figures_it_states():
+    answer = "I could not run `calibrate_to_measurement`:\n- " + REFUSAL
+    assert numbers.grade(ctx(answer=answer, calls=(REFUSED,))) == []
+    # a degree or figure the refusal does not state is still unbacked
+    failures = numbers.grade(ctx(answer=answer + " Try TP=4 PP=4 instead.", calls=(REFUSED,)))
+    assert any("TP=4" in f for f in failures) and any("PP=4" in f for f in failures)
+
+
 def test_numbers_without_any_tool_call_fail():
     failures = numbers.grade(ctx(calls=()))
     assert any("71.3 GiB" in f for f in failures)

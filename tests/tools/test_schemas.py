@@ -64,15 +64,23 @@ def test_scenario_and_plan_are_named_in_schemas_and_defined_once_in_the_definiti
     text = shared_definitions()
     for field in (*Scenario.model_fields, *Plan.model_fields):
         assert f"; {field}" in text or f": {field}" in text, field
-    assert "mode (full|lora|qlora|dpo|dpo-lora|dpo-qlora|grpo|grpo-lora|grpo-qlora|ppo|ppo-lora|ppo-qlora)" in text
-    assert "gpus (integer)" in text and "sequence_parallel (true/false)" in text
+    # the twelve modes, their -lora/-qlora variants written once (Scenario.mode: TRAINING_MODES)
+    assert "mode (full|lora|qlora|dpo|grpo|ppo; dpo, grpo, ppo also -lora|-qlora)" in text
+    # integers are said once, in the prompt's heading ("numbers are integers"); other kinds per field
+    assert "gpus: total GPUs" in text and "sequence_parallel (true/false)" in text
+    # the constraints name the Plan's knobs instead of defining them again, and add their bounds
+    assert "Constraints (Pin or bound knobs the user has decided): tp, pp, cp, ep, zero, micro_batch, recompute as in Plan; " \
+           "max_tp; max_pp" in text
 
 
 def test_optional_arguments_are_left_out_not_nullable():
     p = compact_parameters(registry()["recommend_plans"].args)
     assert p["required"] == ["scenario"]
     assert p["properties"]["top_k"]["type"] == "integer"
-    assert p["properties"]["constraints"]["properties"]["recompute"]["enum"] == ["none", "selective", "full"]
+    assert p["properties"]["constraints"] == {"type": "object", "description": "Constraints"}  # defined in the prompt
+    constraints = registry()["recommend_plans"].args.model_validate(
+        {"scenario": {"model": "llama-3.1-8b"}, "constraints": {"recompute": "full", "max_tp": 4}}).constraints
+    assert constraints.as_engine() == {"recompute": "full", "max_tp": 4}
 
 
 def test_a_call_with_only_what_the_user_said_validates_against_the_args_model():
