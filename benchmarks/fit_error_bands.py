@@ -41,7 +41,7 @@ from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS, in
 from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 from shardwise.engine.calibration.external_check import external_check
-from shardwise.engine.calibration.external_items import external_items, v5_bands, v5_fold_bands
+from shardwise.engine.calibration.external_items import external_items, bands_with_external, fold_bands_with_external
 from shardwise.engine.calibration.folds import HOLDOUT_FOLD
 from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
@@ -146,7 +146,7 @@ def method_bands(oof_units, method: str, external=None) -> dict:
     """The throughput bands band method v2, v3, v4, v5 or v6 takes on these out-of-fold residuals (v5/v6: and on
     `external`, the seen external items, computed here when not given)."""
     if method in EXTERNAL_SETS_IN_BANDS:
-        return v5_bands(oof_units, seen_external_items(method) if external is None else external)
+        return bands_with_external(oof_units, seen_external_items(method) if external is None else external)
     if method == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in oof_units])
     return bands_by_level([(k, v, g) for k, v, g, _, _ in oof_units], finite_cluster_correction=method == "v3")
@@ -159,7 +159,7 @@ def throughput_bands(oof_units, method: str, external=None):
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
     if method in EXTERNAL_SETS_IN_BANDS:
         external = seen_external_items(method) if external is None else external
-        cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: v5_fold_bands(oof_units, external, fold))
+        cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_bands_with_external(oof_units, external, fold))
     elif method == "v4":
         cv = cross_fitted_coverage(oof, bands_for_fold=lambda fold: fold_new_cluster_bands(oof_units, fold))
     else:

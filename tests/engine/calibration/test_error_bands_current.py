@@ -12,7 +12,7 @@ from shardwise.engine.assumptions import error_bands as eb
 from shardwise.engine.calibration.band_statistics import bands_by_level, regime_of
 from shardwise.engine.calibration.cross_fit import cross_fitted_coverage
 from shardwise.engine.calibration.external import load_external_runs, load_external_runs_2
-from shardwise.engine.calibration.external_items import external_items, v5_bands, v5_fold_bands
+from shardwise.engine.calibration.external_items import external_items, bands_with_external, fold_bands_with_external
 from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.runs import load_runs
@@ -38,7 +38,7 @@ def _external_items():
 
 def _fresh_bands():
     if eb.THROUGHPUT_BAND_METHOD == "v5":
-        return v5_bands(_unit_items(), _external_items())
+        return bands_with_external(_unit_items(), _external_items())
     if eb.THROUGHPUT_BAND_METHOD == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in _unit_items()])
     return bands_by_level([(k, v, g) for k, v, g, _ in _items()])
@@ -47,7 +47,7 @@ def _fresh_bands():
 def _fresh_coverage():
     if eb.THROUGHPUT_BAND_METHOD == "v5":
         units, external = _unit_items(), _external_items()
-        return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: v5_fold_bands(units, external, fold))
+        return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_bands_with_external(units, external, fold))
     if eb.THROUGHPUT_BAND_METHOD == "v4":
         units = _unit_items()
         return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_new_cluster_bands(units, fold))

@@ -67,20 +67,20 @@ def test_v5_is_v4s_statistic_on_the_union_worked_by_hand():
     # sorted -0.2, -0.1, 0.0, 0.1, 0.2, 0.3 at positions 1/12, 3/12, ..., 11/12.
     # 10th pct: between -0.2 (0.0833) and -0.1 (0.25): -0.2 + 0.1 x (0.1 - 1/12) / (1/6) = -0.19.
     # 90th pct: between 0.2 (0.75) and 0.3 (0.9167): 0.2 + 0.1 x (0.9 - 0.75) / (1/6) = 0.29.
-    bands = ei.v5_bands(OOF, EXT, min_runs=3)
+    bands = ei.bands_with_external(OOF, EXT, min_runs=3)
     assert bands == {"r": (pytest.approx(-0.19), pytest.approx(0.29), 3)}
     assert bands == new_cluster_bands_by_level([(k, v, c, u) for k, v, c, u, _ in OOF] + EXT, min_runs=3)
     # v4 on A alone: one unit, so the band is v2's on {0.1, 0.3} (positions 0.25, 0.75: clamped ends).
-    assert ei.v5_bands(OOF, [], min_runs=2) == {"r": (pytest.approx(0.1), pytest.approx(0.3), 2)}
+    assert ei.bands_with_external(OOF, [], min_runs=2) == {"r": (pytest.approx(0.1), pytest.approx(0.3), 2)}
     # below the run minimum, the union gives no band either
-    assert ei.v5_bands(OOF, EXT, min_runs=4) == {}
+    assert ei.bands_with_external(OOF, EXT, min_runs=4) == {}
 
 
 def test_the_cross_fit_never_checks_an_external_item_and_always_includes_all():
     oof = [(["r"], 0.01 * i, f"g{i}", "A" if i < 6 else "B", i % 3) for i in range(12)]
     ext = [(["r"], 0.5, "external | far", "C"), (["r"], -0.4, "external | far2", "D")]
     cv = cross_fitted_coverage([(k, v, c, f) for k, v, c, _, f in oof], min_runs=3,
-                               bands_for_fold=lambda fold: ei.v5_fold_bands(oof, ext, fold, min_runs=3))
+                               bands_for_fold=lambda fold: ei.fold_bands_with_external(oof, ext, fold, min_runs=3))
     # every calibration item checked exactly once, no external one (12 runs, 4 per fold)
     assert cv.by_fold == {f: (4, cv.by_fold[f][1]) for f in (0, 1, 2)}
     assert sum(n for n, _ in cv.counts.values()) == 12
