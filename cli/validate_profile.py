@@ -9,6 +9,7 @@ import numpy as np
 from ..engine.assumptions import error_bands as eb
 from ..engine.calibration import leave_family_out as lofo
 from ..engine.calibration.band_methods import DESCRIPTIONS, in_sample
+from ..engine.calibration.external import EXTERNAL_FILES
 from ..engine.calibration.band_statistics import TOTAL
 from ..engine.calibration.external_check import external_check, render
 from ..engine.calibration.transfer import FamilyTransfer, transfer_all, transfer_older_releases
@@ -99,7 +100,7 @@ def render_profile_check(families: bool = True) -> str:
                                eb.OLDER_RELEASE_COVERAGE, eb.OLDER_RELEASE_COVERAGE_CI),
               "  " + _coverage("  ... after calibrating on one run of each release",
                                eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)]
-    for n, csv in ((1, "external_runs.csv"), (2, "external_runs_2.csv")):
+    for n, csv in EXTERNAL_FILES.items():
         seen = in_sample(eb.THROUGHPUT_BAND_METHOD, n)
         lines += ["", f"external held-out runs, set {n} (published, never fitted"
                       + (f"; IN-SAMPLE: its runs are among method {eb.THROUGHPUT_BAND_METHOD}'s band items, so its "

@@ -218,3 +218,4 @@ def load_external_runs_4() -> tuple[CalibrationRun, ...]:
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4}
+EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4}

@@ -73,3 +73,20 @@ def test_validate_profile_prints_the_external_held_out_runs(capsys):
     assert f"used {len(runs)};" in section and f"uncalibrated: MAPE {uncal:.1%}" in section
     assert (f"{len(rows)} runs predicted; MAPE {mape([(x.measured, x.uncalibrated) for x in rows]):.1%} -> "
             f"{mape([(x.measured, x.calibrated) for x in rows]):.1%}") in section
+
+
+def test_validate_profile_prints_every_judged_external_set_and_says_which_are_in_sample(capsys):
+    # every external set after its first run, each with its used-run count; a set the shipped band method was
+    # estimated on is marked in-sample, the others are not (band_methods.EXTERNAL_SETS_IN_BANDS)
+    from shardwise.engine.assumptions import error_bands as eb
+    from shardwise.engine.calibration.band_methods import in_sample
+    from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
+
+    code, out, err = run(capsys, "validate", "--profile", "--summary")
+    assert code == 0, err
+    for n, load in JUDGED_EXTERNAL_SETS.items():
+        head = out[out.index(f"external held-out runs, set {n} "):]
+        head = head[:head.index("\n")]
+        assert ("IN-SAMPLE" in head) == in_sample(eb.THROUGHPUT_BAND_METHOD, n)
+        body = out[out.index(f"external held-out runs, set {n} "):]
+        assert f"used {sum(r.used for r in load())};" in body[:body.index("uncalibrated")]
