@@ -1,12 +1,11 @@
 """external_runs.csv: published measured runs held out of the fit and the bands. Expected values below are
 read from the source text (quoted as printed, with its repo@commit:path), never from the engine."""
 
-import csv
-
 import pytest
 
 from shardwise.engine.calibration.external import EXTERNAL_FILE, load_external_runs
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from shardwise.engine.calibration.runs import load_runs, used_runs
+from support.external_file import ExternalFile
 
 KNOWN_EXCLUSIONS = (
     "superseded by a later revision of the same release's page",
@@ -26,36 +25,19 @@ KNOWN_EXCLUSIONS = (
 )
 
 
-def _rows() -> list[dict]:
-    with open(DATA / EXTERNAL_FILE, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _run(key: str):
-    return next(r for r in load_external_runs() if r.key == key)
+SET_1 = ExternalFile(EXTERNAL_FILE, load_external_runs)
+_rows, _run = SET_1.rows, SET_1.run
 
 
 def _line_of(locator_part: str, model: str, **cells) -> str:
-    """The external_runs.csv key (file:line) of the one row whose locator contains `locator_part`."""
-    hits = [i for i, r in enumerate(_rows(), start=2) if locator_part in r["source_locator"] and r["model"] == model
-            and all(r[k] == str(v) for k, v in cells.items())]
-    assert len(hits) == 1, hits
-    return f"{EXTERNAL_FILE}:{hits[0]}"
+    return SET_1.key(locator_part, model=model, **cells)
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
     runs = load_external_runs()
-    assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
     assert sum(r.used for r in runs) >= 20
-
-
-def test_used_rows_have_a_model_cluster_plan_and_throughput():
-    for r in load_external_runs():
-        if r.used:
-            assert r.model and r.cluster and r.setup and r.strategy, r.key
-            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
 
 
 def test_every_row_cites_a_commit_and_path():

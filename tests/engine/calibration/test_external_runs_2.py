@@ -2,13 +2,12 @@
 Expected values below are read from the source text (quoted as printed, with its repo@commit:path or URL), or
 are arithmetic on those printed cells - never the engine's output. Nothing here predicts a row's throughput."""
 
-import csv
-
 import pytest
 
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, load_external_runs,
                                                    load_external_runs_2)
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from shardwise.engine.calibration.runs import load_runs, used_runs
+from support.external_file import ExternalFile
 
 KNOWN_EXCLUSIONS = (
     "superseded by a later revision of the same release's page",
@@ -22,39 +21,19 @@ KNOWN_EXCLUSIONS = (
 DOCS = "https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/"
 
 
-def _rows() -> list[dict]:
-    with open(DATA / EXTERNAL_FILE_2, newline="") as f:
-        return list(csv.DictReader(f))
+SET_2 = ExternalFile(EXTERNAL_FILE_2, load_external_runs_2)
+_rows, _run, _row = SET_2.rows, SET_2.run, SET_2.row
 
 
 def _line_of(locator_part: str, model: str, **cells) -> str:
-    hits = [i for i, r in enumerate(_rows(), start=2) if locator_part in r["source_locator"] and r["model"] == model
-            and all(r[k] == str(v) for k, v in cells.items())]
-    assert len(hits) == 1, hits
-    return f"{EXTERNAL_FILE_2}:{hits[0]}"
-
-
-def _run(key: str):
-    return next(r for r in load_external_runs_2() if r.key == key)
-
-
-def _row(key: str) -> dict:
-    return _rows()[int(key.split(":")[1]) - 2]
+    return SET_2.key(locator_part, model=model, **cells)
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
     runs = load_external_runs_2()
-    assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
     assert sum(r.used for r in runs) >= 20
-
-
-def test_used_rows_have_a_model_cluster_plan_and_throughput():
-    for r in load_external_runs_2():
-        if r.used:
-            assert r.model and r.cluster and r.setup and r.strategy, r.key
-            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
 
 
 def test_every_row_cites_a_commit_and_path_or_the_page_url_and_heading():

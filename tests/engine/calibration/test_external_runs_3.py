@@ -3,7 +3,6 @@ Expected values below are read from the source text (quoted as printed, with its
 or are arithmetic on those printed cells - never the engine's output. Nothing here predicts a row's throughput,
 and nothing fits or sets a band on set 3 (only external_check and the benchmarks report it)."""
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,8 @@ import pytest
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3,
                                                    load_external_runs, load_external_runs_2, load_external_runs_3)
 from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from shardwise.engine.calibration.runs import load_runs, used_runs
+from support.external_file import ExternalFile
 
 KNOWN_EXCLUSIONS = (
     "unknown GPU",  # MegaScale names no GPU model ('NVIDIA Ampere'); FlagPerf A800/H800 are not in the catalog
@@ -21,44 +21,15 @@ KNOWN_EXCLUSIONS = (
 SET_3_SOURCES = {"flash-attn-training", "mt-nlg-2022", "llama3-herd-2024", "megascale-2024", "flagperf"}
 
 
-def _rows() -> list[dict]:
-    with open(DATA / EXTERNAL_FILE_3, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _key(locator_part: str, **cells) -> str:
-    hits = [i for i, r in enumerate(_rows(), start=2) if locator_part in r["source_locator"]
-            and all(r[k] == str(v) for k, v in cells.items())]
-    assert len(hits) == 1, hits
-    return f"{EXTERNAL_FILE_3}:{hits[0]}"
-
-
-def _run(key: str):
-    return next(r for r in load_external_runs_3() if r.key == key)
-
-
-def _row(key: str) -> dict:
-    return _rows()[int(key.split(":")[1]) - 2]
-
-
-def test_same_columns_as_the_calibration_file():
-    with open(DATA / "measured_runs.csv", newline="") as f:
-        assert list(_rows()[0]) == next(csv.reader(f))
+SET_3 = ExternalFile(EXTERNAL_FILE_3, load_external_runs_3)
+_rows, _key, _run, _row = SET_3.rows, SET_3.key, SET_3.run, SET_3.row
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
     runs = load_external_runs_3()
-    assert len(runs) == len(_rows())
     for r in runs:
         assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
     assert sum(r.used for r in runs) >= 15
-
-
-def test_used_rows_have_a_model_cluster_plan_and_throughput():
-    for r in load_external_runs_3():
-        if r.used:
-            assert r.model and r.cluster and r.setup and r.strategy, r.key
-            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
 
 
 def test_every_row_cites_a_commit_and_path_or_a_paper_table():

@@ -1,0 +1,31 @@
+"""One external set's CSV as its tests read it: the rows as written, the key ("file:line") of one row, and the
+run the loader parsed from it — so each set's tests quote a source line and check the run behind it."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+
+from shardwise.engine.calibration.runs import DATA
+
+
+class ExternalFile:
+    def __init__(self, name: str, load: Callable[[], tuple]):
+        self.name, self.load = name, load
+
+    def rows(self) -> list[dict]:
+        with open(DATA / self.name, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def key(self, locator_part: str, **cells) -> str:
+        """The key of the one row whose locator contains `locator_part` and whose cells are `cells`."""
+        hits = [i for i, r in enumerate(self.rows(), start=2) if locator_part in r["source_locator"]
+                and all(r[k] == str(v) for k, v in cells.items())]
+        assert len(hits) == 1, hits
+        return f"{self.name}:{hits[0]}"
+
+    def run(self, key: str):
+        return next(r for r in self.load() if r.key == key)
+
+    def row(self, key: str) -> dict:
+        return self.rows()[int(key.split(":")[1]) - 2]
