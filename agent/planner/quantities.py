@@ -63,7 +63,8 @@ def find_seq_len(text: str) -> int | None:
         return int(float(number.replace(",", "")) * scale)
 
     patterns = [
-        r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b",
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b"
+        r"(?!\s*(?:is|=|:|of)\s*\d)",  # "… size: 1 seq is 32k": the 1 is another line's, the length follows
         r"(?:ctx|context|(?:model[\s_-]*)?max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?|cutoff[\s_-]*len(?:gth)?|block[\s_-]*size|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)"
         r"\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
         r"(\d+(?:\.\d+)?)\s*(k)\s*seqs?\b",  # "8k seqs": sequences 8k long
@@ -150,3 +151,15 @@ def find_mode(text: str) -> tuple[str | None, int | None]:
     if rank is not None and not int(next(g for g in rank.groups() if g)):
         rank = None
     return mode, int(next(g for g in rank.groups() if g)) if rank else None
+
+
+# Gradient accumulation as trainers print it: "grad accum 4", "gradient_accumulation_steps=8", "4 grad accum steps"
+GRAD_ACCUM = re.compile(r"\bgrad(?:ient)?[\s_-]*accum(?:ulation)?(?:[\s_-]*steps?)?\s*(?:of|=|:|is)?\s*(\d+)\b(?![.\d])"
+                        r"|(?<![\w.])(\d+)\s*(?:x\s*)?grad(?:ient)?[\s_-]*accum(?:ulation)?\b")
+
+
+def find_grad_accum(text: str) -> int | None:
+    """Micro-batches accumulated per step, as written; with the per-device batch and the data-parallel
+    size it gives the global batch (HF Trainer: per_device_train_batch_size x accumulation x world size)."""
+    m = GRAD_ACCUM.search(text)
+    return int(m.group(1) or m.group(2)) if m else None
