@@ -22,7 +22,8 @@ from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
 from .setup_words import find_setup, without_doc_len
-from .quantities import DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_seq_len
+from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
+                         find_seq_len, find_train_tokens)
 
 
 @dataclass
@@ -63,6 +64,8 @@ class Entities:
     node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
     mode_named_by_rank: bool = False  # "lora" only in "lora rank 64": in a QLoRA setup it names the rank, not the mode
     network_unmatched: str | None = None  # a link speed the catalog has no network for: "10 Gb/s Ethernet"
+    train_tokens: str | None = None  # "200B tokens": a budget to train on (time, GPU-hours, cost)
+    price_per_gpu_hour: float | None = None  # "@ $2.5/gpu-hr"
     grad_accum: int | None = None  # "grad accum 4": with the per-device batch, the global batch (batch_from_accum)
 
     def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None,
@@ -240,6 +243,7 @@ def extract(message: str) -> Entities:
     e.seq_len = find_seq_len(rest)
     e.global_batch, e.global_batch_tokens = find_batch(rest)
     e.grad_accum = find_grad_accum(rest)
+    e.train_tokens, e.price_per_gpu_hour = find_train_tokens(rest), find_price(text)
     if e.model is None:
         tokens_free = re.sub(r"\d+(?:\.\d+)?\s*[kmb]?\s*-?\s*tok\w*", " ", rest)
         e.model, e.params = find_params(tokens_free)

@@ -163,3 +163,25 @@ def find_grad_accum(text: str) -> int | None:
     size it gives the global batch (HF Trainer: per_device_train_batch_size x accumulation x world size)."""
     m = GRAD_ACCUM.search(text)
     return int(m.group(1) or m.group(2)) if m else None
+
+
+# A token budget to train on, in billions or trillions ("200B tokens", "1.5T tok", "300 billion tokens"); a batch
+# is counted in millions ("4M tok batch") and is read by find_batch.
+TRAIN_TOKENS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|t|billion|trillion)\s*-?\s*tok(?:en)?s?\b"
+                          r"(?!\s*(?:/|per|a|each)?\s*(?:global\s*)?(?:batch|step|gbs|iter))")
+# A price per GPU-hour: "$2.5/gpu-hr", "@ ~$2.49 per GPU hour", "2.5 usd/gpu-hour", "$3/hr per gpu"
+GPU_HOUR = r"(?:gpu[\s-]*(?:h(?:ou)?rs?|h)\b|h(?:ou)?r\s*(?:per|/|a)\s*gpu\b)"
+PRICE_PER_GPU_HOUR = re.compile(rf"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per|an?)\s*{GPU_HOUR}"
+                                rf"|(?<![\w.])(\d+(?:\.\d+)?)\s*(?:usd|dollars?|\$)\s*(?:/|per|an?)\s*{GPU_HOUR}")
+
+
+def find_train_tokens(text: str) -> str | None:
+    """The token budget as written ("200B"), or None."""
+    m = TRAIN_TOKENS.search(text)
+    return f"{m.group(1)}{m.group(2)[0].upper()}" if m else None
+
+
+def find_price(text: str) -> float | None:
+    """USD per GPU-hour the user pays, or None."""
+    m = PRICE_PER_GPU_HOUR.search(text)
+    return float(m.group(1) or m.group(2)) if m else None
