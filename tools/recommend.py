@@ -16,6 +16,7 @@ from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts
 from .figures import Difference, PlanFigures, ScenarioFacts, differences, plan_figures, r, scenario_facts
 from .calibration import active_profile
+from .cost_facts import CostFacts, cost_facts
 from .scenario import Args, Plan, Scenario
 
 DEFAULT_TOP_K = 3
@@ -50,6 +51,8 @@ class RecommendArgs(Args):
     top_k: int | None = Field(None, description=f"plans to return, 1-{MAX_TOP_K}; default {DEFAULT_TOP_K}")
     headroom: float | None = Field(None, description="GPU memory fraction kept free, 0-0.5; default 0.1")
     constraints: Constraints | None = None
+    train_tokens: str | None = Field(None, description="token budget for time, GPU-hours and cost: 200B")
+    price_per_gpu_hour: float | None = Field(None, description="USD; default a listed price")
 
 
 class WhyItWins(BaseModel):
@@ -117,6 +120,7 @@ class RecommendResult(Result):
                                            description=f"fitting plans that export_format refuses, by cause, "
                                                        f"among those faster than the last of the {RUNNER_UP_POOL} "
                                                        f"best plans it writes")
+    cost: CostFacts | None = Field(None, description="the best plan's time, GPU-hours and cost, when asked")
     recommendation: Recommendation
 
     def hidden_from_model(self) -> set[str]:
@@ -187,9 +191,11 @@ def with_export_formats(rec: Recommendation, k: int, scenario) -> Recommendation
 
 def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float | None = None,
                   constraints: Constraints | None = None, explain_best: bool = True,
-                  rec: Recommendation | None = None, export_format: str | None = None) -> RecommendResult:
+                  rec: Recommendation | None = None, export_format: str | None = None,
+                  train_tokens: str | None = None, price_per_gpu_hour: float | None = None) -> RecommendResult:
     """The recommendation as a tool result; `rec` when the engine already made it (what-if).
-    `export_format`: rank only plans that format writes (the engine counts what it set aside)."""
+    `export_format`: rank only plans that format writes (the engine counts what it set aside);
+    a token budget or a price adds the best plan's time, GPU-hours and cost."""
     resolved = scenario.resolve()
     k = max(1, min(top_k or DEFAULT_TOP_K, MAX_TOP_K))
     kwargs = constraints.as_engine() if constraints else {}
@@ -216,6 +222,8 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         near_best=rec.near_best, ranking_resolution_percent=r(100 * rec.ranking_resolution, 1), binding=binding, counterfactuals=options,
         nothing_fits=nothing_fits_facts(rec.nothing_fits) if rec.nothing_fits else None,
         export_format=rec.export_format, set_aside=set_aside_facts(rec),
+        cost=(cost_facts(rec.plans[0], train_tokens, price_per_gpu_hour)
+              if rec.plans and (train_tokens is not None or price_per_gpu_hour is not None) else None),
         recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))
 
 
@@ -224,7 +232,8 @@ def recommend_plans(args: RecommendArgs) -> RecommendResult:
         from ..engine.errors import ShardwiseInputError
         raise ShardwiseInputError(f"headroom is a fraction between 0 and 0.5, got {args.headroom}")
     return run_recommend(args.scenario, args.top_k, args.headroom, args.constraints,
-                         export_format=args.export_format)
+                         export_format=args.export_format, train_tokens=args.train_tokens,
+                         price_per_gpu_hour=args.price_per_gpu_hour)
 
 
 RECOMMEND_PLANS = Tool(

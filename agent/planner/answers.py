@@ -152,8 +152,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(out, "offline/export.md.j2")
 
     constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
+    cost = {"train_tokens": e.train_tokens, "price_per_gpu_hour": e.price_per_gpu_hour}  # "200B tokens @ $2.5/gpu-hr"
     out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
-                                        "constraints": constraints})
+                                        "constraints": constraints, **{k: v for k, v in cost.items() if v is not None}})
     if not out.ok:
         return render("offline/tool_error.md.j2", outcome=out)
     if family == "memory" and out.result.best is not None:

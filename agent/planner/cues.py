@@ -26,6 +26,7 @@ ALTERNATIVE = re.compile(r"\bwhat\s+would\s+(?:you|u)\s+(?:pick|choose|run|use|d
                          r"recommend|change|do\s+differently|suggest)\b")
 # The plan under discussion named by pointing at it, also on new hardware: "does that plan (same degrees) fit on H200s?"
 REFERS = re.compile(r"\b(?:that|this|your|the\s+same|our\s+current)\s+(?:plan|layout|config|setup|one)\b|\bsame\s+degrees\b|"
+                    r"\bsame\s+(?:plan|layout|config|parallelism)\b|"  # "move the same job (same plan) to h200"
                     r"\b(?:does|will|would)\s+(?:it|that|this)\s+(?:even\s+)?(?:fit|work|run)\b")
 METRIC = re.compile(r"\bmfu\b|\bthroughput\b|\bstep\s*time\b|\btokens?\s*/\s*s\b|\bhow\s+(?:fast|slow|quick)\b|\bhow\s+long\b")
 FIT = re.compile(r"\bfits?\b|\boom\b|\bmemory\b")

@@ -22,7 +22,8 @@ from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
 from .setup_words import find_setup, without_doc_len
-from .quantities import DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_mode, find_seq_len
+from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
+                         find_seq_len, find_train_tokens)
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Entities:
     node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
     mode_named_by_rank: bool = False  # "lora" only in "lora rank 64": in a QLoRA setup it names the rank, not the mode
     network_unmatched: str | None = None  # a link speed the catalog has no network for: "10 Gb/s Ethernet"
+    train_tokens: str | None = None  # "200B tokens": a budget to train on (time, GPU-hours, cost)
+    price_per_gpu_hour: float | None = None  # "@ $2.5/gpu-hr"
+    grad_accum: int | None = None  # "grad accum 4": with the per-device batch, the global batch (batch_from_accum)
 
     def scenario_patch(self, default_gpu: str | None = None, base_gpus: int | None = None,
                        base_per_node: int | None = None, base: Scenario | None = None) -> Scenario:
@@ -87,6 +91,8 @@ class Entities:
                 and base.seq_len and base.global_batch and not base.global_batch_tokens:
             # tokens per step = sequences x length, held: 8 x 8,192 = 65,536 tokens is 4 sequences of 16,384
             batch = max(1, round(base.global_batch * base.seq_len / self.seq_len))
+        if batch is None and not batch_tokens:
+            batch = self.batch_from_accum(gpus)
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
                         network=self.network, seq_len=self.seq_len, global_batch=batch,
                         global_batch_tokens=batch_tokens,
@@ -96,6 +102,17 @@ class Entities:
                         response_len=self.response_len, group_size=self.group_size,
                         moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
                         cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
+
+    def batch_from_accum(self, gpus: int | None) -> int | None:
+        """The global batch of a per-device batch and its accumulation, the way HF Trainer and DeepSpeed
+        count it: micro-batch x accumulation steps x data-parallel size (GPUs / (TP x PP x CP))."""
+        plan = self.plans[0] if len(self.plans) == 1 else {}
+        if not (self.grad_accum and gpus and plan.get("micro_batch")):
+            return None
+        model_parallel = (plan.get("tp") or 1) * (plan.get("pp") or 1) * (plan.get("cp") or 1)
+        if gpus % model_parallel:
+            return None
+        return plan["micro_batch"] * self.grad_accum * (gpus // model_parallel)
 
     def has_scenario(self) -> bool:
         return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
@@ -225,6 +242,8 @@ def extract(message: str) -> Entities:
     e.prompt_len, e.response_len, e.group_size = post.prompt_len, post.response_len, post.group_size
     e.seq_len = find_seq_len(rest)
     e.global_batch, e.global_batch_tokens = find_batch(rest)
+    e.grad_accum = find_grad_accum(rest)
+    e.train_tokens, e.price_per_gpu_hour = find_train_tokens(rest), find_price(text)
     if e.model is None:
         tokens_free = re.sub(r"\d+(?:\.\d+)?\s*[kmb]?\s*-?\s*tok\w*", " ", rest)
         e.model, e.params = find_params(tokens_free)

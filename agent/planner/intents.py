@@ -192,6 +192,11 @@ def without_injection(message: str) -> str:
     return "\n".join(p for p in parts if not INJECTION.search(normalise(p)))
 
 
+# The plan on the table kept while the setup changes: "same plan", "keep the layout", "the same job on h200"
+SAME_PLAN = re.compile(r"\bsame\s+(?:plan|layout|config|parallelism|job|run)\b|"
+                       r"\bkeep(?:ing)?\s+(?:the\s+|our\s+|that\s+)?(?:plan|layout|config|parallelism)\b")
+
+
 def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     """("the scenario before the what-if", "the change") when the message asks a what-if."""
     text = normalise(message)
@@ -343,6 +348,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     if why and not e.plans:
         return Intent("why_best")  # without a scenario yet, the answer asks for one
     split = what_if_split(message)
+    if state.plan is not None and has_scenario and not e.plans and SAME_PLAN.search(text) and (new_scenario or split):
+        return Intent("evaluate")  # "move the same job (same plan) to h200s": that plan on the new setup, not a new search
     if split is not None and (has_scenario or split[0].has_scenario()) and not restates_only(split[1], state.scenario):
         return Intent("what_if")
     if has_scenario and new_scenario and not (e.model or e.params) and not e.plans and len(text.split()) <= 8 \

@@ -46,7 +46,7 @@ KNOB_AND = re.compile(
     rf"\b(?:compare|comparing|between)\s+(?P<knob>{KNOB})\s*[=:\-]?\s*(?P<a>\d+)\s*(?:and|&|with|to)\s*(?:(?P=knob)\s*[=:\-]?\s*)?(?P<b>\d+)\b"
     r"|\b(?:compare|comparing|between)\s+(?P<ra>none|selective|full)\s+(?:and|&|with|to)\s+(?P<rb>none|selective|full)\b")
 PLAN_SEPARATOR = re.compile(r"\bover\b|\bvs\.?|\bversus\b|\binstead\s+of\b|\brather\s+than\b|\bcompared\s+(?:to|with)\b"
-                            r"|\bthan\b|\bnot\b|\bor\b")
+                            r"|\bthan\b|\bnot\b|\bor\b|\b(?:beats?|beating|outperforms?|outperforming)\b")  # "why would tp4 pp2 beat tp8"
 BASELINE = re.compile(r"\s*(?:the\s+|a\s+)?(?:plain|vanilla|standard|default|regular|non[\s-]?interleaved|no\s|without\s|off\b|none\b)")
 KNOB_OFF = {"tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "recompute": "none"}  # the knob not used
 SHARED_BREAK = re.compile(r"[(),;:?!]|\.(?=\s)|\bboth\b|\bwith\b|\band\b|--| - ")  # a sentence end too: "zero1 mb1 either way. tp4 pp2 vs tp8"

@@ -79,11 +79,13 @@ MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
 CALIBRATION_WORD = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
 # The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
-PROFILE_ASKED = re.compile(r"\b(?:with|using|use|apply|applying|under|on)\s+(?:our|the|that|this|my|your|its)\s+(?:new\s+|fitted\s+|"
+# ("w/ our calibration", "given ur profile": chat shorthand for the same words)
+PROFILE_ASKED = re.compile(r"(?:\b(?:with|using|use|apply|applying|under|on|given|per|from)\s+|\bw/\s*|\bbased\s+on\s+)"
+                           r"(?:our|ur|the|that|this|my|your|its)\s+(?:new\s+|fitted\s+|"
                            r"cluster\s+)?(?:calibration|profile|calibrated\s+(?:model|numbers|profile))\b|\bcalibrated\b(?!\s+on\b)|"
                            r"\bafter\s+(?:the\s+)?calibration\b|"
                            # whether it holds elsewhere: "does that profile still apply on h200s?", "will the calibration carry over"
-                           r"\b(?:our|the|that|this|my|your|its)\s+(?:calibration|profile)\s+(?:still\s+)?(?:appl(?:y|ies)|holds?|"
+                           r"\b(?:our|ur|the|that|this|my|your|its)\s+(?:calibration|profile)\s+(?:still\s+)?(?:appl(?:y|ies)|holds?|"
                            r"carr(?:y|ies)(?:\s+over)?|transfers?|works?|(?:is\s+)?valid)\b")
 
 

@@ -187,11 +187,15 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
         before, after = text[:m.start()], text[m.end():]
         counts: dict = {}
         start, end = m.start(), m.end()
+        server = re.match(r"(?:nvidia\s+)?[dh]gx\b", m.group(0)) is not None  # a catalog alias "dgx b200"
         c = re.search(count_word + r"\s*(?:x|\*|of)?\s*(?:(?:dgx|hgx)\s+)?$", before)
         grid = re.search(r"(?<![\w.\-])(\d+)\s*[x*]\s*(\d+)\s*(?:x\s*)?$", before)
         if grid:  # "2x8 A100": two nodes of eight
             counts = {"nodes": int(grid.group(1)), "gpus_per_node": int(grid.group(2))}
             start = grid.start()
+        elif c and _count(c.group(1)) is not None and (re.search(r"(?:dgx|hgx)\s+$", c.group(0)) or server):
+            counts = {"nodes": _count(c.group(1))}  # "4x DGX B200", "a DGX H100": DGX/HGX name a server, not a GPU
+            start = c.start()
         elif c and _count(c.group(1)) is not None:
             counts["gpus"] = _count(c.group(1))
             start = c.start()
@@ -222,7 +226,7 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
             x = re.match(r"\s*(?:x|\*)\s*(\d+)\b", after)
             if x:
                 counts["gpus"] = int(x.group(1))
-            elif re.search(r"\b(?:dgx|hgx)\s*$", before):
+            elif server or re.search(r"\b(?:dgx|hgx)\s*$", before):
                 counts = {"gpus": 8}  # a DGX/HGX server holds eight
         return gpu_id, counts, _blank(text, (start, end))
     return None, {}, text

@@ -63,7 +63,8 @@ def find_seq_len(text: str) -> int | None:
         return int(float(number.replace(",", "")) * scale)
 
     patterns = [
-        r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b",
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*([km])?\s*(?:-?\s*tokens?\s*)?(?:ctx|context|seq(?:uence)?(?!\s*parallel)(?:\s*len(?:gth)?)?)(?!\s*s?\s*(?:/|per))\b"
+        r"(?!\s*(?:is|=|:|of)\s*\d)",  # "… size: 1 seq is 32k": the 1 is another line's, the length follows
         r"(?:ctx|context|(?:model[\s_-]*)?max[\s_-]*(?:seq(?:uence)?[\s_-]*)?len(?:gth)?|cutoff[\s_-]*len(?:gth)?|block[\s_-]*size|seq(?:uence)?(?:[\s_-]*len(?:gth)?)?)"
         r"\s*(?:of|=|:|is)?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?([km]))?\b",
         r"(\d+(?:\.\d+)?)\s*(k)\s*seqs?\b",  # "8k seqs": sequences 8k long
@@ -150,3 +151,37 @@ def find_mode(text: str) -> tuple[str | None, int | None]:
     if rank is not None and not int(next(g for g in rank.groups() if g)):
         rank = None
     return mode, int(next(g for g in rank.groups() if g)) if rank else None
+
+
+# Gradient accumulation as trainers print it: "grad accum 4", "gradient_accumulation_steps=8", "4 grad accum steps"
+GRAD_ACCUM = re.compile(r"\bgrad(?:ient)?[\s_-]*accum(?:ulation)?(?:[\s_-]*steps?)?\s*(?:of|=|:|is)?\s*(\d+)\b(?![.\d])"
+                        r"|(?<![\w.])(\d+)\s*(?:x\s*)?grad(?:ient)?[\s_-]*accum(?:ulation)?\b")
+
+
+def find_grad_accum(text: str) -> int | None:
+    """Micro-batches accumulated per step, as written; with the per-device batch and the data-parallel
+    size it gives the global batch (HF Trainer: per_device_train_batch_size x accumulation x world size)."""
+    m = GRAD_ACCUM.search(text)
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+# A token budget to train on, in billions or trillions ("200B tokens", "1.5T tok", "300 billion tokens"); a batch
+# is counted in millions ("4M tok batch") and is read by find_batch.
+TRAIN_TOKENS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|t|billion|trillion)\s*-?\s*tok(?:en)?s?\b"
+                          r"(?!\s*(?:/|per|a|each)?\s*(?:global\s*)?(?:batch|step|gbs|iter))")
+# A price per GPU-hour: "$2.5/gpu-hr", "@ ~$2.49 per GPU hour", "2.5 usd/gpu-hour", "$3/hr per gpu"
+GPU_HOUR = r"(?:gpu[\s-]*(?:h(?:ou)?rs?|h)\b|h(?:ou)?r\s*(?:per|/|a)\s*gpu\b)"
+PRICE_PER_GPU_HOUR = re.compile(rf"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per|an?)\s*{GPU_HOUR}"
+                                rf"|(?<![\w.])(\d+(?:\.\d+)?)\s*(?:usd|dollars?|\$)\s*(?:/|per|an?)\s*{GPU_HOUR}")
+
+
+def find_train_tokens(text: str) -> str | None:
+    """The token budget as written ("200B"), or None."""
+    m = TRAIN_TOKENS.search(text)
+    return f"{m.group(1)}{m.group(2)[0].upper()}" if m else None
+
+
+def find_price(text: str) -> float | None:
+    """USD per GPU-hour the user pays, or None."""
+    m = PRICE_PER_GPU_HOUR.search(text)
+    return float(m.group(1) or m.group(2)) if m else None

@@ -29,7 +29,8 @@ CASES = [
      dict(model="llama-3-70b", gpu="h100-sxm", gpus=8, gpus_per_node=8, mode="lora", lora_rank=16, seq_len=4096,
           global_batch=64)),
     ("GPT-3 175B on a single DGX A100 (8x 80GB), 2048 ctx, 1536 batch",
-     dict(model="gpt-3-175b", gpu="a100-80gb", gpus=8, seq_len=2048, global_batch=1536)),
+     # a DGX is one server (node) of eight GPUs, read as "one 8x h100 node" above is
+     dict(model="gpt-3-175b", gpu="a100-80gb", gpus=8, gpus_per_node=8, seq_len=2048, global_batch=1536)),
     ("Llama 3.1 405B the way Meta did it: 16k H100s (16384), 8K seq, 16M tok GBS",
      dict(model="llama-3.1-405b", gpu="h100-sxm", gpus=16384, seq_len=8192, global_batch_tokens="16M")),
     ("405B pretraining (llama 3.1) on 1024 H100s, seq 8192, 16M token global batch",
