@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assumptions.cost import DEFAULT_PRICE_PER_GPU_HOUR, DEFAULT_PRICE_SOURCE, PRICE_PER_GPU_HOUR
+from .assumptions.cost import (DEFAULT_PRICE_PER_GPU_HOUR, DEFAULT_PRICE_SOURCE, MAX_PRICE_PER_GPU_HOUR,
+                               MAX_TRAIN_TOKENS, PRICE_PER_GPU_HOUR)
 from .errors import SettingsInputError
 from .results import CostReport
 
@@ -21,6 +22,10 @@ def price_per_gpu_hour(gpu_id: str, override: float | None = None) -> tuple[floa
     if override is not None:
         if not np.isfinite(override) or override < 0:
             raise SettingsInputError(f"{{price_per_gpu_hour}} must be a non-negative number of USD, got {override!r}",
+                                     "price_per_gpu_hour")
+        if override > MAX_PRICE_PER_GPU_HOUR:
+            raise SettingsInputError(f"{{price_per_gpu_hour}} {override:,g} USD per GPU-hour is beyond "
+                                     f"{MAX_PRICE_PER_GPU_HOUR:,.0f}: give the price of one GPU for one hour",
                                      "price_per_gpu_hour")
         return float(override), "user-supplied"
     return PRICE_PER_GPU_HOUR.get(gpu_id, (DEFAULT_PRICE_PER_GPU_HOUR, DEFAULT_PRICE_SOURCE))
@@ -43,6 +48,9 @@ def cost_report(tokens_per_s: float, num_gpus: int, gpu_id: str, train_tokens: f
     if train_tokens is not None and (not np.isfinite(train_tokens) or train_tokens <= 0):
         raise SettingsInputError(f"{{train_tokens}} must be a positive number of tokens, got {train_tokens!r}",
                                  "train_tokens")
+    if train_tokens is not None and train_tokens > MAX_TRAIN_TOKENS:
+        raise SettingsInputError(f"{{train_tokens}} {train_tokens:,.3g} is beyond {MAX_TRAIN_TOKENS:,.0e} tokens "
+                                 f"(the largest published pre-training budget is about 1.6e13)", "train_tokens")
     rate, source = price_per_gpu_hour(gpu_id, price)
     per_hour = rate * num_gpus
     per_billion = 1e9 / tokens_per_s * num_gpus / SECONDS_PER_HOUR * rate

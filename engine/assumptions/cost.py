@@ -28,4 +28,10 @@ PRICE_PER_GPU_HOUR: dict[str, tuple[float, str]] = {
     "rtx-4090": (0.50, "approximate 2025 community-cloud price"),
 }
 DEFAULT_PRICE_PER_GPU_HOUR = 3.00
+# Plausibility limits for what a user types, so a slip ("1e30 tokens", "$2500/h" for a whole node typed per GPU)
+# gets an error instead of a cost with 30 digits. Llama 3's 15.6T tokens (Llama 3 Herd, 2024) is the largest
+# published pre-training budget we know of; 1e15 leaves 60x room. The dearest list price above is $7/GPU-hour;
+# 1,000 leaves two orders of magnitude for any currency-of-account or on-prem amortisation.
+MAX_TRAIN_TOKENS = 1e15
+MAX_PRICE_PER_GPU_HOUR = 1000.0
 DEFAULT_PRICE_SOURCE = "no listed price for this GPU; generic default, set your own"
