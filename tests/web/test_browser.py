@@ -362,6 +362,38 @@ def test_the_chat_follows_the_forms_profile_when_only_the_profile_changes(browse
     page.close()
 
 
+def test_a_profile_replaced_while_the_results_refresh_still_reaches_the_results(browser, site):
+    """A refresh in flight used to mark the form up to date when it returned, though the profile had been
+    replaced meanwhile: the next chat question then skipped the refresh and the results kept the old profile.
+    The /ui/results request is held here until the profile is replaced, so the race happens every time."""
+    import json
+
+    profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.fill("#f-profile", json.dumps(profile))
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+
+    held: list = []
+    page.route("**/ui/results", lambda route: held.append(route))
+    page.evaluate("document.getElementById('scenario').requestSubmit()")  # a refresh with the same profile
+    while not held:  # let the request reach the route
+        page.wait_for_timeout(50)
+    page.fill("#f-profile", json.dumps({**profile, "compute_scale": 9}))  # replaced while it is in flight
+    held[0].continue_()
+    page.unroute("**/ui/results")
+    page.wait_for_function("() => !document.querySelector('#scenario button[type=submit]').hasAttribute('aria-busy')")
+
+    ask(page, "and now?", 0)
+    # calibration_bounds.COMPUTE_SCALE_BOUNDS = (0.5, 1.25): the replaced profile reached the results
+    page.wait_for_selector("#results .error-message", timeout=10000)
+    assert "compute_scale 9 is outside" in page.inner_text("#results .error-message")
+    page.close()
+
+
 def test_chat_on_a_phone(browser, site):
     page = new_page(browser, PHONE)
     page.goto(site + "/")

@@ -49,7 +49,9 @@
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
       if (!quiet) results.focus({ preventScroll: false });
-      if (res.ok) { shownKey = key; touched = false; }
+      /* A form edited while this request was in flight stays "touched": the results on show are not of it,
+         so the chat's next question refreshes them first (else a profile replaced mid-refresh never shows). */
+      if (res.ok) { shownKey = key; if (formKey() === key) touched = false; }
     } catch (e) {
       showError("Could not reach the server: " + e.message);
     } finally {
