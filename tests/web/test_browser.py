@@ -329,6 +329,22 @@ def test_the_forms_calibration_profile_goes_with_the_chats_question(browser, sit
     page.close()
 
 
+def page_with_calibrated_results(browser, site, profile: dict, on_request=None):
+    """A laptop page whose results show Llama-3.1-8B on 8 H100s calibrated with `profile` from the form."""
+    import json
+
+    page = new_page(browser, LAPTOP)
+    if on_request:
+        page.on("request", on_request)
+    page.goto(site + "/")
+    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.click("details.profile summary")
+    page.fill("#f-profile", json.dumps(profile))
+    page.click("button:has-text('Find the best plan')")
+    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+    return page
+
+
 def test_the_chat_follows_the_forms_profile_when_only_the_profile_changes(browser, site):
     """The page decided whether to refresh (and hand the chat the form's profile) on the scenario alone, so a
     profile cleared or replaced after the results were shown kept going to the chat: stale calibration.
@@ -337,15 +353,9 @@ def test_the_chat_follows_the_forms_profile_when_only_the_profile_changes(browse
     import json
 
     profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
-    page = new_page(browser, LAPTOP)
     sent: list[dict] = []
-    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/api/chat") else None)
-    page.goto(site + "/")
-    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
-    page.click("details.profile summary")
-    page.fill("#f-profile", json.dumps(profile))
-    page.click("button:has-text('Find the best plan')")
-    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+    page = page_with_calibrated_results(browser, site, profile, lambda r: sent.append(json.loads(r.post_data))
+                                        if r.url.endswith("/api/chat") else None)
 
     page.fill("#f-profile", "")
     ask(page, "what plan?", 0)
@@ -369,13 +379,7 @@ def test_a_profile_replaced_while_the_results_refresh_still_reaches_the_results(
     import json
 
     profile = {"gpu": "h100-sxm", "precision": "bf16", "framework": "megatron", "compute_scale": 0.8}
-    page = new_page(browser, LAPTOP)
-    page.goto(site + "/")
-    set_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
-    page.click("details.profile summary")
-    page.fill("#f-profile", json.dumps(profile))
-    page.click("button:has-text('Find the best plan')")
-    page.wait_for_function("() => document.querySelector('#results').innerText.includes('Calibrated:')")
+    page = page_with_calibrated_results(browser, site, profile)
 
     held: list = []
     page.route("**/ui/results", lambda route: held.append(route))
