@@ -29,3 +29,10 @@ class ExternalFile:
 
     def row(self, key: str) -> dict:
         return self.rows()[int(key.split(":")[1]) - 2]
+
+    def assert_used_or_excluded(self, reasons: tuple[str, ...], at_least: int) -> None:
+        """Every row is a used run or excluded for one of the set's stated `reasons`; at least `at_least` are used."""
+        runs = self.load()
+        for r in runs:
+            assert r.used or any(reason in r.status for reason in reasons), (r.key, r.status)
+        assert sum(r.used for r in runs) >= at_least

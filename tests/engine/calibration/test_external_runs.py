@@ -34,10 +34,7 @@ def _line_of(locator_part: str, model: str, **cells) -> str:
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
-    runs = load_external_runs()
-    for r in runs:
-        assert r.used or any(reason in r.status for reason in KNOWN_EXCLUSIONS), (r.key, r.status)
-    assert sum(r.used for r in runs) >= 20
+    SET_1.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=20)
 
 
 def test_every_row_cites_a_commit_and_path():
