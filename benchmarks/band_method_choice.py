@@ -8,7 +8,8 @@ other folds, engine/calibration/cross_fit.py, as the coverage figure counts them
 widening included). All in log(measured / predicted), each group once (band_statistics.interval_score).
 Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session 7's rule: v2 vs v4 on
 external set 2 alone (its first run). Session 8's rule: v4 vs v5 on external set 3's first run (v5 shipped); its second rule: v5 vs v6 (v5 with set 3
-as items) on external set 4's first run. v5's bands are estimated on the
+as items) on external set 4's first run. Session 9's rule: v5 vs v7 (v5 with sets 3 and 4 as items) on
+external set 5's first run. v5's bands are estimated on the
 runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so.
 """
 
@@ -60,23 +61,21 @@ def external_score(runs, tables: dict) -> tuple[float, float]:
     return interval_score(ys, lows, highs, [r.group for r in runs]), float(inside)
 
 
-def session_8_rule(v4: float | None = None, v5: float | None = None) -> str:
-    """docs/performance.md, "Protocol for session 8": v5 ships iff its mean interval score on external set 3's
-    first run (the band the product shows, widening included) is lower than v4's. Judged once, by the lead, at
-    21:31 UTC (benchmarks/results/band_method_choice_session8.txt): v5 (2.1776 vs 1.8953)."""
-    title = "session 8 rule (v4 vs v5, external set 3's first run)"
-    if v4 is None or v5 is None:
-        return f"{title}: not computed here -- the lead's first run fills it in"
-    return f"{title}: {'v5' if v5 < v4 else 'v4'} ({v4:.4f} vs {v5:.4f})"
+# The rules that pit a challenger against the shipped method on one external set's first run (docs/performance.md:
+# "Protocol for session 8" v4 vs v5 on set 3, judged 21:31 UTC, v5 shipped 2.1776 vs 1.8953, stored in
+# benchmarks/results/band_method_choice_session8.txt; its "second judge" v5 vs v6 on set 4; "Protocol for session 9"
+# v5 vs v7 on set 5): the challenger ships iff its mean interval score there is lower. (title, shipped, challenger, set)
+CHALLENGER_RULES = (("session 8 rule", "v4", "v5", 3), ("session 8 second rule", "v5", "v6", 4),
+                    ("session 9 rule", "v5", "v7", 5))
 
 
-def session_8_second_rule(v5: float | None = None, v6: float | None = None) -> str:
-    """docs/performance.md, "Protocol for session 8, second judge": v6 ships iff its mean interval score on
-    external set 4's first run is lower than v5's. Judged once, by the lead."""
-    title = "session 8 second rule (v5 vs v6, external set 4's first run)"
-    if v5 is None or v6 is None:
-        return f"{title}: set 4 not run yet"
-    return f"{title}: {'v6' if v6 < v5 else 'v5'} ({v5:.4f} vs {v6:.4f})"
+def challenger_rule(title: str, shipped: str, challenger: str, external_set: int, scores: dict) -> str:
+    """Which method a rule ships, from the methods' interval scores on its external set (absent: not judged yet)."""
+    head = f"{title} ({shipped} vs {challenger}, external set {external_set}'s first run)"
+    a, b = scores[shipped].get(f"set {external_set}"), scores[challenger].get(f"set {external_set}")
+    if a is None or b is None:
+        return f"{head}: not judged yet (set {external_set} has not had its first run)"
+    return f"{head}: {challenger if b < a else shipped} ({a:.4f} vs {b:.4f})"
 
 
 def main() -> None:
@@ -100,8 +99,8 @@ def main() -> None:
           f"({v23['v2']:.4f} vs {v23['v3']:.4f})")
     v24 = {m: scores[m]["set 2"] for m in ("v2", "v4")}
     print(f"session 7 rule (v2 vs v4, external set 2): {min(v24, key=v24.get)} ({v24['v2']:.4f} vs {v24['v4']:.4f})")
-    print(session_8_rule(scores["v4"]["set 3"], scores["v5"]["set 3"]))
-    print(session_8_second_rule(scores["v5"].get("set 4"), scores["v6"].get("set 4")))
+    for title, shipped, challenger, external_set in CHALLENGER_RULES:
+        print(challenger_rule(title, shipped, challenger, external_set, scores))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items, seen_external_items  # noqa: E402
 
+from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS  # noqa: E402
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
 from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
@@ -43,7 +44,7 @@ def method_tables() -> dict[str, dict]:
     """throughput_band's table arguments for each band method reported, each computed from the same out-of-fold
     residuals (not read from the shipped error_bands.py, whichever method that holds); the calibrated bands are
     the shipped (v2) ones except v3's, which applies its levels to the transfer check too. v5's bands include the
-    runs of external sets 1 and 2 (band_methods.EXTERNAL_SETS_IN_BANDS)."""
+    runs of external sets 1 and 2, v6's of sets 1-3, v7's of sets 1-4 (band_methods.EXTERNAL_SETS_IN_BANDS)."""
     runs = {r.key: r for r in load_runs()}
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), runs)
     cal3 = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
@@ -51,8 +52,7 @@ def method_tables() -> dict[str, dict]:
     return {"v2": {"bands": method_bands(oof_units, "v2")},
             "v3": {"bands": method_bands(oof_units, "v3"), "calibrated_bands": cal3},
             "v4": {"bands": method_bands(oof_units, "v4")},
-            "v5": {"bands": method_bands(oof_units, "v5", seen_external_items("v5"))},
-            "v6": {"bands": method_bands(oof_units, "v6", seen_external_items("v6"))}}
+            **{m: {"bands": method_bands(oof_units, m, seen_external_items(m))} for m in EXTERNAL_SETS_IN_BANDS}}
 
 
 def main() -> None:

@@ -6,6 +6,7 @@
     python benchmarks/fit_error_bands.py --v5 --write   # band method v5: v4 on the out-of-fold residuals AND the
                                                         # runs of external sets 1-2 (their coverage is then in-sample)
     python benchmarks/fit_error_bands.py --v6      # band method v6: v5 with external set 3 as items too
+    python benchmarks/fit_error_bands.py --v7      # band method v7: v5 with external sets 3 and 4 as items too
 
 Throughput: the 10th and 90th percentiles of log(measured / predicted) tokens/s per GPU, per
 regime (engine/calibration/regimes.py), each group counting once (engine/calibration/
@@ -137,7 +138,7 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
 
 def seen_external_items(method: str = "v5") -> list:
     """A band method's extra items: the used runs of the external sets it is estimated on
-    (band_methods.EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, v6 sets 1-3, each after its first run), residuals
+    (band_methods.EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, v6 sets 1-3, v7 sets 1-4, each after its first run), residuals
     from the shipped engine (engine/calibration/external_items.py)."""
     return external_items([r for n in EXTERNAL_SETS_IN_BANDS[method] for r in JUDGED_EXTERNAL_SETS[n]()])
 
@@ -178,13 +179,15 @@ def main() -> None:
                     "external sets 1-2: engine/calibration/external_items.py); sets 1-2's coverage is then in-sample")
     ap.add_argument("--v6", action="store_true", help="band method v6 (v5 with external set 3 as items too); "
                     "sets 1-3's coverage is then in-sample")
+    ap.add_argument("--v7", action="store_true", help="band method v7 (v5 with external sets 3 and 4 as items too); "
+                    "sets 1-4's coverage is then in-sample")
     args = ap.parse_args()
     if args.v3 and args.write:
         sys.exit("--v3 is reported only: the shipped bands are v2 (docs/performance.md)")
-    if args.v3 + args.v4 + args.v5 + args.v6 > 1:
-        sys.exit("--v3, --v4, --v5 and --v6 are band methods: choose one")
+    if args.v3 + args.v4 + args.v5 + args.v6 + args.v7 > 1:
+        sys.exit("--v3, --v4, --v5, --v6 and --v7 are band methods: choose one")
     v3 = args.v3
-    method = "v6" if args.v6 else "v5" if args.v5 else "v4" if args.v4 else "v3" if v3 else "v2"
+    method = "v7" if args.v7 else "v6" if args.v6 else "v5" if args.v5 else "v4" if args.v4 else "v3" if v3 else "v2"
     report = build_report(with_memory=True)
     runs = {r.key: r for r in load_runs()}
 
@@ -205,7 +208,7 @@ def main() -> None:
     fitted = [x for x in report.rows if not x.holdout]
     official_bands = (new_cluster_bands_by_level([(k, v, g, source_unit(runs[x.key])) for (k, v, g), x in
                                                   zip(items(fitted), fitted)] + external_units)
-                      if method in ("v4", "v5", "v6") else bands_by_level(items(fitted), finite_cluster_correction=v3))
+                      if method == "v4" or method in EXTERNAL_SETS_IN_BANDS else bands_by_level(items(fitted), finite_cluster_correction=v3))
     official_cov, official_ci = coverage(official_bands, items([x for x in report.rows if x.holdout]))
 
     # A calibrated band per stack and kind, where that stack's fitted families give enough runs
@@ -302,7 +305,7 @@ per regime and pooled ({TOTAL!r}). engine/calibration/regimes.py names the regim
 
 # How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v4" = a band for a new
 # cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2,
-# "v6" = the same with sets 1-3 (engine/calibration/external_items.py). docs/performance.md, "Error bars", says
+# "v6"/"v7" = the same with sets 1-3/1-4 (engine/calibration/external_items.py). docs/performance.md, "Error bars", says
 # which and why.
 THROUGHPUT_BAND_METHOD = {method!r}
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= {MIN_RUNS} runs wins).

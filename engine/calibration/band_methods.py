@@ -11,9 +11,11 @@ DESCRIPTIONS = {
           "(engine/calibration/external_items.py)",
     "v6": "a band for a new cluster (new_cluster.py) on the out-of-fold residuals and external sets 1-3 "
           "(engine/calibration/external_items.py)",
+    "v7": "a band for a new cluster (new_cluster.py) on the out-of-fold residuals and external sets 1-4 "
+          "(engine/calibration/external_items.py)",
 }
 # method -> the external sets (external.py) whose runs are among its items (external_items.py)
-EXTERNAL_SETS_IN_BANDS = {"v5": (1, 2), "v6": (1, 2, 3)}
+EXTERNAL_SETS_IN_BANDS = {"v5": (1, 2), "v6": (1, 2, 3), "v7": (1, 2, 3, 4)}
 
 
 def band_runs(method: str) -> str:

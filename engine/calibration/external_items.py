@@ -1,4 +1,4 @@
-"""Band methods v5 and v6's extra residuals: judged external runs as items of band method v4's statistic.
+"""Band methods v5, v6 and v7's extra residuals: judged external runs as items of band method v4's statistic.
 
 v4 (new_cluster.py) reads a band for a new cluster as the regime's scatter around its sources plus the
 spread of source levels, both from the calibration runs' out-of-fold residuals — 16 source units, all of
@@ -6,7 +6,8 @@ them sources the constants were fitted on. External sets 1 and 2 (external.py) a
 constant was fitted on, from other teams, clusters and releases: more draws of exactly what a new
 cluster's level is one more of. v5 is v4's statistic (`new_cluster_bands_by_level`, unchanged) on the
 union of the out-of-fold items and these (docs/performance.md, "Protocol for session 8"); v6 adds set 3 the
-same way ("Protocol for session 8, second judge"; band_methods.EXTERNAL_SETS_IN_BANDS says which sets).
+same way ("Protocol for session 8, second judge"), v7 sets 3 and 4 ("Protocol for session 9");
+band_methods.EXTERNAL_SETS_IN_BANDS says which sets.
 
 An external run's item is (regime keys, log(measured / predicted) by the shipped engine, uncalibrated,
 its group prefixed with EXTERNAL_GROUP so it never equals a calibration group, its source unit — a
@@ -42,13 +43,13 @@ def external_items(runs: Iterable[CalibrationRun]) -> list[UnitItem]:
 
 
 def bands_with_external(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem], min_runs: int = MIN_RUNS) -> Bands:
-    """Band methods v5/v6: v4's statistic on the union of the out-of-fold items (keys, residual, group, unit,
+    """Band methods v5-v7: v4's statistic on the union of the out-of-fold items (keys, residual, group, unit,
     fold) and the external ones."""
     return new_cluster_bands_by_level([(k, v, c, u) for k, v, c, u, _ in out_of_fold] + list(external), min_runs)
 
 
 def fold_bands_with_external(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem], fold: int,
                   min_runs: int = MIN_RUNS) -> Bands:
-    """The v5/v6 bands fold `fold` is checked against: the other folds' out-of-fold items and EVERY external item
+    """The v5-v7 bands fold `fold` is checked against: the other folds' out-of-fold items and EVERY external item
     (which no fold holds, so none is ever checked)."""
     return fold_new_cluster_bands(list(out_of_fold), fold, min_runs, always=external)

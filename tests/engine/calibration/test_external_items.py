@@ -100,10 +100,12 @@ def test_only_v5_counts_sets_1_and_2_as_in_sample():
     assert {"v2", "v4", "v5"} <= DESCRIPTIONS.keys()
 
 
-def test_each_band_method_holds_only_judged_sets_and_v6_extends_v5_by_set_3():
-    # docs/performance.md, "Protocol for session 8, second judge": v6 = v5 with external set 3 as items
+def test_each_band_method_holds_only_judged_sets_and_v6_v7_extend_v5():
+    # docs/performance.md, "Protocol for session 8, second judge": v6 = v5 with external set 3 as items;
+    # "Protocol for session 9": v7 = v5 with external sets 3 and 4 as items
     from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
     from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 
     assert set(EXTERNAL_SETS_IN_BANDS["v6"]) == set(EXTERNAL_SETS_IN_BANDS["v5"]) | {3}
+    assert set(EXTERNAL_SETS_IN_BANDS["v7"]) == set(EXTERNAL_SETS_IN_BANDS["v5"]) | {3, 4}
     assert all(set(sets) <= set(JUDGED_EXTERNAL_SETS) for sets in EXTERNAL_SETS_IN_BANDS.values())
