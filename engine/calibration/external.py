@@ -26,8 +26,10 @@ fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 
 a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason; an
 MLPerf repeat run ('REPEAT RUN k of n') is written but not used (the first run of the system is); and a TP run
 without TP-communication overlap ('vanilla TP') is a configuration of its own for the newest-release rule.
-Set 5 adds one rule, on what its source does not state: a row whose notes say 'PRECISION NOT STATED' (an MLPerf v5.1
-system whose committed configs give one layout in an FP8 and an NVFP4 variant, the log naming neither) is excluded.
+Set 5 adds two rules: a row whose notes say 'PRECISION NOT STATED' (an MLPerf v5.1 system whose committed configs give
+one layout in an FP8 and an NVFP4 variant, the log naming neither) is excluded; and so is a row marked 'SAME LAYOUT AS
+EARLIER DATA' (its model, GPU, #GPUs, sequence, precision and TP/PP/CP/VP/EP are a row's of the calibration data or
+sets 1-4, found by parsing, never by predicting), so the set holds no configuration another file already holds.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -160,6 +162,11 @@ def _precision_not_stated(row: dict) -> str:
             if "PRECISION NOT STATED" in row["notes"] else "")
 
 
+def _earlier_layout(row: dict) -> str:
+    m = re.search(r"SAME LAYOUT AS EARLIER DATA: ([^;]+)", row["notes"])
+    return f"the layout of an earlier file's row: {m.group(1).strip()}" if m else ""
+
+
 def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     """Set 5's MLPerf rows: 'mlperf-training-<round>' for NVIDIA's own submissions, '...-<submitter>' for the others
     (each round and submitter is another source, so the newest-release rule never folds one into another)."""
@@ -217,7 +224,8 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 continue
             run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
-                   or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row))
+                   or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row)
+                   or _earlier_layout(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(_named_source(run, row, file))
