@@ -27,7 +27,8 @@ a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is
 MLPerf repeat run ('REPEAT RUN k of n') is written but not used (the first run of the system is); and a TP run
 without TP-communication overlap ('vanilla TP') is a configuration of its own for the newest-release rule.
 Set 5 adds two rules: a row whose notes say 'PRECISION NOT STATED' (an MLPerf v5.1 system whose committed configs give
-one layout in an FP8 and an NVFP4 variant, the log naming neither) is excluded; and so is a row marked 'SAME LAYOUT AS
+one layout in an FP8 and an NVFP4 variant, or whose config sets no format and sources files the repository lacks, the
+log naming none) is excluded; and so is a row marked 'SAME LAYOUT AS
 EARLIER DATA' (its model, GPU, #GPUs, sequence, precision and TP/PP/CP/VP/EP are a row's of the calibration data or
 sets 1-4, found by parsing, never by predicting), so the set holds no configuration another file already holds.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
@@ -158,8 +159,9 @@ def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
 
 
 def _precision_not_stated(row: dict) -> str:
-    return ("precision not stated: the committed configs give this layout in FP8 and in NVFP4, the log names neither"
-            if "PRECISION NOT STATED" in row["notes"] else "")
+    """'PRECISION NOT STATED: why' in notes: the committed configs leave the run's number format open."""
+    m = re.search(r"PRECISION NOT STATED: ([^;]+)", row["notes"])
+    return f"precision not stated: {m.group(1).strip()}" if m else ""
 
 
 def _earlier_layout(row: dict) -> str:
