@@ -7,7 +7,9 @@ Set 3 (data/external_runs_3.csv, load_external_runs_3) was collected after sets 
 methods v2-v4, from sources neither used (FlashAttention's training README, FlagPerf's NVIDIA cases, the MT-NLG,
 Llama 3 and MegaScale papers' throughput tables); it is held for a future method's first run and evaluated by
 nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collected in session 8, while set 3 served as
-a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet.
+a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet. Set 5 (data/external_runs_5.csv,
+load_external_runs_5) was collected in session 9 from MLPerf Training rounds sets 1-4 did not use (v3.0, v4.1, v5.0,
+v5.1, and v4.0's LoRA runs by submitters other than NVIDIA), as the first-run judge of that session's band method.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -24,6 +26,11 @@ fraction of the blocks (notes 'AC FRACTION NOT STATED') is excluded, as neither 
 a row the source's own text contradicts (notes 'SOURCE CONTRADICTS ROW: ...') is excluded with that reason; an
 MLPerf repeat run ('REPEAT RUN k of n') is written but not used (the first run of the system is); and a TP run
 without TP-communication overlap ('vanilla TP') is a configuration of its own for the newest-release rule.
+Set 5 adds two rules: a row whose notes say 'PRECISION NOT STATED' (an MLPerf v5.1 system whose committed configs give
+one layout in an FP8 and an NVFP4 variant, or whose config sets no format and sources files the repository lacks, the
+log naming none) is excluded; and so is a row marked 'SAME LAYOUT AS
+EARLIER DATA' (its model, GPU, #GPUs, sequence, precision and TP/PP/CP/VP/EP are a row's of the calibration data or
+sets 1-4, found by parsing, never by predicting), so the set holds no configuration another file already holds.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
 """
@@ -44,6 +51,8 @@ EXTERNAL_FILE_2 = "external_runs_2.csv"
 EXTERNAL_FILE_3 = "external_runs_3.csv"
 # Set 4, collected 2026-11-26 (session 8) for a FUTURE band method's first run: nobody evaluates it before then.
 EXTERNAL_FILE_4 = "external_runs_4.csv"
+# Set 5, collected 2026-11-27 (session 9) as the first-run judge of that session's band method.
+EXTERNAL_FILE_5 = "external_runs_5.csv"
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -149,6 +158,34 @@ def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     return replace(run, source=name, group=group)
 
 
+def _precision_not_stated(row: dict) -> str:
+    """'PRECISION NOT STATED: why' in notes: the committed configs leave the run's number format open."""
+    m = re.search(r"PRECISION NOT STATED: ([^;]+)", row["notes"])
+    return f"precision not stated: {m.group(1).strip()}" if m else ""
+
+
+def _earlier_layout(row: dict) -> str:
+    m = re.search(r"SAME LAYOUT AS EARLIER DATA: ([^;]+)", row["notes"])
+    return f"the layout of an earlier file's row: {m.group(1).strip()}" if m else ""
+
+
+def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """Set 5's MLPerf rows: 'mlperf-training-<round>' for NVIDIA's own submissions, '...-<submitter>' for the others
+    (each round and submitter is another source, so the newest-release rule never folds one into another)."""
+    m = re.match(r"MLPerf Training (v[\d.]+) (\S+) results", row["source"])
+    if not m:
+        return run
+    name = f"mlperf-training-{m.group(1)}" + ("" if m.group(2) == "NVIDIA" else f"-{m.group(2).lower()}")
+    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
+    return replace(run, source=name, group=group)
+
+
+def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
+    if file == EXTERNAL_FILE_4:
+        return _set_4_source(run, row)
+    return _set_5_source(run, row) if file == EXTERNAL_FILE_5 else run
+
+
 def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
     """A row set aside before the row parser (which needs a sequence length)."""
     return CalibrationRun(key=f"{file}:{line}", source=short_source(row["source"]), model_label=row["model"],
@@ -158,8 +195,10 @@ def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> C
                           status=f"excluded: {reason}")
 
 
-def _dedupe_releases(runs: list[CalibrationRun]) -> list[CalibrationRun]:
-    """A configuration (same group and plan) measured in several releases keeps the newest release's row."""
+def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[CalibrationRun]:
+    """A configuration (same group and plan) measured in several releases keeps the newest release's row. In set 5
+    one submitter's round often runs one configuration on several of its systems in one release: the first row of
+    the file is kept (systems in the file's order, never by value) and the others say so."""
     newest: dict[tuple[str, str], CalibrationRun] = {}
     for r in runs:
         if r.used:
@@ -167,9 +206,14 @@ def _dedupe_releases(runs: list[CalibrationRun]) -> list[CalibrationRun]:
             if k not in newest or _release(r) > _release(newest[k]):
                 newest[k] = r
     keep = {id(r) for r in newest.values()}
-    return [r if not r.used or id(r) in keep
-            else replace(r, status="excluded: same configuration measured with a newer release")
-            for r in runs]
+
+    def why(r: CalibrationRun) -> str:
+        kept = newest[(r.group, r.config)]
+        if file == EXTERNAL_FILE_5 and _release(kept) == _release(r):
+            return (f"excluded: same configuration as the first-written system of this source and release "
+                    f"({kept.release.rsplit('submission ', 1)[-1].rstrip(')')})")
+        return "excluded: same configuration measured with a newer release"
+    return [r if not r.used or id(r) in keep else replace(r, status=why(r)) for r in runs]
 
 
 def _load(file: str) -> tuple[CalibrationRun, ...]:
@@ -178,16 +222,16 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
         for line, row in enumerate(csv.DictReader(f), start=2):
             early = _unmodelled(row) or _not_stated(row)
             if early:
-                run = _excluded(line, row, early, file)
-                runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
+                runs.append(_named_source(_excluded(line, row, early, file), row, file))
                 continue
             run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
-                   or _partial_block_ac(row) or _contradicted(row) or _repeat_run(row))
+                   or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row)
+                   or _earlier_layout(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            runs.append(_set_4_source(run, row) if file == EXTERNAL_FILE_4 else run)
-    return tuple(_dedupe_releases(runs))
+            runs.append(_named_source(run, row, file))
+    return tuple(_dedupe_releases(runs, file))
 
 
 @lru_cache(maxsize=1)
@@ -214,6 +258,14 @@ def load_external_runs_4() -> tuple[CalibrationRun, ...]:
     """External set 4 (data/external_runs_4.csv): never fitted, never in the bands, in none of sets 1-3; first run
     in session 8 (the judge of v5 against v6)."""
     return _load(EXTERNAL_FILE_4)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_5() -> tuple[CalibrationRun, ...]:
+    """External set 5 (data/external_runs_5.csv): never fitted, never in the bands, in none of sets 1-4 (no run of
+    it is a run of set 4, no used row a layout of sets 1-4 or the calibration data); held for the first run of
+    session 9's band method, and evaluated by nothing before it."""
+    return _load(EXTERNAL_FILE_5)
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
