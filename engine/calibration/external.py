@@ -264,10 +264,11 @@ def load_external_runs_4() -> tuple[CalibrationRun, ...]:
 def load_external_runs_5() -> tuple[CalibrationRun, ...]:
     """External set 5 (data/external_runs_5.csv): never fitted, never in the bands, in none of sets 1-4 (no run of
     it is a run of set 4, no used row a layout of sets 1-4 or the calibration data); held for the first run of
-    session 9's band method, and evaluated by nothing before it."""
+    session 9's band method (v5 against v7), and evaluated by nothing before it; in no band method's bands."""
     return _load(EXTERNAL_FILE_5)
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
-JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4}
-EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4}
+JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
+                        5: load_external_runs_5}
+EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5}
