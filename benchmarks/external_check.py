@@ -6,6 +6,7 @@ benchmarks/results/external_check_first_run.json (set 1) and external_set2_first
     python benchmarks/external_check.py                  # set 1: print every figure
     python benchmarks/external_check.py --set 2          # set 2
     python benchmarks/external_check.py --json OUT       # ... and write them as JSON
+    python benchmarks/external_check.py --pooled 3 4 5   # each method's coverage pooled over these sets' used runs
 
 Uncalibrated: MAPE (pooled, and each group once), the median signed error, by source and regime;
 coverage of the 80 % band the product shows (intervals.throughput_band: the regime band, widened
@@ -31,10 +32,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items, seen_external_items  # noqa: E402
 
-from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS  # noqa: E402
+from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS, in_sample  # noqa: E402
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
-from shardwise.engine.calibration.external_check import external_check, render  # noqa: E402
+from shardwise.engine.calibration.external_check import external_check, render, share  # noqa: E402
+from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
+from shardwise.engine.calibration.predict import predict  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 from shardwise.engine.calibration.transfer import transfer_all  # noqa: E402
@@ -55,12 +58,37 @@ def method_tables() -> dict[str, dict]:
             **{m: {"bands": method_bands(oof_units, m, seen_external_items(m))} for m in EXTERNAL_SETS_IN_BANDS}}
 
 
+def pooled_coverage(tables: dict[str, dict], sets: list[int]) -> dict[str, dict]:
+    """Each method's runs inside its band over the used runs of several external sets, with the 95 % CI from
+    resampling groups (a group is one set's: the same configuration in two sets is two clusters' runs)."""
+    runs = [(n, r) for n in sets for r in JUDGED_EXTERNAL_SETS[n]() if r.used]
+    preds = predict([r for _, r in runs])
+    groups = [f"set {n} | {r.group}" for n, r in runs]
+    out = {}
+    for method, table in tables.items():
+        hits = []
+        for (_, r), p in zip(runs, preds):
+            lo, hi = throughput_band(r.model, r.cluster, r.setup, **table).around(p.tokens_per_gpu)
+            hits.append(bool(lo <= r.measured_tokens_per_gpu <= hi))
+        out[method] = share(hits, groups)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path)
     ap.add_argument("--set", type=int, choices=sorted(JUDGED_EXTERNAL_SETS), default=1,
                     help="external set 1 (external_runs.csv), 2 (external_runs_2.csv), 3 or 4 (external_runs_3/4.csv)")
+    ap.add_argument("--pooled", type=int, nargs="+", choices=sorted(JUDGED_EXTERNAL_SETS),
+                    help="instead: each method's coverage pooled over these external sets")
     args = ap.parse_args()
+    if args.pooled:
+        for method, c in pooled_coverage(method_tables(), args.pooled).items():
+            in_bands = [n for n in args.pooled if in_sample(method, n)]
+            print(f"{method}: sets {', '.join(map(str, args.pooled))} pooled: {c['inside']}/{c['runs']} "
+                  f"({c['share']:.1%}, CI {c['ci95'][0]:.0%}-{c['ci95'][1]:.0%})"
+                  + (f" -- set(s) {in_bands} in-sample" if in_bands else ""))
+        return
     out = external_check(method_tables(), external_set=args.set)
     print("\n".join(render(out)))
     if args.json:
