@@ -23,13 +23,19 @@ def _coverage(table: dict) -> tuple[int, int]:
     return sum(n for n, _ in table.values()), sum(k for _, k in table.values())
 
 
+def _and(sets) -> str:
+    """Set numbers as a reader says them: "1 and 2", "3, 4 and 5"."""
+    names = [str(k) for k in sets]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def interval_numbers(s: ResolvedScenario | None = None) -> dict:
     runs, inside = _coverage(eb.THROUGHPUT_COVERAGE)
     low_ci, high_ci = eb.THROUGHPUT_COVERAGE_CI["all held-out runs"]
     # every calibration run is held out once in the cross-fit; a band method may also hold external runs
     n: dict = {"interval_percent": 80, "tail_percent": 10, "calibration_runs": runs,
                "external_runs_in_bands": eb.THROUGHPUT_BANDS["all"][2] - runs,
-               "external_sets_in_bands": " and ".join(map(str, EXTERNAL_SETS_IN_BANDS.get(eb.THROUGHPUT_BAND_METHOD, ()))),
+               "external_sets_in_bands": _and(EXTERNAL_SETS_IN_BANDS.get(eb.THROUGHPUT_BAND_METHOD, ())),
                "held_out_runs": runs, "held_out_inside": inside, "held_out_inside_percent": r(100 * inside / runs, 1),
                "held_out_ci_low_percent": r(100 * low_ci, 1), "held_out_ci_high_percent": r(100 * high_ci, 1),
                "ci_percent": 95,  # *_COVERAGE_CI is a 95 % interval (error_bands.py's header)
@@ -39,10 +45,11 @@ def interval_numbers(s: ResolvedScenario | None = None) -> dict:
         n.update({f"{regime}_low_percent": _percent(lo), f"{regime}_high_percent": _percent(hi), f"{regime}_runs": count})
     cal_runs, cal_inside = eb.CALIBRATED_COVERAGE["calibrated|pytorch|dense"]
     n.update(calibrated_runs=cal_runs, calibrated_inside=cal_inside, calibrated_inside_percent=r(100 * cal_inside / cal_runs, 1))
-    # the newest external set the shipped bands were not estimated on: runs no fit or band has seen
-    newest = max(k for k in eb.EXTERNAL_COVERAGE if not in_sample(eb.THROUGHPUT_BAND_METHOD, k))
-    ext_runs, ext_inside = eb.EXTERNAL_COVERAGE[newest]
-    n.update(external_set=newest, external_runs=ext_runs, external_inside=ext_inside,
+    # every external set the shipped bands were not estimated on, pooled: runs no fit or band has seen, each set
+    # judged once by these bands (one set alone is a few sources: sets 3-5 range from 35 % to 85 %)
+    unseen = sorted(k for k in eb.EXTERNAL_COVERAGE if not in_sample(eb.THROUGHPUT_BAND_METHOD, k))
+    ext_runs, ext_inside = _coverage({k: eb.EXTERNAL_COVERAGE[k] for k in unseen})
+    n.update(external_sets=_and(unseen), external_runs=ext_runs, external_inside=ext_inside,
              external_inside_percent=r(100 * ext_inside / ext_runs, 1))
     mem_runs, mem_inside = _coverage(eb.MEMORY_COVERAGE)
     n.update(memory_held_out_runs=mem_runs, memory_held_out_inside=mem_inside)
