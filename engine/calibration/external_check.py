@@ -7,6 +7,7 @@ set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2, v6 on sets 
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -110,6 +111,20 @@ def _cov(c: dict) -> str:
     return f"{c['inside']}/{c['runs']} ({c['share']:.1%}, CI {c['ci95'][0]:.0%}-{c['ci95'][1]:.0%})"
 
 
+def excluded_kinds(excluded: dict[str, int]) -> dict[str, int]:
+    """Exclusion reasons by kind, for a reader: a reason without its detail (what follows its first ':' when what
+    comes before says the kind, or a closing parenthesis naming one system or revision), and a repeat run without
+    its k of n, so 867 repeat runs are one line; the JSON keeps every reason."""
+    kinds: Counter = Counter()
+    for why, n in excluded.items():
+        why = why.removeprefix("excluded: ")
+        head = why.split(":")[0]
+        kind = head if " " in head else why  # "recompute: block-level …" keeps its detail: the head says nothing alone
+        kind = re.sub(r" \([^()']*\)$", "", re.sub(r"^repeat run \d+ of \d+ of", "repeat run of", kind))
+        kinds[kind] += n
+    return dict(kinds)
+
+
 def render(out: dict, families_too: bool = True) -> list[str]:
     methods = [k.removeprefix("coverage_") for k in out["uncalibrated"] if k.startswith("coverage_")]
 
@@ -119,7 +134,7 @@ def render(out: dict, families_too: bool = True) -> list[str]:
                          for m in methods)
 
     lines = [f"external rows {out['rows']}, used {out['used']}; excluded: " +
-             "; ".join(f"{n} {why}" for why, n in sorted(out["excluded"].items()))]
+             "; ".join(f"{n} {why}" for why, n in sorted(excluded_kinds(out["excluded"]).items(), key=lambda x: -x[1]))]
     u = out["uncalibrated"]
     lines.append(f"uncalibrated: MAPE {u['mape']:.1%} (each group once {u['mape_each_group_once']:.1%}, "
                  f"{u['groups']} groups), median signed error {u['median_signed_error']:+.1%}")

@@ -107,3 +107,21 @@ def test_docs_quote_the_first_runs_as_stored(n, used, methods, shipped):
     assert f"**{_pct(u['mape'])}**" in docs
     cal = first["calibrated"]
     assert f"{_pct(cal['mape_before'])} → {_pct(cal['mape_after'])} (" in readme
+
+
+def test_exclusions_are_shown_by_kind_and_add_up():
+    # the printed summary folds one reason's details (which repeat, which system, which revision) into its kind;
+    # the counts are the file's: every excluded row once
+    from shardwise.engine.calibration.external_check import excluded_kinds
+
+    excluded = {"excluded: repeat run 2 of 10 of a system and configuration whose first run is used": 3,
+                "excluded: repeat run 10 of 10 of a system and configuration whose first run is used": 4,
+                "excluded: printed layout inconsistent: TP x PP x CP x DP = 8, #GPUs printed 16": 2,
+                "excluded: superseded by a later revision of the same release's page (8e3d65dcfe)": 1,
+                "excluded: recompute: block-level activation checkpointing of an unstated fraction of the blocks": 5,
+                "excluded: unknown GPU 'NVIDIA L40S (46068 MiB)'": 6}
+    assert excluded_kinds(excluded) == {
+        "repeat run of a system and configuration whose first run is used": 7, "printed layout inconsistent": 2,
+        "superseded by a later revision of the same release's page": 1,
+        "recompute: block-level activation checkpointing of an unstated fraction of the blocks": 5,
+        "unknown GPU 'NVIDIA L40S (46068 MiB)'": 6}
