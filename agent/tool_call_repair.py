@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Literal, get_args, get_origin
 
 from .model import ModelReply, ToolCall
-from .planner.count_words import count_value
+from .count_words import count_value
 
 RETRY = ("[shardwise] Your reply wrote a tool call as text, and it could not be read{why}. Call the tool through "
          "the tool-calling interface (not in your message), with its arguments as one JSON object, e.g. "

@@ -21,7 +21,7 @@ from .measured import pasted_log, without_log_lines
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
-from .count_words import with_digit_counts
+from ..count_words import with_digit_counts
 from .setup_words import find_setup, without_doc_len
 from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
                          find_seq_len, find_train_tokens)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from shardwise.agent.planner.count_words import count_value, phrase_value, with_digit_counts
+from shardwise.agent.count_words import count_value, phrase_value, with_digit_counts
 from shardwise.agent.planner.entities import extract
 from shardwise.agent.tool_call_repair import repair_arguments
 

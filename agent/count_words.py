@@ -5,7 +5,7 @@ them", "a couple of ideas" or "two questions" are left as written; every count r
 
 "a", "an", "one" and "single" alone are left as they are: the readers already know them ("a DGX H100", "one
 8xH100 box"), and "one of" is not a count. The same reading serves the LLM path's argument repair
-(tool_call_repair.py), so a model that writes `"gpus": "sixteen"` is read as the planner reads the user."""
+(tool_call_repair.py) and the planner (planner/entities.py normalise), so a model that writes `"gpus": "sixteen"` is read as the planner reads the user."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ GAP_WORD = r"(?:more|extra|additional|nvidia|amd|sxm\d?|pcie|\d+\s*g(?:b|ib)?|\d
 @lru_cache(maxsize=1)
 def _gpu_words() -> str:
     """Words of the catalog's GPU names that name a GPU by themselves ("h100", "b200", "mi300x", "l40s")."""
-    from ...engine import hardware_catalog
+    from ..engine import hardware_catalog
 
     words = {w for gpu in hardware_catalog.list_gpus() for name in (gpu.id, *gpu.aliases)
              for w in re.split(r"[\s\-_]+", name.lower())
