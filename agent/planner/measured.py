@@ -279,7 +279,9 @@ LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|
 def without_log_lines(text: str) -> str:
     """The message without the training-log lines pasted into it: their numbers ("iteration 20/100",
     "consumed samples: 10240") are the log's, not a scenario's GPUs or batch. Words before a log on its
-    line are the user's and stay."""
+    line are the user's and stay, and so are words after it when the log is set off: closed by the quote that
+    opened it ("… on 32 A100: 'epoch=0/micro_step=100/…' — llama 2 13b zero3") or followed by a dash between
+    spaces ("… MaxMemAllocated=61.7GB — llama 2 13b"), which no log line prints."""
     kept = []
     for line in text.splitlines():
         if pasted_log(line) is None:
@@ -288,7 +290,26 @@ def without_log_lines(text: str) -> str:
         start = LOG_START.search(line)
         if start is not None and start.start() > 0:
             kept.append(line[:start.start()])
+        if start is not None:
+            after = _after_log(line, start.start())
+            if after:
+                kept.append(after)
     return "\n".join(kept)
+
+
+QUOTES = {"'": "'", '"': '"', "`": "`", "“": "”", "‘": "’"}
+SET_OFF = re.compile(r"\s(?:—|–|--?)\s")  # a dash between spaces: the user's words again
+
+
+def _after_log(line: str, start: int) -> str:
+    """The user's words after a log excerpt that starts at `start` on this line, or ''."""
+    opening = line[:start].rstrip()[-1:]
+    if opening in QUOTES:
+        end = line.find(QUOTES[opening], start)
+        if end != -1:
+            return line[end + 1:]
+    dash = SET_OFF.search(line, start)
+    return line[dash.end():] if dash else ""
 
 
 # A peak memory the run measured: "max_memory_allocated() on the worst rank = 72.4 GiB", "max allocated on rank 0
