@@ -75,7 +75,8 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         parts.append(result_or_error(evaluated, "offline/evaluate.md.j2").strip())
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
                                                  **run.tool_arguments(scenario.gpus)})
-    parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total") if out.ok
+    parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total",
+                         said_range=range_text(run)) if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
     if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
         parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()
@@ -84,6 +85,19 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     elif out.ok and ALTERNATIVE.search(text):  # "we measured … on tp2 pp4. what would you run instead?"
         parts.append(_best_calibrated(turn, scenario, out))
     return "\n\n---\n\n".join(parts)
+
+
+RANGE_UNITS = {"tokens_per_s_per_gpu": ("{:,.0f}", " tokens/s per GPU"), "tokens_per_s_total": ("{:,.0f}", " tokens/s in total"),
+               "step_s": ("{:,.3g}", " s per step"), "mfu": ("{:.3g}", "% MFU")}
+
+
+def range_text(run: MeasuredRun) -> str | None:
+    """"3,800–4,100 tokens/s per GPU": the range the user gave, in the unit of the figure fitted."""
+    if run.said_range is None or run.kind not in RANGE_UNITS:
+        return None
+    number, unit = RANGE_UNITS[run.kind]
+    low, high = run.said_range
+    return f"{number.format(low)}–{number.format(high)}{unit}"
 
 
 def _best_calibrated(turn: Turn, scenario: Scenario, calibrated) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ...engine.errors import ShardwiseInputError
 from ...engine.training_logs import LogReading, read_log
+from .measured_range import middle_of_range
 
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
@@ -101,6 +102,7 @@ class MeasuredRun:
     reading: LogReading | None = None
     reason: str | None = None  # log_unusable: what the readers looked for
     zero: bool = False  # log_unusable: its step time or throughput is printed as zero
+    said_range: tuple[float, float] | None = None  # the figure was given as a range; `value` is its middle
 
     def tool_arguments(self, gpus: int | None = None) -> dict:
         """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
@@ -246,12 +248,33 @@ def measured_run(text: str) -> MeasuredRun | None:
     unusable = unreadable_log(text)
     if unusable is not None:
         return unusable
+    ranged = middle_of_range(text)
+    if ranged is not None:  # "between 3,800 and 4,100 tok/s/gpu": its middle, when that is the figure read
+        middle_text, low, high = ranged
+        run = _figure(middle_text)
+        scale = _scale(run, (low + high) / 2) if run is not None and run.value is not None else None
+        if scale is not None:  # the range in the figure's own unit (a step in ms is read in s)
+            return MeasuredRun(run.kind, run.value, said_range=(low * scale, high * scale))
+    run = _figure(text)
+    if run is not None:
+        return run
+    return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
+
+
+def _figure(text: str) -> MeasuredRun | None:
     for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
                        ("mfu", measured_mfu_percent), ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
         if value is not None:
             return MeasuredRun(kind, value)
-    return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
+    return None
+
+
+def _scale(run: MeasuredRun, middle: float) -> float | None:
+    """How the figure read is the range's middle (1; 0.001 for a step in ms, read in seconds; 100 for an MFU
+    fraction, read as percent), or None when it is another figure."""
+    return next((scale for scale in (1.0, 0.001, 100.0) if abs(run.value - middle * scale) <= 1e-9 * max(1.0, middle)),
+                None)
 
 
 def pending_record(run: MeasuredRun) -> dict:
