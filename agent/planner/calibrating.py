@@ -18,6 +18,7 @@ from .cues import ALTERNATIVE
 from .entities import Entities, normalise
 from .measured import MeasuredRun, several_runs
 from .measured_plans import MeasuredPlans
+from .measured_scale import scale_asked
 from .turn import Turn, plan_with, result_or_error, scenario_args
 
 # An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
@@ -70,7 +71,8 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         return None  # no plan known for the run: the caller answers the rest and asks for it
     parts = []
     text = normalise(message)
-    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text):
+    scale = scale_asked(message, scenario) if against is None or against.other is None else None
+    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text) and scale is None:
         evaluated = turn.call("evaluate_plan", {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
         parts.append(result_or_error(evaluated, "offline/evaluate.md.j2").strip())
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
@@ -84,7 +86,23 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         parts.append(_compared_calibrated(turn, scenario, plan, against, out))
     elif out.ok and ALTERNATIVE.search(text):  # "we measured … on tp2 pp4. what would you run instead?"
         parts.append(_best_calibrated(turn, scenario, out))
+    elif out.ok and scale is not None:  # "[log of 8 GPUs] what should we expect on 64 GPUs?"
+        parts.append(_what_if_calibrated(turn, scenario, scale, out))
     return "\n\n---\n\n".join(parts)
+
+
+def _what_if_calibrated(turn: Turn, scenario: Scenario, change: Scenario, calibrated) -> str:
+    """The other cluster size asked beside the measurement, from the run's scenario, predicted with the profile just
+    fitted to the run (for this answer only, as the comparison above)."""
+    kept, turn.profile = turn.profile, calibrated.result.profile
+    try:
+        out = turn.call("what_if", {"scenario": scenario_args(scenario), "change": change.model_dump(mode="json")})
+    finally:
+        turn.profile = kept
+    if not out.ok:
+        return result_or_error(out, "offline/what_if.md.j2").strip()
+    return (render("offline/calibrated_what_if.md.j2", r=calibrated.result).strip() + "\n\n"
+            + render("offline/what_if.md.j2", r=out.result).strip())
 
 
 RANGE_UNITS = {"tokens_per_s_per_gpu": ("{:,.0f}", " tokens/s per GPU"), "tokens_per_s_total": ("{:,.0f}", " tokens/s in total"),
