@@ -77,6 +77,14 @@ SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|set
 MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
                  rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
+# Achieved TFLOP/s per GPU, as Megatron-LM ("throughput per GPU (TFLOP/s/GPU)") and torchtitan ("tflops") print it:
+# "hitting ~410 TFLOPS per GPU", "412 TFLOP/s/GPU", "tflops per gpu of 395", "395 model tflops per gpu". Per GPU
+# only: a job's total (hundreds of PFLOP/s) is another figure. Fitted as the MFU it is of the GPU's dense peak
+# (calibrating.py), and said so: frameworks count FLOPs their own way.
+TFLOP = r"(?:model\s+)?tflop(?:/s|s|/sec)?|tf/s"
+PER_GPU = r"\s*(?:/\s*|per\s+|a\s+|each\s+)gpu\b"
+TFLOPS = re.compile(rf"{NUMBER}\s*(?:{TFLOP}){PER_GPU}|\b(?:{TFLOP}){PER_GPU}\s*(?:\(\s*tflop/s/gpu\s*\))?{SAID_AS}{NUMBER}")
+
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
 CALIBRATION_WORD = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
 # The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
@@ -92,7 +100,8 @@ PROFILE_ASKED = re.compile(r"(?:\b(?:with|using|use|apply|applying|under|on|give
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent),
+    """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent |
+    tflops_per_gpu, fitted as the MFU it is of the GPU's peak, calibrating.py),
     a pasted log (`kind` log), a pasted log with no usable figure (`kind` log_unusable), or a tokens/s said
     neither per GPU nor in total (`kind` rate_unclear)."""
 
@@ -136,7 +145,8 @@ def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:
 
 
 # The pattern that finds each kind of measured figure: where in a message the measurement is stated
-FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB}
+FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB,
+          "tflops_per_gpu": TFLOPS}
 
 
 def states_figure(text: str, kind: str) -> bool:
@@ -204,6 +214,12 @@ def measured_mfu_percent(text: str) -> float | None:
     return value if unit or value > 1 else 100 * value
 
 
+def measured_tflops(text: str) -> float | None:
+    """Achieved TFLOP/s per GPU the user says their run measured ("hitting ~410 TFLOPS per GPU"), or None."""
+    m = _measured(text, TFLOPS)
+    return None if m is None else float(m.group(1) or m.group(2))
+
+
 def measured_mfu(text: str) -> float | None:
     """The same MFU as a fraction ("38.6%" -> 0.386)."""
     percent = measured_mfu_percent(text)
@@ -263,7 +279,8 @@ def measured_run(text: str) -> MeasuredRun | None:
 
 def _figure(text: str) -> MeasuredRun | None:
     for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
-                       ("mfu", measured_mfu_percent), ("tokens_per_s_total", measured_total_throughput)):
+                       ("mfu", measured_mfu_percent), ("tflops_per_gpu", measured_tflops),
+                       ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
         if value is not None:
             return MeasuredRun(kind, value)

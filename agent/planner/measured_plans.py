@@ -38,7 +38,7 @@ def pieces(text: str) -> list[str]:
 def measured_plans(text: str, run: MeasuredRun, state: ConversationState) -> MeasuredPlans | None:
     """The run's own plan and the plan set against it, read from the normalised message `text`; None when the
     message does not say them apart (one plan named, or none in the measurement's own sentence)."""
-    if run.kind not in ("tokens_per_s_per_gpu", "tokens_per_s_total", "step_s", "mfu"):
+    if run.kind not in ("tokens_per_s_per_gpu", "tokens_per_s_total", "step_s", "mfu", "tflops_per_gpu"):
         return None  # a log names its own plan (tools/log_run.py); an unclear rate is asked about first
     parts = pieces(text)
     where = next((i for i, p in enumerate(parts) if states_figure(p, run.kind)), None)
