@@ -50,6 +50,11 @@ def _counted_hardware() -> re.Pattern:
     return re.compile(rf"(?<![\w-])({PHRASE})(?![\w-]){follows}")
 
 
+# A count whose hardware is said once for two: "sixteen or thirty-two H100s", "eight to sixteen GPUs" (the second
+# count is digits by then); and a node's size after its noun: "four nodes of eight", "boxes with four".
+NODE_SIZE = re.compile(rf"\b((?:nodes?|box(?:es)?|servers?|machines?|hosts?)\s+(?:of|with)\s+)({PHRASE})(?![\w-])")
+
+
 def phrase_value(phrase: str) -> int | None:
     """The number an English count phrase says ("a hundred and twenty-eight" -> 128), or None."""
     words = [w for w in re.split(r"[\s-]+", phrase.lower().strip()) if w and w not in ("and", "of")]
@@ -85,8 +90,21 @@ def count_value(text: str) -> int | None:
 
 def with_digit_counts(text: str) -> str:
     """Lower-case text with every English count of hardware written as digits ("sixteen gpus" -> "16 gpus")."""
-    def digits(m: re.Match) -> str:
-        value = phrase_value(m.group(1))
-        return str(value) if value and m.group(1) != "one" else m.group(0)  # "one" is read where it stands
+    def digits_of(phrase: str, written: str) -> str:
+        value = phrase_value(phrase)
+        return str(value) if value and phrase != "one" else written  # "one" is read where it stands
 
-    return _counted_hardware().sub(digits, text)
+    def digits(m: re.Match) -> str:
+        return digits_of(m.group(1), m.group(0))
+
+    text = _counted_hardware().sub(digits, text)
+    text = NODE_SIZE.sub(lambda m: m.group(1) + digits_of(m.group(2), m.group(2)), text)
+    return _paired().sub(digits, text)
+
+
+@lru_cache(maxsize=1)
+def _paired() -> re.Pattern:
+    """PAIRED, its second count followed by hardware."""
+    gpu = rf"(?:{_gpu_words()})(?:s|'s)?"
+    return re.compile(rf"(?<![\w-])({PHRASE})(?![\w-])(?=\s*(?:or|vs\.?|versus|to|and|,)\s*\d+\s*(?:x\s*)?"
+                      rf"(?:(?:{GAP_WORD}|{gpu})[\s-]+)*(?:{HARDWARE_NOUN}|{gpu})(?![a-z0-9]))")

@@ -74,3 +74,24 @@ def test_the_llm_paths_argument_repair_reads_the_same_words():
     assert count_value("a couple of ideas") is None and count_value("two dozen") == 24
     assert any("thirty-two" in n for n in notes)
     json.dumps(args)  # still plain JSON for the tool
+
+
+@pytest.mark.parametrize("message, gpus, per_node", [
+    ("llama 8b on four nodes of four, h100", 4 * 4, 4),  # a node's size after its noun
+    ("two nodes with four a100 each, llama 8b", 2 * 4, 4),
+])
+def test_a_node_size_in_words_after_its_noun(message, gpus, per_node):
+    patch = extract(message).scenario_patch()
+    assert (patch.gpus, patch.gpus_per_node) == (gpus, per_node)
+
+
+def test_two_counts_sharing_one_hardware_noun_are_both_read(make_service):
+    from support.chat import ask
+
+    [(calls, _)] = ask(make_service(), "sixteen or thirty-two H100s for llama 3.1 8b, 4k, gbs 256?")
+    assert [args["scenario"]["gpus"] for _, args in calls] == [16, 32]
+
+
+@pytest.mark.parametrize("text", ["one or two ideas", "two or three questions about 8 gpus", "nodes with one of our tricks"])
+def test_paired_and_node_size_words_need_hardware(text):
+    assert with_digit_counts(text) == text
