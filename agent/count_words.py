@@ -50,8 +50,7 @@ def _counted_hardware() -> re.Pattern:
     return re.compile(rf"(?<![\w-])({PHRASE})(?![\w-]){follows}")
 
 
-# A count whose hardware is said once for two: "sixteen or thirty-two H100s", "eight to sixteen GPUs" (the second
-# count is digits by then); and a node's size after its noun: "four nodes of eight", "boxes with four".
+# A node's size after its noun: "four nodes of eight", "boxes with four".
 NODE_SIZE = re.compile(rf"\b((?:nodes?|box(?:es)?|servers?|machines?|hosts?)\s+(?:of|with)\s+)({PHRASE})(?![\w-])")
 
 
@@ -104,7 +103,8 @@ def with_digit_counts(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _paired() -> re.Pattern:
-    """PAIRED, its second count followed by hardware."""
+    """A count whose hardware is said once for two: "sixteen or thirty-two H100s", "eight to sixteen GPUs" (the
+    second count is digits by then, followed by the hardware)."""
     gpu = rf"(?:{_gpu_words()})(?:s|'s)?"
     return re.compile(rf"(?<![\w-])({PHRASE})(?![\w-])(?=\s*(?:or|vs\.?|versus|to|and|,)\s*\d+\s*(?:x\s*)?"
                       rf"(?:(?:{GAP_WORD}|{gpu})[\s-]+)*(?:{HARDWARE_NOUN}|{gpu})(?![a-z0-9]))")
