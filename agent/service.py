@@ -29,6 +29,7 @@ from .config import AgentConfig, load_config
 from .events import ConfigsEvent, DeltaEvent, DoneEvent, ErrorEvent, Event, SessionEvent, ToolEvent
 from .guard import LeakGuard
 from .history import trim_turns
+from .message_limit import too_long_message
 from .loop import TurnRecord, arun_llm_turn, drive
 from .model import ChatModel, ModelError
 from .offload import INLINE, Offload
@@ -155,9 +156,7 @@ class ChatService:
                              "\"Llama-3.1-70B on 64 H100s, 8k context — what plan?\"")
             return
         if len(text) > self.config.max_message_chars:
-            yield ErrorEvent(f"the message is {len(text):,} characters long; the limit is "
-                             f"{self.config.max_message_chars:,}. Shorten it (a model can be named by its catalog id, "
-                             "or given to `shardwise evaluate --model config.json`).")
+            yield ErrorEvent(too_long_message(len(text), self.config.max_message_chars))
             return
         try:
             session = await offload.io(self.store.open, session_id)

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Literal, get_args, get_origin
 
 from .model import ModelReply, ToolCall
+from .count_words import count_value
 
 RETRY = ("[shardwise] Your reply wrote a tool call as text, and it could not be read{why}. Call the tool through "
          "the tool-calling interface (not in your message), with its arguments as one JSON object, e.g. "
@@ -221,6 +222,10 @@ def _numbers(value, notes: list[str], key: str = ""):
         number = float(text.replace(",", ""))
         notes.append(f"{key} {value!r} read as a number")
         return int(number) if number.is_integer() else number
+    counted = count_value(text)
+    if counted is not None:  # "sixteen", "two dozen": read as the planner reads the user's count words
+        notes.append(f"{key} {value!r} read as {counted}")
+        return counted
     match = SEQUENCE_TEXT.fullmatch(text)
     if key == "seq_len" and match:
         notes.append(f"seq_len {value!r} read as {round(float(match.group(1)) * 1024)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Callable
 
+from .catalog_listing import catalog_hint
 from .setting_text import SettingsText, spell_settings
 
 
@@ -46,5 +47,5 @@ def unknown_name_error(kind: str, name: str, candidates: list[str]) -> Shardwise
     suggestions = closest_names(name, candidates)
     hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
     return ShardwiseInputError(
-        f"unknown {kind} {name!r}.{hint} Run `shardwise {kind}s` to list the {len(candidates)} known {kind}s."
+        f"unknown {kind} {name!r}.{hint} Give {catalog_hint(kind, len(candidates))}."
     )

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .catalog_listing import catalog_hint
 from .errors import ShardwiseInputError, unknown_name_error
 from .hardware import GPUSpec, NetworkSpec
 
@@ -93,7 +94,7 @@ def get_network(name: str) -> NetworkSpec:
     if isinstance(name, NetworkSpec):
         return name
     if not isinstance(name, str) or not name.strip():
-        raise ShardwiseInputError("empty network name: give an id such as 'ib-ndr' (see `shardwise networks`)")
+        raise ShardwiseInputError(f"empty network name: give {catalog_hint('network', len(_catalog()[0]))}")
     custom = _user_defined(name, "network")
     if custom is not None:
         return _build(NetworkSpec, {"id": "custom", "name": "custom network", **custom}, "network")
@@ -108,7 +109,7 @@ def get_gpu(name: str) -> GPUSpec:
     if isinstance(name, GPUSpec):
         return name
     if not isinstance(name, str) or not name.strip():
-        raise ShardwiseInputError("empty GPU name: give an id such as 'h100-sxm' (see `shardwise gpus`)")
+        raise ShardwiseInputError(f"empty GPU name: give {catalog_hint('gpu', len(_catalog()[1]))}")
     custom = _user_defined(name, "gpu")
     if custom is not None:
         custom = {"id": "custom", "name": "custom GPU", **custom}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .catalog_listing import catalog_hint
 from .errors import ShardwiseInputError, unknown_name_error
 from .model_spec import ModelSpec
 
@@ -72,7 +73,7 @@ def model_ids() -> list[str]:
 
 def find_model(name: str) -> CatalogModel:
     if not isinstance(name, str) or not name.strip():
-        raise ShardwiseInputError("empty model name: give a catalog id such as 'llama-3.1-8b' (see `shardwise models`)")
+        raise ShardwiseInputError(f"empty model name: give {catalog_hint('model', len(model_ids()))}")
     entry = _catalog()[1].get(_key(name))
     if entry is None:
         raise unknown_name_error("model", name, model_ids())

@@ -12,6 +12,7 @@ from ..engine.explain import Explanation
 from ..engine.recommendation import Recommendation
 from ..engine.results import Evaluation
 from ..engine.whatif import WhatIf
+from ..agent.message_limit import too_long_message
 from . import engine_calls
 from ..engine.calibration.profile import CalibrationProfile
 from .calibrate import CalibrateRequest, calibrate as calibrate_run
@@ -105,7 +106,7 @@ def chat(body: ChatRequest, request: Request):
     state = request.app.state
     limit = state.max_message_chars
     if len(body.message) > limit:
-        raise HTTPException(413, f"message is {len(body.message):,} characters; the limit is {limit:,} — ask one question at a time")
+        raise HTTPException(413, too_long_message(len(body.message), limit))
     if not body.message.strip():
         raise HTTPException(422, "message is empty: ask about a model and a cluster, e.g. '70B on 64 H100s'")
     service = state.chat_service()

@@ -10,6 +10,8 @@ import re
 
 from ...engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ...engine.errors import ShardwiseInputError
+from ...engine.hardware_catalog import get_gpu
+from ...engine.training import TrainingSetup
 from ...prompts.render import render
 from ...tools.log_run import apply_reading
 from ...tools.scenario import Scenario
@@ -18,12 +20,14 @@ from .cues import ALTERNATIVE
 from .entities import Entities, normalise
 from .measured import MeasuredRun, several_runs
 from .measured_plans import MeasuredPlans
+from .measured_scale import scale_asked
 from .turn import Turn, plan_with, result_or_error, scenario_args
 
 # An FSDP run with no sharding stage said shards parameters, gradients and optimizer states: ZeRO-3. PyTorch
 # FSDP's default sharding_strategy is FULL_SHARD (torch.distributed.fsdp.FullyShardedDataParallel), and
 # torchtitan shards over every data-parallel rank by default (`parallelism.data_parallel_shard_degree = -1`).
 FSDP_ZERO = 3
+DEFAULT_PRECISION = TrainingSetup.model_fields["precision"].default  # what a run that names none trains in
 
 
 # The prediction asked for beside the measurement ("what MFU should we be seeing? we measure ~38 %"): the plan's
@@ -43,8 +47,11 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         return render("offline/measured_log_unusable.md.j2", zero=run.zero, reason=run.reason)
     if run.value == 0:  # "we measured 0 tok/s/GPU": nothing to fit, and not to be dropped in silence
         return render("offline/measured_zero.md.j2")
+    tflops = None
+    if run.kind == "tflops_per_gpu" and scenario.gpu is not None:  # "hitting ~410 TFLOPS per GPU": the MFU it is
+        run, tflops = as_mfu(run, scenario)
     if run.kind == "mfu" and run.value / 100 > MAX_MEASURED_MFU:
-        return render("offline/measured_mfu_impossible.md.j2", mfu=run.value / 100)
+        return render("offline/measured_mfu_impossible.md.j2", mfu=run.value / 100, tflops=tflops)
     knobs = e.plans[0] if e.plans else {}
     same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
                                                                                                  scenario.params)
@@ -70,12 +77,14 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         return None  # no plan known for the run: the caller answers the rest and asks for it
     parts = []
     text = normalise(message)
-    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text):
+    scale = scale_asked(message, scenario) if against is None or against.other is None else None
+    if PREDICTION_ASKED.search(text) and not CALIBRATION_ASKED.search(text) and scale is None:
         evaluated = turn.call("evaluate_plan", {"scenario": scenario_args(scenario), "plan": plan.model_dump()})
         parts.append(result_or_error(evaluated, "offline/evaluate.md.j2").strip())
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
                                                  **run.tool_arguments(scenario.gpus)})
-    parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total") if out.ok
+    parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total",
+                         said_range=range_text(run), tflops=tflops) if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
     if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
         parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()
@@ -83,7 +92,48 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
         parts.append(_compared_calibrated(turn, scenario, plan, against, out))
     elif out.ok and ALTERNATIVE.search(text):  # "we measured … on tp2 pp4. what would you run instead?"
         parts.append(_best_calibrated(turn, scenario, out))
+    elif out.ok and scale is not None:  # "[log of 8 GPUs] what should we expect on 64 GPUs?"
+        parts.append(_what_if_calibrated(turn, scenario, scale, out))
     return "\n\n---\n\n".join(parts)
+
+
+def _what_if_calibrated(turn: Turn, scenario: Scenario, change: Scenario, calibrated) -> str:
+    """The other cluster size asked beside the measurement, from the run's scenario, predicted with the profile just
+    fitted to the run (for this answer only, as the comparison above)."""
+    kept, turn.profile = turn.profile, calibrated.result.profile
+    try:
+        out = turn.call("what_if", {"scenario": scenario_args(scenario), "change": change.model_dump(mode="json")})
+    finally:
+        turn.profile = kept
+    if not out.ok:
+        return result_or_error(out, "offline/what_if.md.j2").strip()
+    return (render("offline/calibrated_what_if.md.j2", r=calibrated.result).strip() + "\n\n"
+            + render("offline/what_if.md.j2", r=out.result).strip())
+
+
+def as_mfu(run: MeasuredRun, scenario: Scenario) -> tuple[MeasuredRun, dict]:
+    """A measured TFLOP/s per GPU as the MFU it is: achieved over the GPU's dense peak at the run's precision (the
+    catalog's peak, engine/hardware.py `peak_tflops`), with what it was, for the answer to say."""
+    gpu = get_gpu(scenario.gpu)
+    precision = scenario.precision or DEFAULT_PRECISION
+    peak = gpu.peak_tflops(precision)
+    percent = 100 * run.value / peak
+    ranged = tuple(100 * v / peak for v in run.said_range) if run.said_range else None
+    return (MeasuredRun("mfu", percent, said_range=ranged),
+            {"value": run.value, "peak": peak, "gpu": gpu.name, "precision": precision, "percent": percent})
+
+
+RANGE_UNITS = {"tokens_per_s_per_gpu": ("{:,.0f}", " tokens/s per GPU"), "tokens_per_s_total": ("{:,.0f}", " tokens/s in total"),
+               "step_s": ("{:,.3g}", " s per step"), "mfu": ("{:.3g}", "% MFU")}
+
+
+def range_text(run: MeasuredRun) -> str | None:
+    """"3,800–4,100 tokens/s per GPU": the range the user gave, in the unit of the figure fitted."""
+    if run.said_range is None or run.kind not in RANGE_UNITS:
+        return None
+    number, unit = RANGE_UNITS[run.kind]
+    low, high = run.said_range
+    return f"{number.format(low)}–{number.format(high)}{unit}"
 
 
 def _best_calibrated(turn: Turn, scenario: Scenario, calibrated) -> str:

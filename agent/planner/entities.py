@@ -21,6 +21,7 @@ from .measured import pasted_log, without_log_lines
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
+from ..count_words import with_digit_counts
 from .setup_words import find_setup, without_doc_len
 from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
                          find_seq_len, find_train_tokens)
@@ -130,6 +131,7 @@ def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]
 def normalise(text: str) -> str:
     text = text.lower().replace("×", "x").replace("–", "-").replace("—", "-").replace("’", "'")
     text = re.sub(r"(?<=\d)x(?=[a-z])", "x ", text)  # "8xh100" -> "8x h100" ("8x7b" stays)
+    text = with_digit_counts(text)  # "sixteen gpus" -> "16 gpus", "a dozen nodes" -> "12 nodes"
     # "8k->16k", "8k → 16k": from one value to the other, as "from 8k to 16k" is read
     text = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?\s*[km]?)\s*(?:->|→|=>)\s*(?=\d)", r"from \1 to ", text)
     # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after

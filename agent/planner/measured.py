@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ...engine.errors import ShardwiseInputError
 from ...engine.training_logs import LogReading, read_log
+from .measured_range import middle_of_range
 
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
@@ -76,6 +77,14 @@ SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|set
 MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
                  rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
 
+# Achieved TFLOP/s per GPU, as Megatron-LM ("throughput per GPU (TFLOP/s/GPU)") and torchtitan ("tflops") print it:
+# "hitting ~410 TFLOPS per GPU", "412 TFLOP/s/GPU", "tflops per gpu of 395", "395 model tflops per gpu". Per GPU
+# only: a job's total (hundreds of PFLOP/s) is another figure. Fitted as the MFU it is of the GPU's dense peak
+# (calibrating.py), and said so: frameworks count FLOPs their own way.
+TFLOP = r"(?:model\s+)?tflop(?:/s|s|/sec)?|tf/s"
+PER_GPU = r"\s*(?:/\s*|per\s+|a\s+|each\s+)gpu\b"
+TFLOPS = re.compile(rf"{NUMBER}\s*(?:{TFLOP}){PER_GPU}|\b(?:{TFLOP}){PER_GPU}\s*(?:\(\s*tflop/s/gpu\s*\))?{SAID_AS}{NUMBER}")
+
 # "can you calibrate to our cluster?", "how do I calibrate": calibration asked for, with no figure to fit
 CALIBRATION_WORD = re.compile(r"\bcalibrat(?:e|ed|ing|ion)\b")
 # The calibration profile asked for: "with our profile", "using the calibrated model", "apply the calibration"
@@ -91,7 +100,8 @@ PROFILE_ASKED = re.compile(r"(?:\b(?:with|using|use|apply|applying|under|on|give
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent),
+    """One measured figure (`kind`: tokens_per_s_per_gpu | tokens_per_s_total | step_s | mfu, in percent |
+    tflops_per_gpu, fitted as the MFU it is of the GPU's peak, calibrating.py),
     a pasted log (`kind` log), a pasted log with no usable figure (`kind` log_unusable), or a tokens/s said
     neither per GPU nor in total (`kind` rate_unclear)."""
 
@@ -101,6 +111,7 @@ class MeasuredRun:
     reading: LogReading | None = None
     reason: str | None = None  # log_unusable: what the readers looked for
     zero: bool = False  # log_unusable: its step time or throughput is printed as zero
+    said_range: tuple[float, float] | None = None  # the figure was given as a range; `value` is its middle
 
     def tool_arguments(self, gpus: int | None = None) -> dict:
         """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
@@ -134,7 +145,8 @@ def _number(m: re.Match, *groups: int) -> tuple[float, str | None]:
 
 
 # The pattern that finds each kind of measured figure: where in a message the measurement is stated
-FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB}
+FIGURE = {"tokens_per_s_per_gpu": THROUGHPUT, "step_s": STEP_TIME, "mfu": MFU, "tokens_per_s_total": WHOLE_JOB,
+          "tflops_per_gpu": TFLOPS}
 
 
 def states_figure(text: str, kind: str) -> bool:
@@ -202,6 +214,12 @@ def measured_mfu_percent(text: str) -> float | None:
     return value if unit or value > 1 else 100 * value
 
 
+def measured_tflops(text: str) -> float | None:
+    """Achieved TFLOP/s per GPU the user says their run measured ("hitting ~410 TFLOPS per GPU"), or None."""
+    m = _measured(text, TFLOPS)
+    return None if m is None else float(m.group(1) or m.group(2))
+
+
 def measured_mfu(text: str) -> float | None:
     """The same MFU as a fraction ("38.6%" -> 0.386)."""
     percent = measured_mfu_percent(text)
@@ -246,12 +264,34 @@ def measured_run(text: str) -> MeasuredRun | None:
     unusable = unreadable_log(text)
     if unusable is not None:
         return unusable
+    ranged = middle_of_range(text)
+    if ranged is not None:  # "between 3,800 and 4,100 tok/s/gpu": its middle, when that is the figure read
+        middle_text, low, high = ranged
+        run = _figure(middle_text)
+        scale = _scale(run, (low + high) / 2) if run is not None and run.value is not None else None
+        if scale is not None:  # the range in the figure's own unit (a step in ms is read in s)
+            return MeasuredRun(run.kind, run.value, said_range=(low * scale, high * scale))
+    run = _figure(text)
+    if run is not None:
+        return run
+    return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
+
+
+def _figure(text: str) -> MeasuredRun | None:
     for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
-                       ("mfu", measured_mfu_percent), ("tokens_per_s_total", measured_total_throughput)):
+                       ("mfu", measured_mfu_percent), ("tflops_per_gpu", measured_tflops),
+                       ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
         if value is not None:
             return MeasuredRun(kind, value)
-    return MeasuredRun("rate_unclear") if measured_rate_unclear(text) else None
+    return None
+
+
+def _scale(run: MeasuredRun, middle: float) -> float | None:
+    """How the figure read is the range's middle (1; 0.001 for a step in ms, read in seconds; 100 for an MFU
+    fraction, read as percent), or None when it is another figure."""
+    return next((scale for scale in (1.0, 0.001, 100.0) if abs(run.value - middle * scale) <= 1e-9 * max(1.0, middle)),
+                None)
 
 
 def pending_record(run: MeasuredRun) -> dict:
@@ -279,7 +319,9 @@ LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|
 def without_log_lines(text: str) -> str:
     """The message without the training-log lines pasted into it: their numbers ("iteration 20/100",
     "consumed samples: 10240") are the log's, not a scenario's GPUs or batch. Words before a log on its
-    line are the user's and stay."""
+    line are the user's and stay, and so are words after it when the log is set off: closed by the quote that
+    opened it ("… on 32 A100: 'epoch=0/micro_step=100/…' — llama 2 13b zero3") or followed by a dash between
+    spaces ("… MaxMemAllocated=61.7GB — llama 2 13b"), which no log line prints."""
     kept = []
     for line in text.splitlines():
         if pasted_log(line) is None:
@@ -288,7 +330,26 @@ def without_log_lines(text: str) -> str:
         start = LOG_START.search(line)
         if start is not None and start.start() > 0:
             kept.append(line[:start.start()])
+        if start is not None:
+            after = _after_log(line, start.start())
+            if after:
+                kept.append(after)
     return "\n".join(kept)
+
+
+QUOTES = {"'": "'", '"': '"', "`": "`", "“": "”", "‘": "’"}
+SET_OFF = re.compile(r"\s(?:—|–|--?)\s")  # a dash between spaces: the user's words again
+
+
+def _after_log(line: str, start: int) -> str:
+    """The user's words after a log excerpt that starts at `start` on this line, or ''."""
+    opening = line[:start].rstrip()[-1:]
+    if opening in QUOTES:
+        end = line.find(QUOTES[opening], start)
+        if end != -1:
+            return line[end + 1:]
+    dash = SET_OFF.search(line, start)
+    return line[dash.end():] if dash else ""
 
 
 # A peak memory the run measured: "max_memory_allocated() on the worst rank = 72.4 GiB", "max allocated on rank 0

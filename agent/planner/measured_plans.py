@@ -38,17 +38,22 @@ def pieces(text: str) -> list[str]:
 def measured_plans(text: str, run: MeasuredRun, state: ConversationState) -> MeasuredPlans | None:
     """The run's own plan and the plan set against it, read from the normalised message `text`; None when the
     message does not say them apart (one plan named, or none in the measurement's own sentence)."""
-    if run.kind not in ("tokens_per_s_per_gpu", "tokens_per_s_total", "step_s", "mfu"):
+    if run.kind not in ("tokens_per_s_per_gpu", "tokens_per_s_total", "step_s", "mfu", "tflops_per_gpu"):
         return None  # a log names its own plan (tools/log_run.py); an unclear rate is asked about first
     parts = pieces(text)
     where = next((i for i, p in enumerate(parts) if states_figure(p, run.kind)), None)
     if where is None:
         return None
     own = [p for p in find_plans(parts[where]) if p]
+    run_at = where
+    if not own and where > 0 and not COMPARE_CUE.search(parts[where - 1]):
+        # the setup said just before the figure: "llama 8b on 8 h100, tp1, 4k: our job does 60,000 tokens/s",
+        # "(tp8 pp4 zero1, seq 8192): step takes 62 s" (a colon or full stop between them)
+        own, run_at = [p for p in find_plans(parts[where - 1]) if p], where - 1
     if len(own) != 1:
         return None  # no plan, or two, in the measurement's own sentence: read as before
-    others = [p for i, part in enumerate(parts) if i != where for p in find_plans(part) if p and p != own[0]]
-    rest = " ".join(p for i, p in enumerate(parts) if i != where)
+    others = [p for i, part in enumerate(parts) if i not in (where, run_at) for p in find_plans(part) if p and p != own[0]]
+    rest = " ".join(p for i, p in enumerate(parts) if i not in (where, run_at))
     asks_compare = COMPARE_CUE.search(rest) is not None or COMPARE_CUE.search(parts[where]) is not None
     if others:  # "would tp8 pp2 beat it?", "does tp8 pp2 fit?", "and tp8 pp2?": the comparison answers each
         return MeasuredPlans(own[0], others[0])

@@ -212,7 +212,11 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
         node_after = re.match(r"\s*(?:gpus?\s*)?(?:nodes?|box(?:es)?|servers?|machines?|hosts?|racks?|pods?|systems?)\b", after)
         if "gpus" in counts and node_after:
             word = c.group(1)
-            if word in NUMBER_WORDS or re.search(r"\b(?:one|single|a|an|1)\s+$", before[:c.start()]):
+            servers = re.search(r"(?<![\w.\-])(\d+)\s+$", before[:c.start()])
+            if servers and int(servers.group(1)) > 0:  # "2 8x A100 boxes", "a couple of 8x A100 boxes": two of eight
+                counts = {"nodes": int(servers.group(1)), "gpus_per_node": counts["gpus"]}
+                start = servers.start()
+            elif word in NUMBER_WORDS or re.search(r"\b(?:one|single|a|an|1)\s+$", before[:c.start()]):
                 counts = {"nodes": 1, "gpus_per_node": counts["gpus"]} if word not in NUMBER_WORDS else \
                     {"nodes": counts["gpus"]}
             else:

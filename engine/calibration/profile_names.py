@@ -10,7 +10,8 @@ can arrive in a REST body, and the server must not open files a client names.
 
 from __future__ import annotations
 
-from ..hardware_catalog import get_gpu, get_network
+from ..catalog_listing import catalog_hint
+from ..hardware_catalog import get_gpu, get_network, list_gpus, list_networks
 
 CUSTOM_ID = "custom"
 
@@ -24,7 +25,7 @@ def catalog_gpu_id(name: str) -> str:
     if name == CUSTOM_ID:
         return name
     if _looks_like_a_definition(name):
-        raise ValueError("gpu must be a GPU id such as 'h100-sxm' (see `shardwise gpus`), not a definition")
+        raise ValueError(f"gpu must be {catalog_hint('gpu', len(list_gpus()))}, not a definition")
     return get_gpu(name).id  # ShardwiseInputError is a ValueError: pydantic reports it on the field
 
 
@@ -32,5 +33,5 @@ def catalog_network_id(name: str | None) -> str | None:
     if name is None or name == CUSTOM_ID:
         return name
     if _looks_like_a_definition(name):
-        raise ValueError("network must be a network id such as 'ib-ndr' (see `shardwise networks`), not a definition")
+        raise ValueError(f"network must be {catalog_hint('network', len(list_networks()))}, not a definition")
     return get_network(name).id

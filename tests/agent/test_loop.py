@@ -91,13 +91,14 @@ def test_parallel_tool_calls_are_all_answered_in_order(make_service, fake_model)
 
 def test_malformed_arguments_go_back_as_a_fix_list_and_the_model_retries(make_service, fake_model):
     bad = ("recommend_plans", '{"scenario": {"model": "llama-3.1-8b", "gpu": "h100", "gpus": "eight"}, "colour": 1')
-    wrong_type = ("recommend_plans", {"scenario": {**SCENARIO, "gpus": "eight"}, "top_k": 2, "colour": "red"})
+    # "a few" is no count ("eight" is read as 8 by the repair, agent/count_words.py, as the planner reads it)
+    wrong_type = ("recommend_plans", {"scenario": {**SCENARIO, "gpus": "a few"}, "top_k": 2, "colour": "red"})
     model = fake_model([{"calls": [bad]}, {"calls": [wrong_type]}, {"calls": [RECOMMEND]}, {"text": "ok [R3]"}])
     events, done = run(make_service(model), "llama 8b on 8 h100")
     first_error = json.loads(tool_messages(model.requests[1])[-1]["content"])
     assert "not valid JSON" in first_error["fix"][0]
     second_error = json.loads(tool_messages(model.requests[2])[-1]["content"])
-    assert "scenario.gpus: Input should be a valid integer, unable to parse string as an integer (got \"eight\")" \
+    assert "scenario.gpus: Input should be a valid integer, unable to parse string as an integer (got \"a few\")" \
         in second_error["fix"]
     assert "colour: is not an argument of this tool; remove it" in second_error["fix"]
     assert [e.ok for e in events if isinstance(e, ToolEvent)] == [False, False, True]
