@@ -22,19 +22,11 @@ from shardwise.engine.model_catalog import get_model
 from shardwise.engine.search import recommend
 from shardwise.engine.training import TrainingSetup
 
+from support.openai_replies import completion
+
 BASE = "http://127.0.0.1:11434/v1"
 SCENARIO = {"model": "mistral-7b", "gpu": "h100-sxm", "gpus": 32, "seq_len": 4096, "global_batch": 512}
 TOKENS, PRICE = 1e12, 2.5  # "1T tokens at $2.5/GPU-h"
-
-
-def completion(content: str | None = None, calls: list[tuple[str, str]] = ()) -> httpx.Response:
-    message = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                                 for i, (n, a) in enumerate(calls)]
-    return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "qwen2.5:7b",
-                                     "choices": [{"index": 0, "message": message,
-                                                  "finish_reason": "tool_calls" if calls else "stop"}]})
 
 
 def quoting_the_result(request: httpx.Request) -> httpx.Response:

@@ -17,19 +17,11 @@ from shardwise.agent.openai_model import OpenAIChatModel
 from shardwise.agent.service import ChatService
 from shardwise.agent.sessions import SessionStore
 
+from support.openai_replies import completion
+
 BASE = "http://127.0.0.1:11434/v1"  # where Ollama serves its OpenAI-compatible API
 SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8, "seq_len": 4096, "global_batch": 256}
 DONE = "Here is the plan [R1]."
-
-
-def completion(content: str | None = None, calls: list[tuple[str, str]] = ()) -> httpx.Response:
-    message = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                                 for i, (n, a) in enumerate(calls)]
-    return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "qwen2.5:7b",
-                                     "choices": [{"index": 0, "message": message,
-                                                  "finish_reason": "tool_calls" if calls else "stop"}]})
 
 
 @pytest.fixture
