@@ -10,6 +10,9 @@ nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collecte
 a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet. Set 5 (data/external_runs_5.csv,
 load_external_runs_5) was collected in session 9 from MLPerf Training rounds sets 1-4 did not use (v3.0, v4.1, v5.0,
 v5.1, and v4.0's LoRA runs by submitters other than NVIDIA), as the first-run judge of that session's band method.
+Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from papers sets 1-5 did not
+use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table), for a future
+judge: nothing evaluates it, and it is in no judged-set table below.
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -53,12 +56,19 @@ EXTERNAL_FILE_3 = "external_runs_3.csv"
 EXTERNAL_FILE_4 = "external_runs_4.csv"
 # Set 5, collected 2026-11-27 (session 9) as the first-run judge of that session's band method.
 EXTERNAL_FILE_5 = "external_runs_5.csv"
+# Set 6, collected 2026-11-27 (session 9) for a FUTURE judge: nobody evaluates it before then.
+EXTERNAL_FILE_6 = "external_runs_6.csv"
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
 SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron-llama": "megatron-llama",
                  "torchtitan docs/performance.md": "torchtitan-docs-2024", "mlperf training v4.0 nvidia": "mlperf-training-v4.0",
                  "mlperf training v3.1 nvidia": "mlperf-training-v3.1", "mlperf training v3.1 azure": "mlperf-training-v3.1-azure"}
+
+
+# Set 6's source names (a paper and its table), matched in the row's source, lower case.
+SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
+                 "flashattention-2 paper": "flash-attn2-paper-2023"}
 
 
 def _superseded(row: dict) -> str:
@@ -180,9 +190,20 @@ def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     return replace(run, source=name, group=group)
 
 
+def _set_6_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """The set-6 source name (one per paper), also as the head of the run's group."""
+    name = next((short for key, short in SET_6_SOURCES.items() if key in row["source"].lower()), "")
+    if not name:
+        return run
+    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
+    return replace(run, source=name, group=group)
+
+
 def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
     if file == EXTERNAL_FILE_4:
         return _set_4_source(run, row)
+    if file == EXTERNAL_FILE_6:
+        return _set_6_source(run, row)
     return _set_5_source(run, row) if file == EXTERNAL_FILE_5 else run
 
 
@@ -266,6 +287,14 @@ def load_external_runs_5() -> tuple[CalibrationRun, ...]:
     it is a run of set 4, no used row a layout of sets 1-4 or the calibration data); held for the first run of
     session 9's band method (v5 against v7), and evaluated by nothing before it; in no band method's bands."""
     return _load(EXTERNAL_FILE_5)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_6() -> tuple[CalibrationRun, ...]:
+    """External set 6 (data/external_runs_6.csv): never fitted, never in the bands, in none of sets 1-5 and in no
+    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged;
+    only its source names are its own."""
+    return _load(EXTERNAL_FILE_6)
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
