@@ -13,9 +13,12 @@ from ..engine.calibration.fit_profile import Measurement, fit_profile
 from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu, tokens_from_step_time
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
+from ..engine.evaluate import evaluate
 from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
+from ..tools.figures import plan_figures
 from ..tools.log_run import NO_ACCUMULATION, DerivedBatch, derived_global_batch
+from ..tools.measured_peak import measured_peak_of_plan, stated_by_log
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 from .flags import error_text, flag_for
@@ -153,7 +156,8 @@ def _derive_batch(args: argparse.Namespace, reading: LogReading) -> DerivedBatch
     return derived
 
 
-def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
+def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str, frozenset[str]]:
+    """The measured run, what to say about how it was read, and the memory settings its log printed."""
     note = ""
     reading, defaulted = None, []
     if args.from_log:
@@ -185,7 +189,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str]:
     tokens = tokens_from_log(reading, setup, cluster) if reading else measured_tokens(args, model, cluster, setup)
     peak = args.measured_peak_gib or (reading.peak_gib if reading else None)
     return Measurement(model=model, cluster=cluster, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,
-                       peak_gib=peak), note
+                       peak_gib=peak), note, stated_by_log(reading)
 
 
 class RowError(Exception):
@@ -248,9 +252,33 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
 
 # --- output ---------------------------------------------------------------------------------
 
-def render(profile: CalibrationProfile, note: str) -> str:
+def peak_lines(run_: Measurement, stated: frozenset[str] = frozenset()) -> list[str]:
+    """A measured peak the plan as given does not explain: what recompute or the ZeRO stage, changed alone,
+    predicts (engine/peak_settings.py), so a misdescribed run shows before its profile is used."""
+    e = evaluate(run_.model, run_.cluster, run_.setup, run_.strategy)
+    m = measured_peak_of_plan(run_.peak_gib, run_, run_.strategy, plan_figures(e), stated)
+    if m.explained:
+        return []
+    why = (f"the plan as given does not fit in the {run_.cluster.gpu.id}'s {run_.cluster.gpu.memory_gib:g} GiB, yet the "
+           "run ran" if not m.plan_fits else "the measured peak is outside the predicted band")
+    if not m.alternatives:
+        return [f"  {why}; the log states {' and '.join(m.stated_by_log) or 'the settings that move memory most'}, so "
+                "the difference is in what the model counts or in the figure (reserved vs allocated, GB vs GiB)"]
+    lines = [f"  {why}: the run probably differs from its description (the profile below is fitted to the plan as "
+             "given: calibrate again with the setting the run used); changed alone:"]
+    for a in m.alternatives:
+        name = f"--recompute {a.value}" if a.setting == "recompute" else f"--zero {a.value}"
+        band = f" (likely {a.likely_gib[0]:.1f}-{a.likely_gib[1]:.1f})" if a.likely_gib else ""
+        lines.append(f"    {name:<22} {a.predicted_gib:6.1f} GiB{band}{'  <- holds the measured peak' if a.holds_measured else ''}")
+    if not any(a.holds_measured for a in m.alternatives):
+        lines.append(f"    none holds {m.measured_gib:.1f} GiB: the difference is elsewhere (a setting shardwise does not "
+                     "model, such as checkpointing some layers or CPU offload, or the figure: reserved vs allocated, GB vs GiB)")
+    return lines
+
+
+def render(profile: CalibrationProfile, note: str, runs: list[Measurement] = (), stated: frozenset[str] = frozenset()) -> str:
     lines = [note] if note else []
-    for r in profile.runs:
+    for i, r in enumerate(profile.runs):
         before, after = r.predicted_before, r.predicted_after
         m = r.measured_tokens_per_s_per_gpu
         lines.append(f"run        {r.model}, {r.gpus} GPUs, seq {r.seq_len:,}, global batch {r.global_batch:,}, {r.plan}")
@@ -260,6 +288,8 @@ def render(profile: CalibrationProfile, note: str) -> str:
         if r.measured_peak_gib is not None and r.predicted_peak_gib is not None:
             lines.append(f"  peak memory measured {r.measured_peak_gib:.1f} GiB, predicted {r.predicted_peak_gib:.1f} GiB "
                          f"({r.predicted_peak_gib / r.measured_peak_gib - 1:+.1%}; compared, not fitted)")
+            if i < len(runs):
+                lines += peak_lines(runs[i], stated)
     lines.append(f"profile    compute ×{profile.compute_scale:.3f} for {profile.gpu}, {profile.precision}, {profile.framework}")
     if profile.network:
         lines.append(f"           network ×{profile.comm_scale:.3f} for {profile.network} (cross-node traffic)")
@@ -308,11 +338,12 @@ def run(args: argparse.Namespace) -> int:
             raise ShardwiseInputError(f"--measured-csv holds the measured runs, so {', '.join(beside)} would be "
                                       "ignored: give one or the other (or add the run as a row)")
         runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
+        stated = frozenset()
     elif not args.gpu or not (args.gpus or args.from_log):
         raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's; a log that prints its GPU count "
                                   "gives --gpus), or --measured-csv FILE whose rows name them")
     else:
-        run_, note = measurement_from_args(args)
+        run_, note, stated = measurement_from_args(args)
         runs = [run_]
     profile = fit_profile(runs)
     best = best_plan_lines(runs[0], profile) if len(runs) == 1 and not args.json else []
@@ -324,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(profile)
     else:
-        print("\n".join([render(profile, note), *best]))
+        print("\n".join([render(profile, note, runs, stated), *best]))
         if args.save:
             print(f"saved      {args.save} (use it with --profile {args.save})")
     return 0

@@ -20,7 +20,7 @@ from ..engine.evaluate import evaluate
 from .base import Result, Tool
 from .figures import ScenarioFacts, plan_figures, r, scenario_facts
 from .log_run import DerivedBatch, apply_reading, derived_global_batch
-from .measured_peak import MeasuredPeak, measured_peak
+from .measured_peak import MeasuredPeak, measured_peak_of_plan, stated_by_log
 from .scenario import Args, Plan, Scenario
 
 SCENARIO_FLAGS = (("model", "--model"), ("params", "--params"), ("gpu", "--gpu"), ("gpus", "--gpus"),
@@ -153,7 +153,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
     run = Measurement(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), m)
     p = fit_profile([run], with_memory=False)
     s = p.runs[0]
-    peak = _peak_against_prediction(reading.peak_gib if reading else None, resolved, plan)
+    peak = _peak_against_prediction(reading.peak_gib if reading else None, resolved, plan, stated_by_log(reading))
     return CalibrateResult(
         scenario=scenario_facts(scenario, resolved), plan_label=plan.label(), measured_tokens_per_s_per_gpu=r(m, 1),
         measured_from="log" if reading else given[0].removeprefix("measured_"),
@@ -168,7 +168,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
         command=command_line(scenario, plan, args, logged_fields(reading)), profile=p, **peak)
 
 
-def _peak_against_prediction(peak_gib: float | None, resolved, plan: Plan) -> dict:
+def _peak_against_prediction(peak_gib: float | None, resolved, plan: Plan, stated: frozenset[str]) -> dict:
     """A log's measured peak set against the plan's predicted peak and its band, uncalibrated: the profile
     scales time, not memory (engine/calibration/fit_profile.py, with_memory=False)."""
     if peak_gib is None:
@@ -176,7 +176,7 @@ def _peak_against_prediction(peak_gib: float | None, resolved, plan: Plan) -> di
     f = plan_figures(evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy()))
     return {"predicted_peak_gib": f.memory_gib, "peak_gib_likely": f.memory_gib_likely,
             "peak_likely_basis": memory_band(resolved.setup).basis if f.memory_gib_likely else None,
-            "measured_peak": measured_peak(peak_gib, f.memory_gib, f.memory_gib_likely)}
+            "measured_peak": measured_peak_of_plan(peak_gib, resolved, plan.strategy(), f, stated)}
 
 
 CALIBRATE = Tool(

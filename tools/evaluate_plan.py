@@ -11,7 +11,7 @@ from .base import Result, Tool
 from .calibration import active_profile
 from ..engine.calibration.intervals import memory_band
 from .figures import PlanFigures, ScenarioFacts, Term, plan_figures, r, scenario_facts
-from .measured_peak import MeasuredPeak, measured_peak
+from .measured_peak import MeasuredPeak, measured_peak_of_plan
 from .scenario import Args, Plan, Scenario
 
 
@@ -120,7 +120,7 @@ def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
         capacity_gib=f.capacity_gib, memory_free_gib=f.memory_free_gib,
         memory_percent_of_capacity=f.memory_percent_of_capacity, memory_gib_likely=f.memory_gib_likely,
         memory_likely_basis=memory_band(resolved.setup).basis if f.memory_gib_likely else None,
-        measured_peak=(measured_peak(args.measured_peak_gib, f.memory_gib, f.memory_gib_likely)
+        measured_peak=(measured_peak_of_plan(args.measured_peak_gib, resolved, plan.strategy(), f)
                        if args.measured_peak_gib is not None else None),
         terms=f.memory_terms, largest_term=f.memory_terms[0],
         details_gib={k: round(v, 3) for k, v in e.memory.details_gib.items()}, violations=f.violations, evaluation=e,
