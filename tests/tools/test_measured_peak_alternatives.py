@@ -67,3 +67,17 @@ def test_calibrate_cli_lists_the_changes_before_the_profile(capsys):
     at = next(i for i, line in enumerate(lines) if "yet the run ran" in line)
     assert "--recompute full" in lines[at + 1] and "none holds 61.7 GiB" in out  # 23 GiB predicted, 61.7 measured
     assert at < next(i for i, line in enumerate(lines) if line.startswith("profile"))
+
+
+def test_settings_a_log_printed_are_not_second_guessed(capsys):
+    # tests/fixtures/logs/megatron_lm.log prints its arguments (recompute_granularity, use_distributed_optimizer) and a
+    # 60 GB peak that the plan as given cannot reach: no change of either setting is offered, the log is what ran
+    from pathlib import Path
+
+    from support.cli_runner import run
+
+    log = Path(__file__).parents[1] / "fixtures" / "logs" / "megatron_lm.log"
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", 64, "--from-log", log)
+    assert code == 0, err
+    assert "the log states recompute and the ZeRO stage" in out
+    assert "--recompute full" not in out and "--zero 3" not in out
