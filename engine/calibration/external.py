@@ -68,7 +68,8 @@ SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron
 
 # Set 6's source names (a paper and its table), matched in the row's source, lower case.
 SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
-                 "flashattention-2 paper": "flash-attn2-paper-2023"}
+                 "flashattention-2 paper": "flash-attn2-paper-2023",
+                 "nemo megatron launcher readme": "nemo-megatron-launcher-readme"}
 
 
 def _superseded(row: dict) -> str:
@@ -124,8 +125,12 @@ def _not_stated(row: dict) -> str:
 
 
 def _partial_block_ac(row: dict) -> str:
-    return ("recompute: block-level activation checkpointing of an unstated fraction of the blocks"
-            if "ac fraction not stated" in row["notes"].lower() else "")
+    """Block-level checkpointing of part of the layers is neither none, selective nor full recompute: an unstated
+    fraction ('AC FRACTION NOT STATED', set 4) or a stated one the engine cannot plan ('PARTIAL BLOCK AC: ...', set 6)."""
+    if "ac fraction not stated" in row["notes"].lower():
+        return "recompute: block-level activation checkpointing of an unstated fraction of the blocks"
+    m = re.search(r"PARTIAL BLOCK AC: ([^;]+)", row["notes"])
+    return f"recompute: block-level activation checkpointing of part of the layers ({m.group(1).strip()})" if m else ""
 
 
 def _contradicted(row: dict) -> str:
