@@ -3,6 +3,7 @@ Expected values below are the papers' printed cells (the line quoted, with its t
 the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a band on set 6."""
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,11 @@ from support.external_file import ExternalFile
 
 KNOWN_EXCLUSIONS = (
     "no architecture",  # FlashAttention-2 Table 1: the paper prints no dimensions, batch or plan for its GPT3 models
+    "same configuration measured with a newer release",  # NeMo launcher README: 5B tables B, C re-measured by D
+    "block-level activation checkpointing of part of the layers",  # launcher table A: 4 of 24 layers recomputed
+    "the source contradicts the row",  # launcher tables E, F: the README's layout is not its config's
 )
-NEMOTRON, FA2 = "arXiv:2402.16819v2", "arXiv:2307.08691"
+NEMOTRON, FA2, LAUNCHER = "arXiv:2402.16819v2", "arXiv:2307.08691", "NVIDIA/NeMo-Framework-Launcher@"
 H100_BF16_PEAK = 989e12  # the Nemotron-4 15B report: "a peak throughput of 989 teraFLOP/s ... (bfloat16)"
 
 SET_6 = ExternalFile(EXTERNAL_FILE_6, load_external_runs_6)
@@ -32,8 +36,9 @@ def _earlier_runs():
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
-    SET_6.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=3)
-    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12  # Nemotron-4 Table 2 rows + FlashAttention-2 cells
+    SET_6.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=15)
+    # Nemotron-4 Table 2 rows + FlashAttention-2 cells + the launcher README's tables A-G (6+7+7+7+3+6+5 cells)
+    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41
 
 
 def test_same_columns_as_the_calibration_file():
@@ -44,6 +49,10 @@ def test_same_columns_as_the_calibration_file():
 
 def test_every_row_cites_a_paper_table_and_the_stored_text_it_was_read_from():
     for r in _rows():
+        if LAUNCHER in r["source_locator"]:  # a README at a commit: the commit is the stored text's address
+            assert re.search(r"@[0-9a-f]{10}:README\.md section '[67]\.1\.2\. Training Performance Results'",
+                             r["source_locator"]), r["source_locator"]
+            continue
         assert (NEMOTRON in r["source_locator"] and "Table 2" in r["source_locator"]) or \
                (FA2 in r["source_locator"] and "Table 1" in r["source_locator"]), r["source_locator"]
         assert "find_string id" in r["notes"], r["notes"]
@@ -57,7 +66,7 @@ def test_set_6_never_reaches_the_fit_the_bands_or_sets_1_to_5():
                        (EXTERNAL_FILE_5, load_external_runs_5)):
         assert all(r.key.startswith(file + ":") for r in load())
     sources = {r.source for r in load_external_runs_6()}
-    assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023"}
+    assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023", "nemo-megatron-launcher-readme"}
     assert not sources & {r.source for r in _earlier_runs()}
 
 
@@ -150,3 +159,83 @@ def test_flashattention2_table_written_cell_by_cell_and_excluded():
             assert written["seq_len"] == ("2048" if "2k" in row else "8192")
             # the paper prints no dimensions, batch, precision or plan for these models: nothing to evaluate
             assert _run(key).status.startswith("excluded: no architecture"), key
+
+
+# --- NeMo Megatron launcher README, GPT "Training Performance Results" ---------------------------------------------
+# NVIDIA/NeMo-Framework-Launcher README.md (git history 2022-01 ... 2023-10): seven distinct tables, each written once
+# at the newest revision printing it. As printed (the 'Tokens per Second' row under 'Nodes'):
+# A @459f5a5707 5B   | Nodes 1 4 8 10 16 20       | 32440 128450 252968 314572 495452 610795
+# B @f80b9461eb 5B   | Nodes 1 2 5 9 10 18 20     | 38575 76720 189410 333610 370027 639722 703847
+# C @2a4b2a41c0 5B   | Nodes 1 2 5 9 10 18 20     | 39660 78769 193258 342920 383500 652460 726384
+# D @f6bfcab48a 5B   | Nodes 1 2 5 9 10 18 20     | 39543 79128 195047 344523 383500 670254 731791
+# E @f6bfcab48a 175B | Nodes 16 32 128            | 20642 38025 141306
+# F @80353286b4 5B   | Nodes 1 2 4 8 16 32        | 40345 79815 161754 312774 659481 1159288
+# G @80353286b4 175B | Nodes 8 16 32 64 128       | 7500 14950 29537 58211 109684
+LAUNCHER_TABLES = {"A": ("5B", (1, 4, 8, 10, 16, 20), (32440, 128450, 252968, 314572, 495452, 610795)),
+                   "B": ("5B", (1, 2, 5, 9, 10, 18, 20), (38575, 76720, 189410, 333610, 370027, 639722, 703847)),
+                   "C": ("5B", (1, 2, 5, 9, 10, 18, 20), (39660, 78769, 193258, 342920, 383500, 652460, 726384)),
+                   "D": ("5B", (1, 2, 5, 9, 10, 18, 20), (39543, 79128, 195047, 344523, 383500, 670254, 731791)),
+                   "E": ("175B", (16, 32, 128), (20642, 38025, 141306)),
+                   "F": ("5B", (1, 2, 4, 8, 16, 32), (40345, 79815, 161754, 312774, 659481, 1159288)),
+                   "G": ("175B", (8, 16, 32, 64, 128), (7500, 14950, 29537, 58211, 109684))}
+
+
+def _launcher_key(table: str, nodes: int) -> str:
+    return _key(f"(table {table}), row 'Tokens per Second', column 'Nodes'", num_gpus=8 * nodes)
+
+
+def test_launcher_tables_written_cell_by_cell_as_tokens_per_gpu():
+    for table, (size, nodes, tokens) in LAUNCHER_TABLES.items():
+        for n, tps in zip(nodes, tokens):
+            row = SET_6.row(_launcher_key(table, n))
+            assert row["model"] == f"GPT3-{size}" and row["num_gpus"] == str(8 * n) and row["seq_len"] == "2048"
+            # the table prints the whole job's tokens/s: per GPU = tokens/s / (nodes x 8 GPUs per DGX A100)
+            assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(tps / (8 * n), abs=0.051)  # 1 decimal
+            assert f"= {tps} (tokens/s" in row["notes"]
+
+
+def test_launcher_5b_table_d_by_hand_and_used():
+    # D, 'Nodes' 20: 731,791 tokens/s / 160 GPUs = 4,573.69 tokens/s/GPU; the README's '5B configuration': "This model
+    # uses tensor parallelism of 2" (no pipeline named); 5b.yaml at b20f85d4d6: global_batch_size 1440, micro 2
+    r = _run(_launcher_key("D", 20))
+    assert r.used and r.source == "nemo-megatron-launcher-readme" and r.cluster.gpu.id == "a100-80gb"
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.micro_batch) == (2, 1, 2) and r.setup.global_batch == 1440
+    assert r.measured_tokens_per_gpu == pytest.approx(4573.7, abs=0.05)
+    assert r.model.num_layers == 24 and r.model.hidden_size == 4096  # "24 transformer layers, a hidden size of 4096"
+
+
+def test_launcher_175b_table_g_by_hand_and_used():
+    # G, 'Nodes' 8: 7,500 tokens/s / 64 GPUs = 117.19 tokens/s/GPU; the README's '175B configuration' at 3579cdb3f2:
+    # "tensor parallelism of 8 and pipeline parallelism of 8"; 175b.yaml: global_batch_size 2048, micro 2, selective
+    r = _run(_launcher_key("G", 8))
+    assert r.used and r.model.name == "GPT-3-175B" and r.cluster.num_gpus == 64
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.vpp, r.strategy.recompute) == (8, 8, 1, "selective")
+    assert r.setup.global_batch == 2048 and r.measured_tokens_per_gpu == pytest.approx(117.2, abs=0.05)
+    counts = sorted(x.cluster.num_gpus for x in load_external_runs_6() if x.used and x.model.name == "GPT-3-175B")
+    assert counts == [64, 128, 256, 512, 1024]
+
+
+def test_launcher_5b_table_a_batch_agrees_with_the_printed_convergence_row():
+    # A's config (82b98b2435 conf/training/5b.yaml): micro 2 x accumulate_grad_batches 8 x DP (160 GPUs / TP 2 = 80)
+    # = 1,280, and the README's accuracy table prints "| 160 | 1280 | 2048 | 300B | 1.685 | 610,795 | 156 |" - the
+    # 20-node cell of A; its 4-of-24-layer block recompute is no plan the engine has: written, excluded
+    r = _run(_launcher_key("A", 20))
+    assert SET_6.row(r.key)["global_batch_seqs"] == "1280" == str(2 * 8 * (160 // 2))
+    assert r.status.startswith("excluded: recompute: block-level activation checkpointing of part of the layers")
+
+
+def test_launcher_re_measured_5b_tables_keep_the_newest():
+    # B, C and D print the same node counts for one configuration (TP 2, micro 2, GBS 1440): D, the newest, is used
+    for n in (1, 2, 5, 9, 10, 18, 20):
+        assert _run(_launcher_key("D", n)).used
+        for older in ("B", "C"):
+            assert _run(_launcher_key(older, n)).status == "excluded: same configuration measured with a newer release"
+
+
+def test_launcher_tables_whose_readme_and_config_disagree_are_excluded():
+    # E (175B): the README says "pipeline parallelism of 16", its 175b.yaml at d4317dddae sets 8; F (5B): the README
+    # says "tensor parallelism of 2", its 5b.yaml at 3579cdb3f2 sets 1 - which plan ran is not stated
+    for table, (_, nodes, _) in LAUNCHER_TABLES.items():
+        if table in "EF":
+            for n in nodes:
+                assert _run(_launcher_key(table, n)).status.startswith("excluded: the source contradicts the row")
