@@ -69,7 +69,8 @@ SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron
 # Set 6's source names (a paper and its table), matched in the row's source, lower case.
 SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
                  "flashattention-2 paper": "flash-attn2-paper-2023",
-                 "nemo megatron launcher readme": "nemo-megatron-launcher-readme"}
+                 "nemo megatron launcher readme": "nemo-megatron-launcher-readme",
+                 "nemo megatron launcher examples readme": "nemo-launcher-examples-2024"}
 
 
 def _superseded(row: dict) -> str:
@@ -181,7 +182,12 @@ def _precision_not_stated(row: dict) -> str:
 
 def _earlier_layout(row: dict) -> str:
     m = re.search(r"SAME LAYOUT AS EARLIER DATA: ([^;]+)", row["notes"])
-    return f"the layout of an earlier file's row: {m.group(1).strip()}" if m else ""
+    if m:
+        return f"the layout of an earlier file's row: {m.group(1).strip()}"
+    # set 6: a source re-printing a run an earlier file holds (its layout printed with fewer columns, so parsing alone
+    # cannot match it) says so in notes; the earlier file's row stands for the run
+    m = re.search(r"SAME MEASUREMENT AS EARLIER DATA: ([^;]+)", row["notes"])
+    return f"a re-print of an earlier file's run: {m.group(1).strip()}" if m else ""
 
 
 def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
