@@ -10,9 +10,12 @@ nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collecte
 a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet. Set 5 (data/external_runs_5.csv,
 load_external_runs_5) was collected in session 9 from MLPerf Training rounds sets 1-4 did not use (v3.0, v4.1, v5.0,
 v5.1, and v4.0's LoRA runs by submitters other than NVIDIA), as the first-run judge of that session's band method.
-Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from papers sets 1-5 did not
-use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table), for a future
-judge: nothing evaluates it, and it is in no judged-set table below.
+Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from sources sets 1-5 did not
+use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table, the NeMo Megatron
+launcher's README and examples README performance tables), for a future judge: nothing evaluates it, and it is in no
+judged-set table below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
+excluded like set 4's unstated fraction) and 'SAME MEASUREMENT AS EARLIER DATA: ...' (a re-print of an earlier file's
+run, excluded like set 5's same layout).
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
