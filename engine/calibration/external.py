@@ -10,9 +10,12 @@ nothing yet. Set 4 (data/external_runs_4.csv, load_external_runs_4) was collecte
 a judge, from sources sets 1-3 did not use; it too is evaluated by nothing yet. Set 5 (data/external_runs_5.csv,
 load_external_runs_5) was collected in session 9 from MLPerf Training rounds sets 1-4 did not use (v3.0, v4.1, v5.0,
 v5.1, and v4.0's LoRA runs by submitters other than NVIDIA), as the first-run judge of that session's band method.
-Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from papers sets 1-5 did not
-use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table), for a future
-judge: nothing evaluates it, and it is in no judged-set table below.
+Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from sources sets 1-5 did not
+use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table, the NeMo Megatron
+launcher's README and examples README performance tables), for a future judge: nothing evaluates it, and it is in no
+judged-set table below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
+excluded like set 4's unstated fraction) and 'SAME MEASUREMENT AS EARLIER DATA: ...' (a re-print of an earlier file's
+run, excluded like set 5's same layout).
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -68,7 +71,9 @@ SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron
 
 # Set 6's source names (a paper and its table), matched in the row's source, lower case.
 SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
-                 "flashattention-2 paper": "flash-attn2-paper-2023"}
+                 "flashattention-2 paper": "flash-attn2-paper-2023",
+                 "nemo megatron launcher readme": "nemo-megatron-launcher-readme",
+                 "nemo megatron launcher examples readme": "nemo-launcher-examples-2024"}
 
 
 def _superseded(row: dict) -> str:
@@ -124,8 +129,12 @@ def _not_stated(row: dict) -> str:
 
 
 def _partial_block_ac(row: dict) -> str:
-    return ("recompute: block-level activation checkpointing of an unstated fraction of the blocks"
-            if "ac fraction not stated" in row["notes"].lower() else "")
+    """Block-level checkpointing of part of the layers is neither none, selective nor full recompute: an unstated
+    fraction ('AC FRACTION NOT STATED', set 4) or a stated one the engine cannot plan ('PARTIAL BLOCK AC: ...', set 6)."""
+    if "ac fraction not stated" in row["notes"].lower():
+        return "recompute: block-level activation checkpointing of an unstated fraction of the blocks"
+    m = re.search(r"PARTIAL BLOCK AC: ([^;]+)", row["notes"])
+    return f"recompute: block-level activation checkpointing of part of the layers ({m.group(1).strip()})" if m else ""
 
 
 def _contradicted(row: dict) -> str:
@@ -176,7 +185,12 @@ def _precision_not_stated(row: dict) -> str:
 
 def _earlier_layout(row: dict) -> str:
     m = re.search(r"SAME LAYOUT AS EARLIER DATA: ([^;]+)", row["notes"])
-    return f"the layout of an earlier file's row: {m.group(1).strip()}" if m else ""
+    if m:
+        return f"the layout of an earlier file's row: {m.group(1).strip()}"
+    # set 6: a source re-printing a run an earlier file holds (its layout printed with fewer columns, so parsing alone
+    # cannot match it) says so in notes; the earlier file's row stands for the run
+    m = re.search(r"SAME MEASUREMENT AS EARLIER DATA: ([^;]+)", row["notes"])
+    return f"a re-print of an earlier file's run: {m.group(1).strip()}" if m else ""
 
 
 def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:

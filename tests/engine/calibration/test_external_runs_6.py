@@ -3,6 +3,7 @@ Expected values below are the papers' printed cells (the line quoted, with its t
 the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a band on set 6."""
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,15 @@ from support.external_file import ExternalFile
 
 KNOWN_EXCLUSIONS = (
     "no architecture",  # FlashAttention-2 Table 1: the paper prints no dimensions, batch or plan for its GPT3 models
+    "same configuration measured with a newer release",  # NeMo launcher README: 5B tables B, C re-measured by D
+    "block-level activation checkpointing of part of the layers",  # launcher table A: 4 of 24 layers recomputed
+    "the source contradicts the row",  # launcher tables E, F: the README's layout is not its config's
+    "parallel layout (TP/PP) not stated",  # launcher examples README, Feb 2024: GPUs, GBS and TFLOP/s only
+    "sequence length not stated",  # ... and two of its first fine-tuning rows print no sequence either
+    "the layout of an earlier file's row",  # launcher examples README rows the NeMo 24.07 page (set 1) also runs
+    "a re-print of an earlier file's run",  # its GPT3-175B 512-GPU row: set 4's MLPerf v3.1 run
 )
-NEMOTRON, FA2 = "arXiv:2402.16819v2", "arXiv:2307.08691"
+NEMOTRON, FA2, LAUNCHER = "arXiv:2402.16819v2", "arXiv:2307.08691", "NVIDIA/NeMo-Framework-Launcher@"
 H100_BF16_PEAK = 989e12  # the Nemotron-4 15B report: "a peak throughput of 989 teraFLOP/s ... (bfloat16)"
 
 SET_6 = ExternalFile(EXTERNAL_FILE_6, load_external_runs_6)
@@ -32,8 +40,10 @@ def _earlier_runs():
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
-    SET_6.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=3)
-    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12  # Nemotron-4 Table 2 rows + FlashAttention-2 cells
+    SET_6.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=15)
+    # Nemotron-4 Table 2 rows + FlashAttention-2 cells + the launcher README's tables A-G (6+7+7+7+3+6+5 cells)
+    # + the launcher examples README's distinct measurements (51, one per run over its 2024 revisions)
+    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51
 
 
 def test_same_columns_as_the_calibration_file():
@@ -44,6 +54,11 @@ def test_same_columns_as_the_calibration_file():
 
 def test_every_row_cites_a_paper_table_and_the_stored_text_it_was_read_from():
     for r in _rows():
+        if LAUNCHER in r["source_locator"]:  # a README at a commit: the commit is the stored text's address
+            assert re.search(r"@[0-9a-f]{10}:(README\.md section '[67]\.1\.2\. Training Performance Results'|"
+                             r"examples/README\.md section 'Benchmark performance numbers)", r["source_locator"]), \
+                r["source_locator"]
+            continue
         assert (NEMOTRON in r["source_locator"] and "Table 2" in r["source_locator"]) or \
                (FA2 in r["source_locator"] and "Table 1" in r["source_locator"]), r["source_locator"]
         assert "find_string id" in r["notes"], r["notes"]
@@ -57,14 +72,15 @@ def test_set_6_never_reaches_the_fit_the_bands_or_sets_1_to_5():
                        (EXTERNAL_FILE_5, load_external_runs_5)):
         assert all(r.key.startswith(file + ":") for r in load())
     sources = {r.source for r in load_external_runs_6()}
-    assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023"}
+    assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023", "nemo-megatron-launcher-readme",
+                       "nemo-launcher-examples-2024"}
     assert not sources & {r.source for r in _earlier_runs()}
 
 
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_5():
-    def layout(r):
+    def layout(r):  # with the mode: a LoRA run of a plan is not the pre-training run of that plan
         return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
-                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep)
+                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
     seen = {layout(r) for r in _earlier_runs() if r.model and r.cluster and r.setup and r.strategy}
     for r in load_external_runs_6():
         assert not r.used or layout(r) not in seen, r.key
@@ -150,3 +166,138 @@ def test_flashattention2_table_written_cell_by_cell_and_excluded():
             assert written["seq_len"] == ("2048" if "2k" in row else "8192")
             # the paper prints no dimensions, batch, precision or plan for these models: nothing to evaluate
             assert _run(key).status.startswith("excluded: no architecture"), key
+
+
+# --- NeMo Megatron launcher README, GPT "Training Performance Results" ---------------------------------------------
+# NVIDIA/NeMo-Framework-Launcher README.md (git history 2022-01 ... 2023-10): seven distinct tables, each written once
+# at the newest revision printing it. As printed (the 'Tokens per Second' row under 'Nodes'):
+# A @459f5a5707 5B   | Nodes 1 4 8 10 16 20       | 32440 128450 252968 314572 495452 610795
+# B @f80b9461eb 5B   | Nodes 1 2 5 9 10 18 20     | 38575 76720 189410 333610 370027 639722 703847
+# C @2a4b2a41c0 5B   | Nodes 1 2 5 9 10 18 20     | 39660 78769 193258 342920 383500 652460 726384
+# D @f6bfcab48a 5B   | Nodes 1 2 5 9 10 18 20     | 39543 79128 195047 344523 383500 670254 731791
+# E @f6bfcab48a 175B | Nodes 16 32 128            | 20642 38025 141306
+# F @80353286b4 5B   | Nodes 1 2 4 8 16 32        | 40345 79815 161754 312774 659481 1159288
+# G @80353286b4 175B | Nodes 8 16 32 64 128       | 7500 14950 29537 58211 109684
+LAUNCHER_TABLES = {"A": ("5B", (1, 4, 8, 10, 16, 20), (32440, 128450, 252968, 314572, 495452, 610795)),
+                   "B": ("5B", (1, 2, 5, 9, 10, 18, 20), (38575, 76720, 189410, 333610, 370027, 639722, 703847)),
+                   "C": ("5B", (1, 2, 5, 9, 10, 18, 20), (39660, 78769, 193258, 342920, 383500, 652460, 726384)),
+                   "D": ("5B", (1, 2, 5, 9, 10, 18, 20), (39543, 79128, 195047, 344523, 383500, 670254, 731791)),
+                   "E": ("175B", (16, 32, 128), (20642, 38025, 141306)),
+                   "F": ("5B", (1, 2, 4, 8, 16, 32), (40345, 79815, 161754, 312774, 659481, 1159288)),
+                   "G": ("175B", (8, 16, 32, 64, 128), (7500, 14950, 29537, 58211, 109684))}
+
+
+def _launcher_key(table: str, nodes: int) -> str:
+    return _key(f"(table {table}), row 'Tokens per Second', column 'Nodes'", num_gpus=8 * nodes)
+
+
+def test_launcher_tables_written_cell_by_cell_as_tokens_per_gpu():
+    for table, (size, nodes, tokens) in LAUNCHER_TABLES.items():
+        for n, tps in zip(nodes, tokens):
+            row = SET_6.row(_launcher_key(table, n))
+            assert row["model"] == f"GPT3-{size}" and row["num_gpus"] == str(8 * n) and row["seq_len"] == "2048"
+            # the table prints the whole job's tokens/s: per GPU = tokens/s / (nodes x 8 GPUs per DGX A100)
+            assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(tps / (8 * n), abs=0.051)  # 1 decimal
+            assert f"= {tps} (tokens/s" in row["notes"]
+
+
+def test_launcher_5b_table_d_by_hand_and_used():
+    # D, 'Nodes' 20: 731,791 tokens/s / 160 GPUs = 4,573.69 tokens/s/GPU; the README's '5B configuration': "This model
+    # uses tensor parallelism of 2" (no pipeline named); 5b.yaml at b20f85d4d6: global_batch_size 1440, micro 2
+    r = _run(_launcher_key("D", 20))
+    assert r.used and r.source == "nemo-megatron-launcher-readme" and r.cluster.gpu.id == "a100-80gb"
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.micro_batch) == (2, 1, 2) and r.setup.global_batch == 1440
+    assert r.measured_tokens_per_gpu == pytest.approx(4573.7, abs=0.05)
+    assert r.model.num_layers == 24 and r.model.hidden_size == 4096  # "24 transformer layers, a hidden size of 4096"
+
+
+def test_launcher_175b_table_g_by_hand_and_used():
+    # G, 'Nodes' 8: 7,500 tokens/s / 64 GPUs = 117.19 tokens/s/GPU; the README's '175B configuration' at 3579cdb3f2:
+    # "tensor parallelism of 8 and pipeline parallelism of 8"; 175b.yaml: global_batch_size 2048, micro 2, selective
+    r = _run(_launcher_key("G", 8))
+    assert r.used and r.model.name == "GPT-3-175B" and r.cluster.num_gpus == 64
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.vpp, r.strategy.recompute) == (8, 8, 1, "selective")
+    assert r.setup.global_batch == 2048 and r.measured_tokens_per_gpu == pytest.approx(117.2, abs=0.05)
+    counts = sorted(x.cluster.num_gpus for x in load_external_runs_6() if x.used and x.model.name == "GPT-3-175B")
+    assert counts == [64, 128, 256, 512, 1024]
+
+
+def test_launcher_5b_table_a_batch_agrees_with_the_printed_convergence_row():
+    # A's config (82b98b2435 conf/training/5b.yaml): micro 2 x accumulate_grad_batches 8 x DP (160 GPUs / TP 2 = 80)
+    # = 1,280, and the README's accuracy table prints "| 160 | 1280 | 2048 | 300B | 1.685 | 610,795 | 156 |" - the
+    # 20-node cell of A; its 4-of-24-layer block recompute is no plan the engine has: written, excluded
+    r = _run(_launcher_key("A", 20))
+    assert SET_6.row(r.key)["global_batch_seqs"] == "1280" == str(2 * 8 * (160 // 2))
+    assert r.status.startswith("excluded: recompute: block-level activation checkpointing of part of the layers")
+
+
+def test_launcher_re_measured_5b_tables_keep_the_newest():
+    # B, C and D print the same node counts for one configuration (TP 2, micro 2, GBS 1440): D, the newest, is used
+    for n in (1, 2, 5, 9, 10, 18, 20):
+        assert _run(_launcher_key("D", n)).used
+        for older in ("B", "C"):
+            assert _run(_launcher_key(older, n)).status == "excluded: same configuration measured with a newer release"
+
+
+def test_launcher_tables_whose_readme_and_config_disagree_are_excluded():
+    # E (175B): the README says "pipeline parallelism of 16", its 175b.yaml at d4317dddae sets 8; F (5B): the README
+    # says "tensor parallelism of 2", its 5b.yaml at 3579cdb3f2 sets 1 - which plan ran is not stated
+    for table, (_, nodes, _) in LAUNCHER_TABLES.items():
+        if table in "EF":
+            for n in nodes:
+                assert _run(_launcher_key(table, n)).status.startswith("excluded: the source contradicts the row")
+
+
+# --- NeMo Megatron launcher examples README, "Benchmark performance numbers" (2024) --------------------------------
+# NVIDIA/NeMo-Framework-Launcher examples/README.md, revisions 2024-02-22 ... 2024-07-15; each run written once, at the
+# newest revision printing it. Quoted lines:
+# @6b55ac8110 line 56: "| GPT3-20B      | 64 | 256  | 4 | 2048 | 4 | 1 | 5152 | 660 | ***2.2***  |"
+#   (Model | #-GPUs | GBS | MBS | Sequence Length | TP | PP | Tokens / sec / GPU | Model TFLOP / sec / GPU | ...)
+# @868742b82c line 79: "| LLAMA2-13B | LoRA  | 8  | 32 | 1 | 4096 | 1 | 4 | 11554 | 598 | ***1.7*** |"
+# @a4184ccc22 line 55: "| GPT3-5B       | 64 | 2048 | 2048 | 1 | 1 | 1446312 | 738 | 0.5  |" (Tokens / sec: the whole job)
+# @e3b504035d line 50: "| GPT3-175B     | 512 | 2048 | 1 | 2048 | 4 | 8 | 1 | 741   | [797*](...MLPerf v3.1 blog...) | ***153***  |"
+EXAMPLES = "examples/README.md section 'Benchmark performance numbers"
+
+
+def _examples_key(model: str, revision: str, **cells) -> str:
+    return _key(f"@{revision}:{EXAMPLES}", model=model, **cells)
+
+
+def test_examples_gpt3_20b_row_by_hand_and_used():
+    r = _run(_examples_key("GPT3-20B", "6b55ac8110"))
+    assert r.used and r.source == "nemo-launcher-examples-2024" and r.cluster.gpu.id == "h100-sxm"
+    assert (r.cluster.num_gpus, r.setup.global_batch, r.strategy.micro_batch) == (64, 256, 4)
+    assert (r.strategy.tp, r.strategy.pp, r.setup.seq_len, r.setup.precision) == (4, 1, 2048, "fp8")
+    assert r.measured_tokens_per_gpu == 5152  # printed per GPU
+    assert r.model.num_layers == 44 and r.model.hidden_size == 6144  # set 1's GPT3-20B (the launcher's 20b.yaml)
+
+
+def test_examples_lora_row_is_the_lora_mode():
+    r = _run(_examples_key("LLAMA2-13B", "868742b82c", num_gpus=8))
+    assert r.used and r.setup.mode == "lora" and (r.strategy.tp, r.strategy.pp) == (1, 4)
+    assert r.setup.global_batch == 32 and r.measured_tokens_per_gpu == 11554
+
+
+def test_examples_job_total_tokens_are_divided_by_the_gpus():
+    # the 2024-03-05 revision prints 'Tokens / sec' for the job: 1,446,312 / 64 GPUs = 22,598.6 -> 22,599, the figure
+    # the later revisions print per GPU for the same run (TFLOP/s 738 in both), so the run is written once, there
+    gpt5b = [r for r in _rows() if r["model"] == "GPT3-5B" and r["measured_tflops_per_gpu"] == "738"
+             and r["precision"] == "FP8"]
+    assert len(gpt5b) == 1 and gpt5b[0]["measured_tokens_per_sec_per_gpu"] == str(round(1446312 / 64)) == "22599"
+    assert "6b55ac8110" in gpt5b[0]["source_locator"]
+
+
+def test_examples_gpt3_175b_512_row_is_set_4s_mlperf_run():
+    r = _run(_examples_key("GPT3-175B", "e3b504035d"))
+    assert r.status.startswith("excluded: a re-print of an earlier file's run")
+    mlperf = next(x for x in load_external_runs_4() if x.key == "external_runs_4.csv:62")  # v3.1 eos_n64 result_0
+    assert mlperf.cluster.num_gpus == r.cluster.num_gpus == 512 and mlperf.setup.global_batch == 2048
+    assert r.measured_tokens_per_gpu == 741 and abs(mlperf.measured_tokens_per_gpu / 741 - 1) < 0.002
+
+
+def test_examples_first_tables_without_a_layout_are_written_and_excluded():
+    # Feb 2024 revisions print Model | GPU | Precision | #-GPUs | GBS | Model TFLOPs per GPU only (BF16 and FP8 rows);
+    # their FP8 runs are the later rows with a layout, their BF16 runs appear nowhere else
+    bf16 = [r for r in load_external_runs_6() if r.source == "nemo-launcher-examples-2024"
+            and SET_6.row(r.key)["precision"] == "BF16"]
+    assert len(bf16) == 11 and all(r.status == "excluded: parallel layout (TP/PP) not stated" for r in bf16)
