@@ -168,13 +168,17 @@ def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
     return replace(run, config=f"{run.config} no-tp-overlap")
 
 
-def _set_4_source(run: CalibrationRun, row: dict) -> CalibrationRun:
-    """The set-4 source name, also as the head of the run's group ('source | model | GPU x n | ...')."""
-    name = next((short for key, short in SET_4_SOURCES.items() if key in row["source"].lower()), "")
+def _renamed(run: CalibrationRun, name: str) -> CalibrationRun:
+    """The run under source `name`, also as the head of its group ('source | model | GPU x n | ...')."""
     if not name:
         return run
     group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
     return replace(run, source=name, group=group)
+
+
+def _short_source(run: CalibrationRun, row: dict, names: dict[str, str]) -> CalibrationRun:
+    """Sets 4 and 6: the short source name whose key the row's source holds (one per paper or README)."""
+    return _renamed(run, next((short for key, short in names.items() if key in row["source"].lower()), ""))
 
 
 def _precision_not_stated(row: dict) -> str:
@@ -199,25 +203,14 @@ def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     m = re.match(r"MLPerf Training (v[\d.]+) (\S+) results", row["source"])
     if not m:
         return run
-    name = f"mlperf-training-{m.group(1)}" + ("" if m.group(2) == "NVIDIA" else f"-{m.group(2).lower()}")
-    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
-    return replace(run, source=name, group=group)
-
-
-def _set_6_source(run: CalibrationRun, row: dict) -> CalibrationRun:
-    """The set-6 source name (one per paper), also as the head of the run's group."""
-    name = next((short for key, short in SET_6_SOURCES.items() if key in row["source"].lower()), "")
-    if not name:
-        return run
-    group = name + run.group[len(run.source):] if run.group.startswith(run.source) else run.group
-    return replace(run, source=name, group=group)
+    return _renamed(run, f"mlperf-training-{m.group(1)}" + ("" if m.group(2) == "NVIDIA" else f"-{m.group(2).lower()}"))
 
 
 def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
     if file == EXTERNAL_FILE_4:
-        return _set_4_source(run, row)
+        return _short_source(run, row, SET_4_SOURCES)
     if file == EXTERNAL_FILE_6:
-        return _set_6_source(run, row)
+        return _short_source(run, row, SET_6_SOURCES)
     return _set_5_source(run, row) if file == EXTERNAL_FILE_5 else run
 
 
