@@ -203,6 +203,17 @@ def test_degrees_of_one_may_go_unsaid():
     assert plan.grade(ctx(answer="Use `TP=8 DP=8 ZeRO-1 micro-batch=1`.", truth=flat)) == []
 
 
+def test_listed_plan_fields_keep_unsaid_degrees_at_one():
+    # a case listing plan_fields [tp, pp, micro_batch] (no zero) still reads an unsaid PP as 1: it passes when the
+    # engine's PP is 1 and fails when it is 2; a listed base field (micro_batch) stays required
+    from shardwise.evals.graders.plan import plan_failures
+    fields = ["tp", "pp", "micro_batch"]
+    flat = Truth(kind="recommend", plan={**TRUTH.plan, "pp": 1, "dp": 8})
+    assert plan_failures("Use `TP=8 DP=8 ZeRO-1 micro-batch=1`.", flat, fields) == []
+    assert plan_failures("Use `TP=8 ZeRO-1 micro-batch=1`.", TRUTH, fields) == ["pp not stated (engine: 2)"]
+    assert plan_failures("Use `TP=8 DP=8 ZeRO-1`.", flat, fields) == ["micro_batch not stated (engine: 1)"]
+
+
 def test_moe_needs_ep():
     moe = Truth(kind="recommend", plan={**TRUTH.plan, "ep": 8}, is_moe=True)
     assert "ep not stated (engine: 8)" in plan.grade(ctx(truth=moe))
