@@ -310,6 +310,19 @@ def framework_said(text: str) -> bool:
     return FRAMEWORK_SAID.search(text) is not None
 
 
+DEFAULT_FRAMEWORK = "megatron"  # what a scenario without a framework is evaluated with (tools/scenario.py)
+
+
+def export_sets_framework(text: str, framework_so_far: str | None, framework_named: str | None) -> bool:
+    """Whether a config request changes the training framework: when the user says how they train ("we use
+    deepspeed"), or when no framework was ever said (the plan on the table was evaluated under the default) and
+    the file asked for is another framework's ("a deepspeed json for that": they will run DeepSpeed). A format
+    asked after the user named their framework ("our stack is megatron … give me the deepspeed config") keeps it."""
+    if framework_said(text):
+        return True
+    return framework_so_far is None and framework_named is not None and framework_named != DEFAULT_FRAMEWORK
+
+
 def find_export_format(text: str) -> str | None:
     text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
     for fmt, pattern in EXPORT_WORDS.items():
