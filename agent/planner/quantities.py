@@ -77,6 +77,9 @@ def find_seq_len(text: str) -> int | None:
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
         # what the samples were made into: "every sample packed to 4096 tokens", "padded to 2k tokens"
         rf"\b(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
+        # "all seqs packed to 4096", "samples padded to 2k": the samples named before, the unit left unsaid
+        rf"{SAMPLE}\s+(?:(?:are|were|get|got|all)\s+)?(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+"
+        rf"(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\b(?!\s*(?:%|x\b|gpus?|nodes?|{SAMPLE}))",
         r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes|steps?|iters?|iterations?|updates?))",  # "4k,"
     ]
     for pattern in patterns:
