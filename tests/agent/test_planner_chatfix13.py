@@ -54,3 +54,52 @@ def test_a_format_the_default_framework_reads_keeps_the_setup(make_service):
 def test_an_unknown_accelerator_is_said_to_be_unsupported(make_service, message, name):
     [(calls, answer)] = ask(make_service(), message)
     assert calls == [] and f"I can't plan for {name}: it is not a supported accelerator" in answer
+
+
+# ---- 4. what the samples were packed to is the sequence length, its unit left unsaid -------------------------
+@pytest.mark.parametrize("message, seq_len", [
+    ("sft on 16 a100s, all seqs packed to 4096", 4096),
+    ("samples were padded to 2k", 2048),
+    ("examples get packed into 8192, gbs 64", 8192),
+])
+def test_samples_packed_to_a_length_give_the_sequence_length(message, seq_len):
+    assert extract(message).seq_len == seq_len
+
+
+@pytest.mark.parametrize("message", ["seqs padded to 8 gpus", "docs packed into 16 sequences"])
+def test_a_count_after_packed_is_not_a_length(message):
+    assert extract(message).seq_len is None
+
+
+DS_CONFIG = ("[2026-11-22 18:02:11,104] [INFO] [config.py:988:print] DeepSpeedEngine configuration:\n"
+             "[2026-11-22 18:02:11,105] [INFO] [config.py:992:print]   train_batch_size ............. 128\n"
+             "[2026-11-22 18:02:11,105] [INFO] [config.py:992:print]   world_size ................... 16\n")
+DS_PLAN = ("[2026-11-22 18:02:11,105] [INFO] [config.py:992:print]   train_micro_batch_size_per_gpu  1\n"
+           "[2026-11-22 18:02:11,105] [INFO] [config.py:992:print]   zero_optimization_stage ...... 2\n")
+DS_TIMER = ("[2026-11-22 18:09:40,812] [INFO] [timer.py:260:stop] epoch=0/micro_step=400/global_step=50, "
+            "RunningAvgSamplesPerSec=10.0, CurrSamplesPerSec=10.0, MemAllocated=17.2GB, MaxMemAllocated=49.87GB\n")
+DS_ASK = "llama 3.1 8b sft w/ deepspeed on 2 nodes 8x a100 80gb, every sample packed to 4096. vs your prediction?\n\n"
+
+
+def test_a_samples_per_second_log_with_packed_length_is_calibrated(make_service):
+    # DeepSpeed's ThroughputTimer: RunningAvgSamplesPerSec is the job's samples/s; 10.0 samples/s x 4,096 tokens
+    # / 16 GPUs = 2,560 tokens/s per GPU
+    [(calls, answer)] = ask(make_service(), DS_ASK + DS_CONFIG + DS_PLAN + DS_TIMER)
+    assert [name for name, _ in calls] == ["calibrate_to_measurement"]
+    assert calls[0][1]["scenario"]["seq_len"] == 4096
+    assert f"**{10.0 * 4096 / 16:,.0f} tokens/s per GPU**" in answer
+
+
+def test_a_log_without_its_plan_asks_for_the_plan_and_exports_nothing(make_service):
+    # the log's own "DeepSpeedEngine configuration" line is no request for a config file
+    [(calls, answer)] = ask(make_service(), DS_ASK + DS_CONFIG + DS_TIMER)
+    assert calls == [] and "Which plan did that run use?" in answer
+
+
+# ---- 5. plain DDP is pure data parallelism with the whole optimizer on every rank: ZeRO-0 ----------------------
+@pytest.mark.parametrize("message, plan", [
+    ("HF Trainer + peft, plain DDP on 4 a100", {"tp": 1, "pp": 1, "zero": 0}),
+    ("vanilla ddp but with zero 2", {"tp": 1, "pp": 1, "zero": 2}),  # a stage said wins
+])
+def test_plain_ddp_is_zero_0(message, plan):
+    assert extract(message).plans == [plan]
