@@ -10,7 +10,7 @@ from ..state import ConversationState, advance_state
 from .answers import answer
 from .entities import Entities, normalise
 from .intents import Intent
-from .names import export_sets_framework
+from .names import framework_said
 from .reading import Request, compares_with_discussed
 from .turn import Turn, base_gpu, base_gpus, base_per_node, result_or_error, scenario_args
 
@@ -29,8 +29,7 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
         kind, detail = act.kind, act.detail
         if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
             kind, e.plans = "compare", [{}, e.plans[0]]
-        if kind == "export" and running.plan is not None and not export_sets_framework(
-                normalise(act.clause), running.scenario.framework if running.scenario else None, e.framework):
+        if kind == "export" and running.plan is not None and not framework_said(normalise(act.clause)):
             e.framework = None  # "the deepspeed config" is a file format; "we use deepspeed" changes the setup
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
                                  base_per_node=base_per_node(running), base=running.scenario)

@@ -310,24 +310,6 @@ def framework_said(text: str) -> bool:
     return FRAMEWORK_SAID.search(text) is not None
 
 
-DEFAULT_FRAMEWORK = "megatron"  # what a scenario without a framework is evaluated with (tools/scenario.py)
-
-
-def export_sets_framework(text: str, framework_so_far: str | None, framework_named: str | None) -> bool:
-    """Whether a config request changes the training framework: when the user says how they train ("we use
-    deepspeed"), or when no framework was ever said (the plan on the table was evaluated under the default) and
-    the file asked for is another framework's ("a deepspeed json for that": they will run DeepSpeed). A format
-    asked after the user named their framework ("our stack is megatron … give me the deepspeed config") keeps it,
-    and so do several formats at once ("megatron and deepspeed configs": files of one plan) and a config of
-    another plan on the table ("the deepspeed config for the runner-up": that plan, as it was ranked)."""
-    if framework_said(text):
-        return True
-    from .cues import RUNNER_UP
-
-    return framework_so_far is None and framework_named is not None and framework_named != DEFAULT_FRAMEWORK \
-        and len(find_export_formats(text)) <= 1 and RUNNER_UP.search(text) is None
-
-
 def find_export_format(text: str) -> str | None:
     text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
     for fmt, pattern in EXPORT_WORDS.items():

@@ -26,7 +26,7 @@ from .measured import PROFILE_ASKED, pending_record, prose_of
 from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise
-from .names import export_sets_framework
+from .names import framework_said
 from .intents import ANSWERABLE, Intent, asks_export
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
@@ -57,8 +57,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
             turn.profile = state.profile
         profile_note = render("offline/profile_note.md.j2", profile=turn.profile, result_id=state.profile_result
                               if profile is None else None)
-    if intent.family == "export" and state.plan is not None and not export_sets_framework(
-            normalise(message), state.scenario.framework if state.scenario else None, e.framework):
+    if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
     if intent.family == "explain" and intent.detail == "cuda_graphs":
         e.cuda_graphs, e.cuda_graphs_unscoped = None, False  # the topic asked about, not a setting: every mode is shown

@@ -36,7 +36,7 @@ from .intents import (CHECK_CLAIM, restates_only, EXPLAIN_STRONG, OUT_OF_SCOPE, 
                       without_injection)
 from .measured import MeasuredRun, measured_run, pending_run
 from .measured_plans import MeasuredPlans, measured_plans
-from .names import export_sets_framework, find_export_formats
+from .names import find_export_formats, framework_said
 from .sides import scenario_sides
 
 GUARDS = ("injection", "greeting", "help", "out_of_domain", "unknown", "clarify", "not_understood")
@@ -137,8 +137,7 @@ def read(message: str, state: ConversationState) -> Request:
         # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
     new_framework = state.plan is not None and acts[0].kind == "export" and e.framework is not None \
-        and export_sets_framework(text, state.scenario.framework if state.scenario else None, e.framework) \
-        and (state.scenario is None or e.framework != state.scenario.framework)
+        and framework_said(text) and (state.scenario is None or e.framework != state.scenario.framework)
     if new_framework and (PLAN_TOO.search(text) or state.user_plan is None):
         # "we use deepspeed, not megatron: the plan there + the ds_config": the plan on the table was chosen for
         # another framework; the best plan under the one said is recommended first, and that plan is exported

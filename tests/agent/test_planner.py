@@ -223,19 +223,12 @@ def test_export_attaches_the_exporters_file_or_says_why_not(opening, asked, fmt)
     # no TP with Ulysses CP); then the answer carries the refusal and a substitute plan's file.
     from shardwise.engine.export import ExportRefused, export_plan, planning_framework
 
-    # The opening names no framework, so its plan was the default's (megatron): a config in another framework's
-    # format is for the framework that runs it (engine planning_framework), and the plan is recommended under it
-    # first (session 9). The file is that plan's.
     done, _ = follow_up(opening, asked)
-    call = done.tool_calls[-1]
+    call = done.tool_calls[0]
     assert call["name"] == "export_config" and call["arguments"]["format"] == fmt
-    model, cluster, setup = engine_scenario()
-    setup = setup.model_copy(update={"framework": planning_framework(fmt, setup.framework)})
-    assert [c["name"] for c in done.tool_calls] == (["export_config"] if setup.framework == "megatron"
-                                                    else ["recommend_plans", "export_config"])
-    best = best_plan(model, cluster, setup)
+    best = best_plan(*engine_scenario())
     try:
-        expected = export_plan(fmt, model, cluster, setup, strategy_of(best.strategy))
+        expected = export_plan(fmt, *engine_scenario(), strategy_of(best.strategy))
     except ExportRefused as refused:
         # The answer carries the refusal and attaches the fastest plan searched for the framework
         # the format runs that it can express (DeepSpeed JSON -> deepspeed plans).

@@ -31,23 +31,6 @@ def test_servers_instead_of_two_after_calibrating_scale_the_gpus(make_service):
     assert calls and calls[-1][1]["scenario"]["gpus"] == 6 * 8
 
 
-# ---- 2. a config in another framework's format, when no framework was ever said, changes the framework ----------
-@pytest.mark.parametrize("request_", ["can I get a ds_config json for that?", "export it as a deepspeed config please"])
-def test_a_format_after_a_default_framework_re_recommends_under_it(make_service, request_):
-    turns = ask(make_service(), "lora on qwen2.5 7b with 2x L40S, 2k max len - what settings?", request_)
-    calls, _ = turns[1]
-    assert [name for name, _ in calls] == ["recommend_plans", "export_config"]
-    (_, rec), (_, exp) = calls
-    assert rec["scenario"]["framework"] == exp["scenario"]["framework"] == "deepspeed"
-
-
-def test_a_format_the_default_framework_reads_keeps_the_setup(make_service):
-    # megatron is the default framework: its own format asks for nothing new, so no second recommendation
-    turns = ask(make_service(), "lora on qwen2.5 7b with 2x L40S, 2k max len - what settings?", "megatron args for that pls")
-    calls, _ = turns[1]
-    assert [name for name, _ in calls] == ["export_config"]
-
-
 # ---- 3. an accelerator outside the catalog is called unsupported in plain words --------------------------------
 @pytest.mark.parametrize("message, name", [("could you size llama 3.1 8b for 32 gaudi2 cards?", "Intel Gaudi"),
                                            ("plan mistral 7b on a trainium2 pod of 16", "AWS Trainium")])

