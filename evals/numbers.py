@@ -307,6 +307,16 @@ def field_families(path: str) -> set[str]:
     return set()
 
 
+# A field named in a scale word holds its value in that scale: `params_billion: 6.74` is 6.74e9,
+# which an answer writes "6.74 B" (a B suffix reads as 1e9). The plain value stays in the pool too.
+_FIELD_SCALE = re.compile(r"_(thousand|million|billion|trillion)$")
+
+
+def _field_scales(path: str) -> tuple[float, ...]:
+    m = _FIELD_SCALE.search(path.lower().rsplit(".", 1)[-1])
+    return (1.0, _SUFFIX_SCALES[m.group(1)][0]) if m else (1.0,)
+
+
 def values_by_family(obj, names: Iterable[re.Pattern] = ()) -> dict[str, list[float]]:
     """Every number in a tool result, filed by kind: {"any": all of them, "memory": [...], ...}.
 
@@ -325,7 +335,7 @@ def values_by_family(obj, names: Iterable[re.Pattern] = ()) -> dict[str, list[fl
             return
         if isinstance(x, (int, float)):
             if math.isfinite(x):
-                add([abs(float(x))], field_families(path) or families)
+                add([abs(float(x)) * s for s in _field_scales(path)], field_families(path) or families)
         elif isinstance(x, str):
             for q in _string_quantities(x, names):
                 unit_family = UNIT_FAMILY.get(q.unit)

@@ -242,6 +242,11 @@ def _current_then_new(text: str) -> tuple[Entities, Entities] | None:
     return (before, change) if restated else None
 
 
+def asks_export(text: str) -> bool:
+    """Whether words ask for a config file ("config", "json", "export", "args"), as the export intent reads them."""
+    return EXPORT.search(normalise(text)) is not None
+
+
 def classify(message: str, e: Entities, state: ConversationState) -> Intent:
     # The user's own words decide the question; quoted lines ("> …") are what they pasted.
     text = GREETING_TAIL.sub("", normalise(own_words(message)))

@@ -84,9 +84,11 @@ def _found(text: str) -> list[tuple[int, str, object]]:
 
 def _layout_words(text: str) -> dict:
     """Dimensions switched off in words: "pure DP", "no TP/PP", "without CP"; plain FSDP is pure DP with
-    ZeRO-3 (PyTorch FSDP's full sharding)."""
+    ZeRO-3 (PyTorch FSDP's full sharding), plain DDP pure DP with ZeRO-0 (every rank holds the whole optimizer)."""
     if re.search(r"\b(?:plain|pure|vanilla)\s+fsdp2?\b", text):
         return {"tp": 1, "pp": 1, "zero": 3}
+    if re.search(r"\b(?:plain|pure|vanilla)\s+ddp\b", text):  # PyTorch DDP replicates the optimizer: ZeRO stage 0
+        return {"tp": 1, "pp": 1, "zero": 0}
     if re.search(ONLY_DP, text):
         return {"tp": 1, "pp": 1}
     layout = {m.group(1): 1 for m in NEGATED.finditer(text)}

@@ -316,6 +316,12 @@ LOG_START = re.compile(r"\[titan\]|\[\d{4}-\d\d-\d\d|\[default\d+\]|\[rank\d+\]|
                        r"\bsteps:\s*\d+\s+loss:")
 
 
+def prose_of(text: str) -> str:
+    """The message's lines that are not a log's own (a line opening as a log line does: "[2026-11-22 …] [INFO] …",
+    "[titan] …"): what the user wrote around the paste."""
+    return "\n".join(line for line in text.splitlines() if not LOG_START.match(line.strip()))
+
+
 def without_log_lines(text: str) -> str:
     """The message without the training-log lines pasted into it: their numbers ("iteration 20/100",
     "consumed samples: 10240") are the log's, not a scenario's GPUs or batch. Words before a log on its

@@ -22,12 +22,12 @@ from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .calibrating import calibrate_answer
-from .measured import PROFILE_ASKED, pending_record
+from .measured import PROFILE_ASKED, pending_record, prose_of
 from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise
 from .names import framework_said
-from .intents import ANSWERABLE, Intent
+from .intents import ANSWERABLE, Intent, asks_export
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
@@ -70,7 +70,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = calibrate_answer(request.measured, e, state, scenario, turn, message, request.measured_plans)
         if text is None:  # the run's plan is unknown: the rest of the message answered, and the plan asked for
             waiting = pending_record(request.measured)  # kept: the plan said next turn calibrates this run
-            rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE else ""
+            rest = answer(intent, e, state, scenario, patch, turn, message) if intent.family in ANSWERABLE \
+                and not (intent.family == "export" and request.measured.log and not asks_export(prose_of(message))) \
+                else ""  # a pasted DeepSpeed log's "DeepSpeedEngine configuration" asks for no config
             text = (rest.strip() + "\n\n" if rest.strip() else "") + render("offline/calibrate_need_plan.md.j2")
     elif request.sides:
         text = side_by_side(turn, scenario, e, request.sides, state)

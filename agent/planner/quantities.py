@@ -35,10 +35,12 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
         m = m or re.search(r"\b(?:run|train|fit|go)\s+(?:it\s+|this\s+|that\s+)?(?:on|with|to)\s+(?:just\s+|only\s+)?"
                            r"(\d[\d,]*)\b(?![.\d%]|\s*(?:k|m|b|gb|gib|x|nodes?|box(?:es)?|servers?|machines?|hosts?|racks?)\b)", text)
         gpus = _count(m.group(1)) if m else None
+    # "6 HGX boxes", "4 DGX nodes", "6 DGXs": a DGX/HGX is a server, so its count is of nodes
     m = re.search(r"(?<!span )(?<!spans )(?<!across )(?<!over )\b(\d+|one|a|single|two|four|eight)\s*(?:x\s*)?"
-                  r"(?:\d+\s*-?\s*gpu\s*)?(?:nodes?|boxes|servers|machines|hosts)\b", text)
+                  r"(?:\d+\s*-?\s*gpu\s*)?(?:(?:nvidia\s+)?[dh]gx(?:s|es)?\b\s*)?(?:nodes?|boxes|servers|machines|hosts)\b|"
+                  r"(?<!span )(?<!spans )(?<!across )(?<!over )\b(\d+|two|four|eight)\s*(?:x\s*)?(?:nvidia\s+)?[dh]gx(?:s|es)?\b", text)
     if m:
-        nodes = _count(m.group(1))
+        nodes = _count(m.group(1) or m.group(2))
     # "8 per node", "8/node", "8 gpus each"; not "64/step" or "2 per step" (a node word after "per" or "/")
     m = re.search(r"(\d+)\s*(?:gpus?\s*)?(?:(?:per|/)\s*(?:node|box|server|machine|host)|each)\b|"
                   r"(?:nodes?|boxes|servers|machines)\s*(?:of|with|x)\s*(\d+)\b|(\d+)\s*-?\s*gpu\s*(?:nodes?|boxes|servers)"
@@ -75,6 +77,9 @@ def find_seq_len(text: str) -> int | None:
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
         # what the samples were made into: "every sample packed to 4096 tokens", "padded to 2k tokens"
         rf"\b(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
+        # "all seqs packed to 4096", "samples padded to 2k": the samples named before, the unit left unsaid
+        rf"{SAMPLE}\s+(?:(?:are|were|get|got|all)\s+)?(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+"
+        rf"(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\b(?!\s*(?:%|x\b|gpus?|nodes?|{SAMPLE}))",
         r"(?<![\w.])(\d+(?:\.\d+)?)(k)(?![\w])(?!\s*(?:-?\s*tok|tokens|gpus?|h100|h200|b200|a100|cards|nodes|steps?|iters?|iterations?|updates?))",  # "4k,"
     ]
     for pattern in patterns:

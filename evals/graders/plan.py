@@ -3,7 +3,8 @@
 The engine's recommendation for the turn's scenario is computed now (truth.py). The answer's
 plan is the one it presents as the recommendation (plan_text.py). It must give TP, the ZeRO
 stage and the micro-batch, and every other degree the engine sets above 1 (PP, VPP, CP, EP,
-ETP); a degree left unsaid is 1, as people and the engine's own labels write plans. DP need
+ETP); a degree left unsaid is 1, as people and the engine's own labels write plans (also when a case lists
+`plan_fields`: a listed PP or CP is required only where the engine sets it above 1). DP need
 not be said (it is the GPU count over TP·PP·CP) but, like everything stated, must be right.
 Every degree it states — required or not — must equal the engine's. When the engine finds
 no plan that fits, the answer must say so instead.
@@ -50,7 +51,7 @@ def plan_failures(answer: str, truth, plan_fields: list[str] | None = None) -> l
         return [f"no plan stated; the engine recommends {label}"]
     failures = []
     for name in required_fields(want, plan_fields):
-        if name not in got:
+        if name not in got and not (name in IMPLICIT_ONE and want[name] == 1):  # an override keeps "unsaid = 1"
             failures.append(f"{name} not stated (engine: {want[name]})")
     for name, value in got.items():
         if name in want and str(value).lower() != str(want[name]).lower():

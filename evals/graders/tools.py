@@ -260,6 +260,11 @@ def _scenarios_to_cover(ctx: TurnContext, exp: ToolExpectation) -> list[tuple[st
     return out
 
 
+# Tools whose arguments hold one plan, the measured run's (the case's `plan`): a case comparing that run with
+# another plan (`plans`) checks the other plan in the comparison's call, not here.
+ONE_PLAN_TOOLS = {"calibrate_to_measurement"}
+
+
 def expected_calls(ctx: TurnContext) -> list[str]:
     failures = []
     calls = ctx.reply.tool_calls
@@ -271,6 +276,8 @@ def expected_calls(ctx: TurnContext) -> list[str]:
             failures.append(f"expected a call to {' or '.join(exp.name)}; got {got}")
             continue
         plans = ctx.turn.plans or ([ctx.turn.plan] if ctx.turn.plan else [])
+        if set(exp.name) <= ONE_PLAN_TOOLS and ctx.turn.plan:
+            plans = [ctx.turn.plan]  # a calibration takes the one plan that ran, not the plan compared with it
         for where, scenario, change in _scenarios_to_cover(ctx, exp):
             problems = [call_problems(c, exp, scenario, change, first_turn, plans) for c in named]
             if all(problems):

@@ -150,6 +150,21 @@ def test_plan_arguments_must_be_the_users_plan():
     assert any("not passed" in f for f in tools.grade(ctx(calls=(wrong,), c=c)))
 
 
+def test_a_calibration_call_carries_the_measured_plan_only():
+    # a measured TP8 PP2 run compared with TP4 PP4: calibrate_to_measurement takes the run's plan (its schema has
+    # one), the comparison's call takes both
+    c = case(family="compare", plan={"tp": 8, "pp": 2, "zero": 1}, plans=[{"tp": 8, "pp": 2, "zero": 1}, {"tp": 4, "pp": 4, "zero": 1}],
+             expect={"tools": ["calibrate_to_measurement", "compare_plans"]})
+    scenario = CALL["arguments"]["scenario"]
+    cal = {"name": "calibrate_to_measurement", "result": {},
+           "arguments": {"scenario": scenario, "plan": {"tp": 8, "pp": 2, "zero": 1}, "measured_step_s": 4.0}}
+    cmp_ = {"name": "compare_plans", "result": {},
+            "arguments": {"scenario": scenario, "plan_a": {"tp": 8, "pp": 2, "zero": 1}, "plan_b": {"tp": 4, "pp": 4, "zero": 1}}}
+    assert tools.grade(ctx(calls=(cal, cmp_), c=c)) == []
+    wrong = {**cal, "arguments": {**cal["arguments"], "plan": {"tp": 4, "pp": 4, "zero": 1}}}
+    assert any("tp=8 pp=2 zero=1 not passed" in f for f in tools.grade(ctx(calls=(wrong, cmp_), c=c)))
+
+
 def test_quoted_example_questions_are_not_claims():
     answer = 'I plan parallelism. Try asking: "Llama-3.1-70B on 64 H100s, 8k context, TP=8 PP=2?"'
     assert numbers.grade(ctx(answer=answer, calls=())) == []
@@ -201,6 +216,17 @@ def test_a_plan_missing_a_required_degree_fails():
 def test_degrees_of_one_may_go_unsaid():
     flat = Truth(kind="recommend", plan={**TRUTH.plan, "pp": 1, "dp": 8})
     assert plan.grade(ctx(answer="Use `TP=8 DP=8 ZeRO-1 micro-batch=1`.", truth=flat)) == []
+
+
+def test_listed_plan_fields_keep_unsaid_degrees_at_one():
+    # a case listing plan_fields [tp, pp, micro_batch] (no zero) still reads an unsaid PP as 1: it passes when the
+    # engine's PP is 1 and fails when it is 2; a listed base field (micro_batch) stays required
+    from shardwise.evals.graders.plan import plan_failures
+    fields = ["tp", "pp", "micro_batch"]
+    flat = Truth(kind="recommend", plan={**TRUTH.plan, "pp": 1, "dp": 8})
+    assert plan_failures("Use `TP=8 DP=8 ZeRO-1 micro-batch=1`.", flat, fields) == []
+    assert plan_failures("Use `TP=8 ZeRO-1 micro-batch=1`.", TRUTH, fields) == ["pp not stated (engine: 2)"]
+    assert plan_failures("Use `TP=8 DP=8 ZeRO-1`.", flat, fields) == ["micro_batch not stated (engine: 1)"]
 
 
 def test_moe_needs_ep():

@@ -71,3 +71,11 @@ def test_numbers_in_a_tool_result_walk_numbers_and_strings():
     values = numbers_in(result)
     assert 412.3 in values and 3.5 in values and 8.0 in values and 2.0 in values
     assert 1.0 in values  # ZeRO-1 from the label; True is not a number
+
+
+def test_a_field_named_in_billions_backs_a_b_suffixed_size():
+    # lookup_model's catalog returns params_billion: 6.74 (Llama-2-7B, 6.74e9 parameters); an answer
+    # writes it "6.74 B", which the extractor reads as 6.74 x 1e9. A field without a scale word does not.
+    (stated,) = extract("`llama-2-7b`: 6.74 B")
+    assert backed_by(stated, numbers_in({"catalog": [{"id": "llama-2-7b", "params_billion": 6.74}]}))
+    assert not backed_by(stated, numbers_in({"catalog": [{"id": "llama-2-7b", "params": 6.74}]}))
