@@ -19,6 +19,7 @@ from .training import TrainingSetup
 
 # The settings tried, each alone, with every value a plan can have (engine/strategy.py).
 TRIED_SETTINGS = {"recompute": ("none", "selective", "full"), "zero_stage": (0, 1, 2, 3)}
+LABELS = {"recompute": "recompute={}", "zero_stage": "ZeRO-{}"}  # as plan labels write them (engine/plan_label.py)
 
 
 class PeakAlternative(BaseModel):
@@ -28,6 +29,7 @@ class PeakAlternative(BaseModel):
 
     setting: str  # the Strategy field changed: "recompute" or "zero_stage"
     value: str | int
+    label: str  # how a plan label writes the change: "recompute=full", "ZeRO-3"
     predicted_gib: float
     likely_gib: list[float] | None  # the 80 % band of that prediction
     holds_measured: bool  # the band holds the measured peak
@@ -61,6 +63,7 @@ def peak_alternatives(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, 
             if not e.valid:
                 continue
             band = e.memory.total_gib_range
-            out.append(PeakAlternative(setting=setting, value=value, predicted_gib=e.memory.total_gib, likely_gib=band,
+            out.append(PeakAlternative(setting=setting, value=value, label=LABELS[setting].format(value),
+                                       predicted_gib=e.memory.total_gib, likely_gib=band,
                                        holds_measured=bool(band and band[0] <= measured_gib <= band[1])))
     return sorted(out, key=lambda a: (not a.holds_measured, abs(a.predicted_gib - measured_gib)))

@@ -61,7 +61,9 @@ def measured_peak_of_plan(measured_gib: float, resolved, strategy: Strategy, f: 
     """measured_peak for a resolved scenario's plan, with the alternatives when the plan does not explain it
     (settings in `stated`, printed by the run's log, are not second-guessed)."""
     explained = peak_explained(measured_gib, f.memory_gib, f.memory_gib_likely)
-    alternatives = [] if explained else peak_alternatives(resolved.model, resolved.cluster, resolved.setup, strategy,
+    # a peak above the GPU's memory is no setting's: the figure or the GPU is wrong, and the answer says that
+    impossible = measured_gib > f.capacity_gib
+    alternatives = [] if explained or impossible else peak_alternatives(resolved.model, resolved.cluster, resolved.setup, strategy,
                                                           measured_gib, stated)
     return measured_peak(measured_gib, f.memory_gib, f.memory_gib_likely, f.fits, alternatives,
                          stated if not explained else frozenset())

@@ -34,7 +34,7 @@ def test_every_other_value_of_each_setting_is_tried_alone():
 def test_a_peak_inside_a_changed_plans_band_is_held_by_that_change_and_listed_first():
     full = _peak(recompute="full")
     alternatives = peak_alternatives(MODEL, CLUSTER, SETUP, AS_GIVEN, full)
-    assert (alternatives[0].setting, alternatives[0].value, alternatives[0].holds_measured) == ("recompute", "full", True)
+    assert (alternatives[0].label, alternatives[0].holds_measured) == ("recompute=full", True)
     assert alternatives[0].predicted_gib == pytest.approx(full)
     # the band is the prediction times the shipped memory band of DeepSpeed's stack (error_bands.MEMORY_BANDS)
     lo, hi, _ = eb.MEMORY_BANDS["pytorch"]

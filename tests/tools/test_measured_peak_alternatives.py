@@ -81,3 +81,11 @@ def test_settings_a_log_printed_are_not_second_guessed(capsys):
     assert code == 0, err
     assert "the log states recompute and the ZeRO stage" in out
     assert "--recompute full" not in out and "--zero 3" not in out
+
+
+def test_a_peak_above_the_gpus_memory_brings_no_setting_to_blame():
+    # 93.4 GiB on an 80 GB A100 is no plan's peak: the GPU or the figure is wrong, so no change is offered
+    out = dispatch("estimate_memory", {"scenario": SCENARIO.model_dump(), "plan": PLAN.model_dump(),
+                                       "measured_peak_gib": 93.4}, result_id="R1")
+    p = out.result.measured_peak
+    assert p.explained is False and p.alternatives == []
