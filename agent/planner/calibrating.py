@@ -97,14 +97,21 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     return "\n\n---\n\n".join(parts)
 
 
+def call_with_profile(turn: Turn, profile, name: str, args: dict):
+    """A tool call made with the profile just fitted to the user's run, for this answer only: keeping it for later
+    answers is the user's choice (the offer the calibration answer makes)."""
+    kept, turn.profile = turn.profile, profile
+    try:
+        return turn.call(name, args)
+    finally:
+        turn.profile = kept
+
+
 def _what_if_calibrated(turn: Turn, scenario: Scenario, change: Scenario, calibrated) -> str:
     """The other cluster size asked beside the measurement, from the run's scenario, predicted with the profile just
     fitted to the run (for this answer only, as the comparison above)."""
-    kept, turn.profile = turn.profile, calibrated.result.profile
-    try:
-        out = turn.call("what_if", {"scenario": scenario_args(scenario), "change": change.model_dump(mode="json")})
-    finally:
-        turn.profile = kept
+    out = call_with_profile(turn, calibrated.result.profile, "what_if",
+                            {"scenario": scenario_args(scenario), "change": change.model_dump(mode="json")})
     if not out.ok:
         return result_or_error(out, "offline/what_if.md.j2").strip()
     return (render("offline/calibrated_what_if.md.j2", r=calibrated.result).strip() + "\n\n"
@@ -139,12 +146,8 @@ def range_text(run: MeasuredRun) -> str | None:
 def _best_calibrated(turn: Turn, scenario: Scenario, calibrated) -> str:
     """The plan asked for beside the measurement ("is there a faster plan?"), searched with the profile just fitted
     to the run (for this answer only, as the comparison above)."""
-    kept, turn.profile = turn.profile, calibrated.result.profile
-    try:
-        out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
-                                            "constraints": None})
-    finally:
-        turn.profile = kept
+    out = call_with_profile(turn, calibrated.result.profile, "recommend_plans",
+                            {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None, "constraints": None})
     if not out.ok:
         return result_or_error(out, "offline/recommend.md.j2").strip()
     return (render("offline/calibrated_recommend.md.j2", r=calibrated.result).strip() + "\n\n"
@@ -162,12 +165,9 @@ def _compared_calibrated(turn: Turn, scenario: Scenario, plan, against: Measured
     (for this answer only: keeping it for later answers is still the user's choice, offered above)."""
     run_plan = plan.model_dump()
     other = {**{k: run_plan[k] for k in CARRIED if run_plan.get(k) is not None}, **against.other}
-    kept, turn.profile = turn.profile, calibrated.result.profile
-    try:
-        out = turn.call("compare_plans", {"scenario": scenario_args(scenario), "plan_a": run_plan,
-                                          "plan_b": plan_with(None, other).model_dump()})
-    finally:
-        turn.profile = kept
+    out = call_with_profile(turn, calibrated.result.profile, "compare_plans",
+                            {"scenario": scenario_args(scenario), "plan_a": run_plan,
+                             "plan_b": plan_with(None, other).model_dump()})
     if not out.ok:
         return result_or_error(out, "offline/compare.md.j2").strip()
     return (render("offline/calibrated_compare.md.j2", r=calibrated.result, discussed=against.other_is_discussed,
