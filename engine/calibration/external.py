@@ -78,7 +78,8 @@ SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
                  "flashattention-2 paper": "flash-attn2-paper-2023",
                  "nemo megatron launcher readme": "nemo-megatron-launcher-readme",
                  "nemo megatron launcher examples readme": "nemo-launcher-examples-2024",
-                 "megatron-moe-modelzoo": "megatron-moe-modelzoo"}
+                 "megatron-moe-modelzoo": "megatron-moe-modelzoo",
+                 "megatron-lm examples/moe_recipes": "megatron-lm-moe-recipes"}
 
 
 def _superseded(row: dict) -> str:
