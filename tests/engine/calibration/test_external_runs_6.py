@@ -27,9 +27,11 @@ KNOWN_EXCLUSIONS = (
     "a re-print of an earlier file's run",  # its GPT3-175B 512-GPU row: set 4's MLPerf v3.1 run
     # Megatron-MoE-ModelZoo: whole-MoE recompute / dropless routing (H100 long context), activation offloading (GB200)
     "the engine does not represent the run",
+    "no measured throughput",  # Megatron-LM moe_recipes README: DeepSeek-V3 H100 rows print no TFLOP/s
 )
 NEMOTRON, FA2, LAUNCHER = "arXiv:2402.16819v2", "arXiv:2307.08691", "NVIDIA/NeMo-Framework-Launcher@"
 MODELZOO = "yanring/Megatron-MoE-ModelZoo@"
+RECIPES = "NVIDIA/Megatron-LM@9c5258f109:examples/moe_recipes/README.md section 'Recipe Index'"
 H100_BF16_PEAK = 989e12  # the Nemotron-4 15B report: "a peak throughput of 989 teraFLOP/s ... (bfloat16)"
 
 SET_6 = ExternalFile(EXTERNAL_FILE_6, load_external_runs_6)
@@ -47,7 +49,7 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     # Nemotron-4 Table 2 rows + FlashAttention-2 cells + the launcher README's tables A-G (6+7+7+7+3+6+5 cells)
     # + the launcher examples README's distinct measurements (51, one per run over its 2024 revisions)
     # + the Megatron-MoE-ModelZoo Qwen3 tables (H100 6, long context 4 x 2 figures, GB200 3, GB300 1 + 1 removed)
-    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51 + 19
+    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51 + 19 + 18
 
 
 def test_same_columns_as_the_calibration_file():
@@ -62,6 +64,9 @@ def test_every_row_cites_a_paper_table_and_the_stored_text_it_was_read_from():
             assert re.search(r"@[0-9a-f]{10}:(README\.md section '[67]\.1\.2\. Training Performance Results'|"
                              r"examples/README\.md section 'Benchmark performance numbers)", r["source_locator"]), \
                 r["source_locator"]
+            continue
+        if RECIPES in r["source_locator"]:
+            assert re.search(r"\(recipe examples/moe_recipes/[\w/]+\.yaml\)$", r["source_locator"]), r["source_locator"]
             continue
         if MODELZOO in r["source_locator"]:
             assert re.search(r"@[0-9a-f]{10}:best_practice/qwen3/readme\.md section '", r["source_locator"]), \
@@ -81,7 +86,8 @@ def test_set_6_never_reaches_the_fit_the_bands_or_sets_1_to_5():
         assert all(r.key.startswith(file + ":") for r in load())
     sources = {r.source for r in load_external_runs_6()}
     assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023", "nemo-megatron-launcher-readme",
-                       "nemo-launcher-examples-2024", "megatron-moe-modelzoo"}
+                       "nemo-launcher-examples-2024", "megatron-moe-modelzoo",
+                       "megatron-lm-moe-recipes"}
     assert not sources & {r.source for r in _earlier_runs()}
 
 
@@ -381,3 +387,49 @@ def test_modelzoo_gb200_bf16_and_gb300_16_node_rows_used_with_the_commands_setup
     gb300 = _run(_zoo_key("'GB300' table row 1"))
     assert gb300.used and gb300.cluster.num_gpus == 16 * 4 and gb300.setup.moe_a2a_overlap
     assert (gb300.strategy.ep, gb300.setup.precision, gb300.setup.global_batch) == (64, "fp8", 8192)
+
+
+# --- Megatron-LM examples/moe_recipes/README.md 'Recipe Index' (fetched mirror, dev branch at 9c5258f109) -----------
+# columns: Model | Recipe | GPUs | TP/PP/EP/CP/ETP | MBS/GBS/SL | Features | Median TFLOP/s/GPU; rows as printed, e.g.
+# "Qwen3-235B-A22B | H100 BF16 | 256 | 2/8/32/1/1 | 1/2048/4096 | router/preprocess CG; HybridEP; EP overlap | 214.3"
+# "Qwen3-30B-A3B | GB200 BF16 | 16 | 1/1/16/1/1 | 4/512/4096 | BF16 baseline | 528"
+def _recipe_key(yaml: str) -> str:
+    return _key(f"(recipe examples/moe_recipes/{yaml})")
+
+
+def test_moe_recipes_qwen3_235b_h100_row_by_hand_and_used():
+    r = _run(_recipe_key("qwen3_235b/h100/bf16_256GPU_TP2PP8EP32.yaml"))
+    assert r.used and r.source == "megatron-lm-moe-recipes" and r.model.name == "Qwen3-235B-A22B"
+    assert (r.cluster.gpu.id, r.cluster.num_gpus, r.setup.precision, r.setup.global_batch) == ("h100-sxm", 256, "bf16", 2048)
+    # the yaml: num_layers_per_virtual_pipeline_stage 3, embedding and loss counted: (94 + 2) / 3 = 32 stages / PP 8
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.ep, r.strategy.vpp) == (2, 8, 32, (94 + 2) // 3 // 8) == (2, 8, 32, 4)
+    # 'router/preprocess CG; HybridEP; EP overlap' and the yaml's recompute_modules: moe_act layernorm
+    assert (r.setup.moe_dispatcher, r.setup.moe_a2a_overlap, r.setup.cuda_graphs) == ("deepep", True, "per-layer")
+    assert r.setup.recompute_modules == ("moe_act", "layernorm")
+    assert SET_6.row(r.key)["measured_tflops_per_gpu"] == "214.3"
+
+
+def test_moe_recipes_qwen3_30b_gb200_row_by_hand_and_used():
+    r = _run(_recipe_key("qwen3_30b/gb200/bf16_16GPU_TP1PP1EP16.yaml"))
+    assert r.used and r.model.name == "Qwen3-30B-A3B" and r.cluster.gpu.id == "gb200" and r.cluster.num_gpus == 16
+    assert (r.strategy.micro_batch, r.setup.global_batch, r.strategy.ep) == (4, 512, 16)  # MBS/GBS/SL 4/512/4096
+    assert SET_6.row(r.key)["dp"] == str(16 // (1 * 1 * 1))  # DP = GPUs / (TP x PP x CP)
+
+
+def test_moe_recipes_rows_the_engine_cannot_run_are_written_and_excluded():
+    # paged stash ('paged stash; full CG'), offloading ('... EP overlap; offload'), no printed TFLOP/s (DeepSeek-V3 H100)
+    for yaml, why in (("qwen3_235b/gb200/mxfp8_128GPU_TP1PP1EP64_paged_stash_fullcg_overlap.yaml", "paged stash"),
+                      ("qwen3_30b/gb200/mxfp8_16GPU_TP1PP1EP16_paged_stash.yaml", "paged stash"),
+                      ("deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml", "offloading"),
+                      ("deepseek_v3/h100/bf16_1024GPU_TP1PP16EP64.yaml", "no measured throughput")):
+        r = _run(_recipe_key(yaml))
+        assert not r.used and why in r.status, (yaml, r.status)
+
+
+def test_moe_recipes_deepseek_v3_b200_row_is_a_layout_of_the_calibration_data():
+    r = _run(_recipe_key("deepseek_v3/b200/mxfp8_256GPU_TP1PP8EP32.yaml"))
+    assert r.status.startswith("excluded: the layout of an earlier file's row")
+    bridge = [b for b in load_runs() if b.model and b.cluster and b.model.name == "DeepSeek-V3"
+              and b.cluster.gpu.id == "b200" and b.cluster.num_gpus == 256 and b.setup.precision == "fp8"
+              and (b.strategy.tp, b.strategy.pp, b.strategy.vpp, b.strategy.ep) == (1, 8, 2, 32)]
+    assert bridge  # the layout 'Et*4|(tttt|)*14tmL' = 16 stages over PP 8: VP 2, as Bridge's row prints
