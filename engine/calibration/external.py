@@ -15,7 +15,8 @@ use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's 
 launcher's README and examples README performance tables), for a future judge: nothing evaluates it, and it is in no
 judged-set table below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
 excluded like set 4's unstated fraction) and 'SAME MEASUREMENT AS EARLIER DATA: ...' (a re-print of an earlier file's
-run, excluded like set 5's same layout). Its Megatron-MoE-ModelZoo rows (Qwen3 MoE best-practice tables) add two
+run, excluded like set 5's same layout). Its MoE rows (the Megatron-MoE-ModelZoo Qwen3 best-practice tables and
+Megatron-LM's examples/moe_recipes README, each row with its recipe yaml) add two
 more, both on how that README prints a run, written while collecting and before any prediction: 'MOE SETUP: ...'
 (the dispatcher, expert all-to-all overlap, CUDA graphs and recompute modules its table or launch command states,
 which Megatron-Bridge rows take from bridge_moe_recipes.csv and no column holds) and 'NOT REPRESENTED: ...' (a run
@@ -332,8 +333,8 @@ def load_external_runs_5() -> tuple[CalibrationRun, ...]:
 @lru_cache(maxsize=1)
 def load_external_runs_6() -> tuple[CalibrationRun, ...]:
     """External set 6 (data/external_runs_6.csv): never fitted, never in the bands, in none of sets 1-5 and in no
-    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged;
-    only its source names are its own."""
+    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged,
+    plus its source names and the notes markers of the module docstring."""
     return _load(EXTERNAL_FILE_6)
 
 
