@@ -15,7 +15,12 @@ use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's 
 launcher's README and examples README performance tables), for a future judge: nothing evaluates it, and it is in no
 judged-set table below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
 excluded like set 4's unstated fraction) and 'SAME MEASUREMENT AS EARLIER DATA: ...' (a re-print of an earlier file's
-run, excluded like set 5's same layout).
+run, excluded like set 5's same layout). Its MoE rows (the Megatron-MoE-ModelZoo Qwen3 best-practice tables and
+Megatron-LM's examples/moe_recipes README, each row with its recipe yaml) add two
+more, both on how that README prints a run, written while collecting and before any prediction: 'MOE SETUP: ...'
+(the dispatcher, expert all-to-all overlap, CUDA graphs and recompute modules its table or launch command states,
+which Megatron-Bridge rows take from bridge_moe_recipes.csv and no column holds) and 'NOT REPRESENTED: ...' (a run
+using a feature the engine has no model of, e.g. activation offloading: written, excluded).
 
 Beyond the row parser, two rules of their own, both on how the sources print their tables (not on values):
 - a page revised within one release (NeMo 24.07's summary was re-measured twice; a B200 long-sequence table
@@ -73,7 +78,9 @@ SET_4_SOURCES = {"fms-fsdp": "fms-fsdp", "colossal-ai": "colossal-ai", "megatron
 SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
                  "flashattention-2 paper": "flash-attn2-paper-2023",
                  "nemo megatron launcher readme": "nemo-megatron-launcher-readme",
-                 "nemo megatron launcher examples readme": "nemo-launcher-examples-2024"}
+                 "nemo megatron launcher examples readme": "nemo-launcher-examples-2024",
+                 "megatron-moe-modelzoo": "megatron-moe-modelzoo",
+                 "megatron-lm examples/moe_recipes": "megatron-lm-moe-recipes"}
 
 
 def _superseded(row: dict) -> str:
@@ -149,6 +156,33 @@ def _repeat_run(row: dict) -> str:
     m = re.search(r"REPEAT RUN (\d+) of (\d+)", row["notes"])
     return (f"repeat run {m.group(1)} of {m.group(2)} of a system and configuration whose first run is used"
             if m else "")
+
+
+# 'MOE SETUP: key=value, ...' (set 6): the TrainingSetup fields a MoE table or its launch command states.
+MOE_SETUP_KEYS = ("moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "recompute_modules")
+
+
+def _with_moe_setup(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """A MoE row stating its dispatcher ('deepep' for DeepEP/HybridEP, as bridge_moe_recipes.csv maps them), expert
+    all-to-all overlap, CUDA graphs or recompute modules in notes ('MOE SETUP: moe_dispatcher=deepep, moe_a2a_overlap=
+    true, recompute_modules=layernorm+moe_act'): the setup gets them and the config names them, so two runs of one
+    plan that differ only there (the ModelZoo's '+1f1b overlap' row) stay two configurations."""
+    m = re.search(r"MOE SETUP: ([^;]+)", row["notes"])
+    if not m or not run.used:
+        return run
+    fields = dict(kv.strip().split("=", 1) for kv in m.group(1).split(","))
+    if not set(fields) <= set(MOE_SETUP_KEYS):
+        raise ValueError(f"{row['source_locator']}: MOE SETUP keys {sorted(fields)} not among {MOE_SETUP_KEYS}")
+    update = {k: v == "true" if k == "moe_a2a_overlap" else tuple(v.split("+")) if k == "recompute_modules" else v
+              for k, v in fields.items()}
+    label = " ".join(f"{k}={v}" for k, v in sorted(fields.items()))
+    return replace(run, setup=run.setup.model_copy(update=update), config=f"{run.config} {label}")
+
+
+def _not_represented(row: dict) -> str:
+    """'NOT REPRESENTED: why' in notes (set 6): the run uses something the engine has no model of."""
+    m = re.search(r"NOT REPRESENTED: ([^;]+)", row["notes"])
+    return f"the engine does not represent the run: {m.group(1).strip()}" if m else ""
 
 
 def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
@@ -252,10 +286,10 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
             if early:
                 runs.append(_named_source(_excluded(line, row, early, file), row, file))
                 continue
-            run = _with_tp_overlap_label(_with_hsdp(_run(file, line, row), row))
+            run = _with_moe_setup(_with_tp_overlap_label(_with_hsdp(_run(file, line, row), row)), row)
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
                    or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row)
-                   or _earlier_layout(row))
+                   or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
             runs.append(_named_source(run, row, file))
@@ -299,8 +333,8 @@ def load_external_runs_5() -> tuple[CalibrationRun, ...]:
 @lru_cache(maxsize=1)
 def load_external_runs_6() -> tuple[CalibrationRun, ...]:
     """External set 6 (data/external_runs_6.csv): never fitted, never in the bands, in none of sets 1-5 and in no
-    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged;
-    only its source names are its own."""
+    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged,
+    plus its source names and the notes markers of the module docstring."""
     return _load(EXTERNAL_FILE_6)
 
 

@@ -25,8 +25,13 @@ KNOWN_EXCLUSIONS = (
     "sequence length not stated",  # ... and two of its first fine-tuning rows print no sequence either
     "the layout of an earlier file's row",  # launcher examples README rows the NeMo 24.07 page (set 1) also runs
     "a re-print of an earlier file's run",  # its GPT3-175B 512-GPU row: set 4's MLPerf v3.1 run
+    # Megatron-MoE-ModelZoo: whole-MoE recompute / dropless routing (H100 long context), activation offloading (GB200)
+    "the engine does not represent the run",
+    "no measured throughput",  # Megatron-LM moe_recipes README: DeepSeek-V3 H100 rows print no TFLOP/s
 )
 NEMOTRON, FA2, LAUNCHER = "arXiv:2402.16819v2", "arXiv:2307.08691", "NVIDIA/NeMo-Framework-Launcher@"
+MODELZOO = "yanring/Megatron-MoE-ModelZoo@"
+RECIPES = "NVIDIA/Megatron-LM@9c5258f109:examples/moe_recipes/README.md section 'Recipe Index'"
 H100_BF16_PEAK = 989e12  # the Nemotron-4 15B report: "a peak throughput of 989 teraFLOP/s ... (bfloat16)"
 
 SET_6 = ExternalFile(EXTERNAL_FILE_6, load_external_runs_6)
@@ -43,7 +48,8 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     SET_6.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=15)
     # Nemotron-4 Table 2 rows + FlashAttention-2 cells + the launcher README's tables A-G (6+7+7+7+3+6+5 cells)
     # + the launcher examples README's distinct measurements (51, one per run over its 2024 revisions)
-    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51
+    # + the Megatron-MoE-ModelZoo Qwen3 tables (H100 6, long context 4 x 2 figures, GB200 3, GB300 1 + 1 removed)
+    assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51 + 19 + 18
 
 
 def test_same_columns_as_the_calibration_file():
@@ -57,6 +63,13 @@ def test_every_row_cites_a_paper_table_and_the_stored_text_it_was_read_from():
         if LAUNCHER in r["source_locator"]:  # a README at a commit: the commit is the stored text's address
             assert re.search(r"@[0-9a-f]{10}:(README\.md section '[67]\.1\.2\. Training Performance Results'|"
                              r"examples/README\.md section 'Benchmark performance numbers)", r["source_locator"]), \
+                r["source_locator"]
+            continue
+        if RECIPES in r["source_locator"]:
+            assert re.search(r"\(recipe examples/moe_recipes/[\w/]+\.yaml\)$", r["source_locator"]), r["source_locator"]
+            continue
+        if MODELZOO in r["source_locator"]:
+            assert re.search(r"@[0-9a-f]{10}:best_practice/qwen3/readme\.md section '", r["source_locator"]), \
                 r["source_locator"]
             continue
         assert (NEMOTRON in r["source_locator"] and "Table 2" in r["source_locator"]) or \
@@ -73,7 +86,8 @@ def test_set_6_never_reaches_the_fit_the_bands_or_sets_1_to_5():
         assert all(r.key.startswith(file + ":") for r in load())
     sources = {r.source for r in load_external_runs_6()}
     assert sources == {"nemotron4-15b-report-2024", "flash-attn2-paper-2023", "nemo-megatron-launcher-readme",
-                       "nemo-launcher-examples-2024"}
+                       "nemo-launcher-examples-2024", "megatron-moe-modelzoo",
+                       "megatron-lm-moe-recipes"}
     assert not sources & {r.source for r in _earlier_runs()}
 
 
@@ -301,3 +315,121 @@ def test_examples_first_tables_without_a_layout_are_written_and_excluded():
     bf16 = [r for r in load_external_runs_6() if r.source == "nemo-launcher-examples-2024"
             and SET_6.row(r.key)["precision"] == "BF16"]
     assert len(bf16) == 11 and all(r.status == "excluded: parallel layout (TP/PP) not stated" for r in bf16)
+
+
+# --- Megatron-MoE-ModelZoo, best_practice/qwen3/readme.md (fetched mirror, revision 798dfb503c and earlier) ----------
+# H100 table, "Experiment Setup: 256 H100 GPUS, NVLink 4th Generation, InfiniBand 8x50 GB/s", rows as printed:
+# "| 235B | DeepEP | H100 | BF16 | 256 | 4096 | 2 | 1 | 32 | 8 | 1 | 1 | 4 | 16 | / | 1 | 2048 | 128 | norm, act | 19.7 | 245 |"
+# "| 235B | DeepEP | H100 | BF16 | 256 | 4096 | 2 | 1 | 32 | 8 | 1 | 1 | 4 | 16 | / | 1 | 2048 | 128 | norm, act | 17.6 | 276 |
+#   |  | +1f1b overlap |"  (columns: ... TP | CP | EP | PP | EDP | ETP | VPP | DP | FSDP | MBS | GBS | GA | recompute |
+#   Step time (sec) | Per GPU TF ...)
+def _zoo_key(part: str, **cells) -> str:
+    return _key(f"{MODELZOO}798dfb503c:best_practice/qwen3/readme.md section {part}", **cells)
+
+
+def test_modelzoo_h100_first_row_by_hand_and_used():
+    r = _run(_zoo_key("'Performance Results' / 'H100' table row 1"))
+    assert r.used and r.source == "megatron-moe-modelzoo" and r.model.name == "Qwen3-235B-A22B"
+    assert (r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision) == ("h100-sxm", 256, 4096, "bf16")
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.vpp, r.strategy.ep, r.strategy.cp) == (2, 8, 4, 32, 1)
+    assert r.setup.global_batch == 2048 and r.strategy.micro_batch == 1  # MBS 1 x GA 128 x DP 16 = 2048
+    assert r.setup.moe_dispatcher == "deepep" and not r.setup.moe_a2a_overlap
+    assert r.setup.recompute_modules == ("layernorm", "moe_act")  # 'norm, act'
+    assert r.strategy.zero_stage == 1  # FSDP '/': DDP + the config's distributed optimizer
+    assert r.measured_tokens_per_gpu == round(2048 * 4096 / 19.7 / 256) == 1663  # GBS x seq / step / GPUs
+
+
+def test_modelzoo_1f1b_overlap_row_is_a_configuration_of_its_own():
+    plain = _run(_zoo_key("'Performance Results' / 'H100' table row 1"))
+    overlap = _run(_zoo_key("'Performance Results' / 'H100' table row 2"))
+    assert plain.used and overlap.used and overlap.setup.moe_a2a_overlap and plain.config != overlap.config
+    assert overlap.measured_tokens_per_gpu == round(2048 * 4096 / 17.6 / 256) == 1862
+
+
+def test_modelzoo_h100_fsdp_row_by_hand():
+    # "| 235B | DeepEP | H100 | BF16 | 256 | 4096 | 2 | 1 | 8 | 1 | 32 | 1 | 1 | 128 | On | 4 | 2048 | 4 | full | 17.6 | 276 |"
+    r = _run(_zoo_key("'Performance Results' / 'H100' table row 3"))
+    assert r.used and r.strategy.zero_stage == 3 and r.strategy.recompute == "full"
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.ep, r.strategy.micro_batch) == (2, 1, 8, 4)  # 4 x GA 4 x DP 128
+
+
+def test_modelzoo_long_context_figures_are_written_and_excluded():
+    # "| H100| 16384 | 32 | 4 | 1 | 256 | 295 (forced balance) / 237 (dropless) |" ... four rows, two figures each; the
+    # command below recomputes '--recompute-modules layernorm moe' (the whole MoE module: not an engine module)
+    rows = [k for k, r in enumerate(_rows(), start=2) if "'Long Context' table" in r["source_locator"]]
+    assert len(rows) == 8
+    assert {_rows()[k - 2]["measured_tflops_per_gpu"] for k in rows} == {"295", "237", "335", "277", "368", "320",
+                                                                          "389", "357"}
+    for k in rows:
+        assert _run(f"{EXTERNAL_FILE_6}:{k}").status.startswith("excluded: the engine does not represent the run")
+
+
+def test_modelzoo_gb300_64_node_row_is_the_calibration_datas_bridge_run():
+    # 020b8136b3's GB300 table: "| GB300 | 4096 | 64 | MXFP8 | 1 | 4 | 1 | 1 | 32 | 2 | 8192 | 974 | |" (64 nodes x 4)
+    r = _run(_key(f"{MODELZOO}020b8136b3:best_practice/qwen3/readme.md"))
+    assert r.status.startswith("excluded: a re-print of an earlier file's run")
+    bridge = [b for b in load_runs() if b.model and b.cluster and b.model.name == "Qwen3-235B-A22B" and b.cluster.gpu.id == "gb300"
+              and "26.02" in b.release and (b.strategy.tp, b.strategy.pp, b.strategy.ep) == (1, 4, 32)]
+    with open(DATA / "measured_runs.csv", newline="") as f:
+        printed = {row["measured_tflops_per_gpu"] for i, row in enumerate(csv.DictReader(f), start=2)
+                   if f"measured_runs.csv:{i}" in {b.key for b in bridge}}
+    assert bridge and printed == {"974"} and all(b.cluster.num_gpus == 256 for b in bridge)
+
+
+def test_modelzoo_gb200_bf16_and_gb300_16_node_rows_used_with_the_commands_setup():
+    # GB200: "| GB200 | 4096 | 64 | BF16 | 1 | 8 | 1 | 1 | 8 | 1 | 8192 | 750 | |", command 'DISPATCHER=hybridep ...
+    # A2A_OVERLAP=0 ... --cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess'
+    gb200 = _run(_zoo_key("'GB200' table row 1"))
+    assert gb200.used and gb200.cluster.gpu.id == "gb200" and gb200.cluster.num_gpus == 64 * 4
+    assert (gb200.setup.moe_dispatcher, gb200.setup.moe_a2a_overlap, gb200.setup.cuda_graphs) == ("deepep", False,
+                                                                                                  "per-layer")
+    # GB300: "| GB300 | 4096 | 16 | MXFP8 | 1 | 1 | 1 | 1 | 64 | 1 | 8192 | 1055 | |", command '... A2A_OVERLAP=1 ...'
+    gb300 = _run(_zoo_key("'GB300' table row 1"))
+    assert gb300.used and gb300.cluster.num_gpus == 16 * 4 and gb300.setup.moe_a2a_overlap
+    assert (gb300.strategy.ep, gb300.setup.precision, gb300.setup.global_batch) == (64, "fp8", 8192)
+
+
+# --- Megatron-LM examples/moe_recipes/README.md 'Recipe Index' (fetched mirror, dev branch at 9c5258f109) -----------
+# columns: Model | Recipe | GPUs | TP/PP/EP/CP/ETP | MBS/GBS/SL | Features | Median TFLOP/s/GPU; rows as printed, e.g.
+# "Qwen3-235B-A22B | H100 BF16 | 256 | 2/8/32/1/1 | 1/2048/4096 | router/preprocess CG; HybridEP; EP overlap | 214.3"
+# "Qwen3-30B-A3B | GB200 BF16 | 16 | 1/1/16/1/1 | 4/512/4096 | BF16 baseline | 528"
+def _recipe_key(yaml: str) -> str:
+    return _key(f"(recipe examples/moe_recipes/{yaml})")
+
+
+def test_moe_recipes_qwen3_235b_h100_row_by_hand_and_used():
+    r = _run(_recipe_key("qwen3_235b/h100/bf16_256GPU_TP2PP8EP32.yaml"))
+    assert r.used and r.source == "megatron-lm-moe-recipes" and r.model.name == "Qwen3-235B-A22B"
+    assert (r.cluster.gpu.id, r.cluster.num_gpus, r.setup.precision, r.setup.global_batch) == ("h100-sxm", 256, "bf16", 2048)
+    # the yaml: num_layers_per_virtual_pipeline_stage 3, embedding and loss counted: (94 + 2) / 3 = 32 stages / PP 8
+    assert (r.strategy.tp, r.strategy.pp, r.strategy.ep, r.strategy.vpp) == (2, 8, 32, (94 + 2) // 3 // 8) == (2, 8, 32, 4)
+    # 'router/preprocess CG; HybridEP; EP overlap' and the yaml's recompute_modules: moe_act layernorm
+    assert (r.setup.moe_dispatcher, r.setup.moe_a2a_overlap, r.setup.cuda_graphs) == ("deepep", True, "per-layer")
+    assert r.setup.recompute_modules == ("moe_act", "layernorm")
+    assert SET_6.row(r.key)["measured_tflops_per_gpu"] == "214.3"
+
+
+def test_moe_recipes_qwen3_30b_gb200_row_by_hand_and_used():
+    r = _run(_recipe_key("qwen3_30b/gb200/bf16_16GPU_TP1PP1EP16.yaml"))
+    assert r.used and r.model.name == "Qwen3-30B-A3B" and r.cluster.gpu.id == "gb200" and r.cluster.num_gpus == 16
+    assert (r.strategy.micro_batch, r.setup.global_batch, r.strategy.ep) == (4, 512, 16)  # MBS/GBS/SL 4/512/4096
+    assert SET_6.row(r.key)["dp"] == str(16 // (1 * 1 * 1))  # DP = GPUs / (TP x PP x CP)
+
+
+def test_moe_recipes_rows_the_engine_cannot_run_are_written_and_excluded():
+    # paged stash ('paged stash; full CG'), offloading ('... EP overlap; offload'), no printed TFLOP/s (DeepSeek-V3 H100)
+    for yaml, why in (("qwen3_235b/gb200/mxfp8_128GPU_TP1PP1EP64_paged_stash_fullcg_overlap.yaml", "paged stash"),
+                      ("qwen3_30b/gb200/mxfp8_16GPU_TP1PP1EP16_paged_stash.yaml", "paged stash"),
+                      ("deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml", "offloading"),
+                      ("deepseek_v3/h100/bf16_1024GPU_TP1PP16EP64.yaml", "no measured throughput")):
+        r = _run(_recipe_key(yaml))
+        assert not r.used and why in r.status, (yaml, r.status)
+
+
+def test_moe_recipes_deepseek_v3_b200_row_is_a_layout_of_the_calibration_data():
+    r = _run(_recipe_key("deepseek_v3/b200/mxfp8_256GPU_TP1PP8EP32.yaml"))
+    assert r.status.startswith("excluded: the layout of an earlier file's row")
+    bridge = [b for b in load_runs() if b.model and b.cluster and b.model.name == "DeepSeek-V3"
+              and b.cluster.gpu.id == "b200" and b.cluster.num_gpus == 256 and b.setup.precision == "fp8"
+              and (b.strategy.tp, b.strategy.pp, b.strategy.vpp, b.strategy.ep) == (1, 8, 2, 32)]
+    assert bridge  # the layout 'Et*4|(tttt|)*14tmL' = 16 stages over PP 8: VP 2, as Bridge's row prints
