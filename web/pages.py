@@ -96,15 +96,18 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     return RecommendRequest(**body)
 
 
+# Where a page user gets a profile: the CLI's file or the REST answer (both the same JSON object).
+PROFILE_SOURCES = "paste the file `shardwise calibrate … --save` writes, or the body POST /api/calibrate returns"
+
+
 def profile_json(text: str) -> dict:
     """The pasted calibration profile (validated by the request model like the REST body's)."""
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ShardwiseInputError(f"the calibration profile is not JSON ({exc}); paste the file "
-                                  "`shardwise calibrate ... --save` wrote") from None
+        raise ShardwiseInputError(f"the calibration profile is not JSON ({exc}); {PROFILE_SOURCES}") from None
     if not isinstance(value, dict):
-        raise ShardwiseInputError("the calibration profile must be a JSON object, as `shardwise calibrate --save` writes")
+        raise ShardwiseInputError(f"the calibration profile must be a JSON object; {PROFILE_SOURCES}")
     return value
 
 

@@ -203,3 +203,14 @@ def test_recommend_with_an_export_format_answers_what_the_cli_prints(client, cap
         assert got[key] == expected[key], key
     assert all("deepspeed" in p["export_formats"] for p in got["plans"])
     assert client.post("/api/recommend", json={**scenario, "export_format": "jax"}).status_code == 422
+
+
+def test_a_pasted_profile_that_is_not_an_object_names_both_places_a_profile_comes_from():
+    # a page user may have no CLI: the message names the CLI's file and the REST answer alike
+    from shardwise.engine.errors import ShardwiseInputError
+    from shardwise.web.pages import profile_json
+
+    for text in ("[1, 2]", "{not json"):
+        with pytest.raises(ShardwiseInputError) as exc:
+            profile_json(text)
+        assert "shardwise calibrate" in str(exc.value) and "POST /api/calibrate" in str(exc.value)
