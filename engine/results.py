@@ -188,4 +188,5 @@ class Evaluation(_Result):
     setup: SetupSummary | None = Field(default=None, description="the training setup the plan was evaluated "
                                        "under (evaluate; recommend states it once, at its top level)")
     export_formats: list[str] | None = Field(default=None, description="recommend: the export formats "
-                                             "(`shardwise export --format`) that write this plan; the others refuse it")
+                                             "(`shardwise export --format`, POST /api/export's format, the chat's export) that write "
+                                             "this plan; the others refuse it")
