@@ -1,20 +1,20 @@
-"""The engine on the external held-out runs, with band methods v2, v3, v4 and v5 side by side
-(engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for
-session 6" and "Protocol for session 7"; the first runs' outputs are
-benchmarks/results/external_check_first_run.json (set 1) and external_set2_first_run.json (set 2)).
+"""The engine on the external held-out runs, with band methods v2 to v7 side by side
+(engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for session 6" to
+"Protocol for session 9"; each set's first run is stored in benchmarks/results/: external_check_first_run.json
+(set 1), external_set2_first_run.json … external_set5_first_run.json).
 
     python benchmarks/external_check.py                  # set 1: print every figure
-    python benchmarks/external_check.py --set 2          # set 2
+    python benchmarks/external_check.py --set 2          # set 2 (any judged set: external.JUDGED_EXTERNAL_SETS)
     python benchmarks/external_check.py --json OUT       # ... and write them as JSON
     python benchmarks/external_check.py --pooled 3 4 5   # each method's coverage pooled over these sets' used runs
 
 Uncalibrated: MAPE (pooled, and each group once), the median signed error, by source and regime;
 coverage of the 80 % band the product shows (intervals.throughput_band: the regime band, widened
 outside the validated range) for band methods v2 (each group once), v3 (band_statistics.
-conformal_levels), v4 (a band for a new cluster, new_cluster.py; shipped since session 7) and v5 (v4 on the
-out-of-fold residuals AND the runs of sets 1 and 2, external_items.py: on sets 1 and 2 its coverage is
-in-sample, not a check), all computed here from the same out-of-fold residuals, each with a 95 % CI from
-resampling groups.
+conformal_levels), v4 (a band for a new cluster, new_cluster.py), v5 (v4 on the out-of-fold residuals AND
+the runs of sets 1 and 2, external_items.py; shipped since session 8), v6 and v7 (the same with sets 1-3 and
+1-4): a set among a method's items is in-sample for it, not a check (band_methods.EXTERNAL_SETS_IN_BANDS). All
+computed here from the same out-of-fold residuals, each with a 95 % CI from resampling groups.
 Calibrated: each family of external runs at two or more GPU counts (transfer.families) calibrated
 on its smallest run, predicting the rest (transfer.transfer_family): MAPE before and after, their
 ratio, and the coverage of the band a profile gets.
