@@ -78,7 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path)
     ap.add_argument("--set", type=int, choices=sorted(JUDGED_EXTERNAL_SETS), default=1,
-                    help="external set 1 (external_runs.csv), 2 (external_runs_2.csv), 3 or 4 (external_runs_3/4.csv)")
+                    help="a judged external set: 1 (external_runs.csv), or N (external_runs_N.csv)")
     ap.add_argument("--pooled", type=int, nargs="+", choices=sorted(JUDGED_EXTERNAL_SETS),
                     help="instead: each method's coverage pooled over these external sets")
     args = ap.parse_args()
