@@ -46,8 +46,8 @@ def profile_for(run, fam) -> CalibrationProfile:
 
 def external_check(methods: dict[str, dict] | None = None, external_set: int = 1) -> dict:
     """Every figure, for each band method in `methods` (name -> throughput_band's table arguments;
-    default: the shipped bands only), on external set 1 (external_runs.csv), 2 (external_runs_2.csv) or 3
-    (external_runs_3.csv)."""
+    default: the shipped bands only), on a judged external set (external.JUDGED_EXTERNAL_SETS: 1 is
+    external_runs.csv, N external_runs_N.csv)."""
     methods = methods or {SHIPPED: {}}
     every = JUDGED_EXTERNAL_SETS[external_set]()
     runs = [r for r in every if r.used]
