@@ -35,8 +35,7 @@ from fit_error_bands import calibrated_key, method_bands, out_of_fold_unit_items
 from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS, in_sample  # noqa: E402
 from shardwise.engine.calibration.band_statistics import bands_by_level  # noqa: E402
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
-from shardwise.engine.calibration.external_check import external_check, render, share  # noqa: E402
-from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
+from shardwise.engine.calibration.external_check import external_check, inside_band, render, share  # noqa: E402
 from shardwise.engine.calibration.predict import predict  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
@@ -66,11 +65,7 @@ def pooled_coverage(tables: dict[str, dict], sets: list[int]) -> dict[str, dict]
     groups = [f"set {n} | {r.group}" for n, r in runs]
     out = {}
     for method, table in tables.items():
-        hits = []
-        for (_, r), p in zip(runs, preds):
-            lo, hi = throughput_band(r.model, r.cluster, r.setup, **table).around(p.tokens_per_gpu)
-            hits.append(bool(lo <= r.measured_tokens_per_gpu <= hi))
-        out[method] = share(hits, groups)
+        out[method] = share([inside_band(r, p.tokens_per_gpu, table) for (_, r), p in zip(runs, preds)], groups)
     return out
 
 

@@ -32,6 +32,13 @@ def share(inside: list[bool], groups: list[str]) -> dict:
     return {"runs": len(inside), "inside": int(sum(inside)), "share": sum(inside) / len(inside), "ci95": [lo, hi]}
 
 
+def inside_band(run, predicted_tokens_per_gpu: float, tables: dict) -> bool:
+    """Is the run's measured throughput inside the 80 % band the product shows around its prediction
+    (intervals.throughput_band with a band method's tables: the regime band, widened outside the validated range)?"""
+    lo, hi = throughput_band(run.model, run.cluster, run.setup, **tables).around(predicted_tokens_per_gpu)
+    return bool(lo <= run.measured_tokens_per_gpu <= hi)
+
+
 def mape_each_group_once(errors: list[float], groups: list[str]) -> float:
     size = Counter(groups)
     return float(np.average(np.abs(errors), weights=[1 / size[g] for g in groups]))
@@ -60,8 +67,7 @@ def external_check(methods: dict[str, dict] | None = None, external_set: int = 1
     by: dict[str, list[int]] = defaultdict(list)
     for i, (r, p) in enumerate(zip(runs, preds)):
         for method, tables in methods.items():
-            lo, hi = throughput_band(r.model, r.cluster, r.setup, **tables).around(p.tokens_per_gpu)
-            hits[method].append(bool(lo <= r.measured_tokens_per_gpu <= hi))
+            hits[method].append(inside_band(r, p.tokens_per_gpu, tables))
         by[f"source {r.source}"].append(i)
         by[f"regime {regime_of(r)[0]}"].append(i)
     out["uncalibrated"] = {
