@@ -1,0 +1,91 @@
+"""Which engine ships, and which band method: the figures a protocol's judge decides on, over several
+judged external sets pooled (docs/performance.md, "Protocol for session 10").
+
+    python benchmarks/engine_choice.py --sets 6 7 --json OUT.json
+
+Run once with the shipped engine and once with the candidate on PYTHONPATH; the engine that ships is the
+one with the lower mean |log(predicted / measured)| over the sets' used runs, each group once (a group is
+one set's: the same configuration in two sets is two clusters' runs). Beside it: the same per set and per
+source, and each band method's coverage and mean interval score (Gneiting & Raftery 2007, eq. 43, log
+residuals, each group once) with the band the product shows (intervals.throughput_band, widening included),
+the methods' tables computed from this engine's out-of-fold residuals (external_check.method_tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from external_check import method_tables  # noqa: E402
+
+from shardwise.engine.calibration.band_statistics import cluster_weights, interval_score  # noqa: E402
+from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
+from shardwise.engine.calibration.external_check import share  # noqa: E402
+from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
+from shardwise.engine.calibration.predict import predict  # noqa: E402
+
+METHODS = ("v3", "v5")  # the session 10 protocol's challenger and the shipped method
+
+
+def mean_abs_log_each_group_once(log_errors: list[float], groups: list[str]) -> float:
+    return float(np.average(np.abs(log_errors), weights=cluster_weights(groups)))
+
+
+def judge(sets: list[int]) -> dict:
+    runs = [(n, r) for n in sets for r in JUDGED_EXTERNAL_SETS[n]() if r.used]
+    preds = predict([r for _, r in runs])
+    log_errors = [float(np.log(p.tokens_per_gpu / r.measured_tokens_per_gpu)) for (_, r), p in zip(runs, preds)]
+    groups = [f"set {n} | {r.group}" for n, r in runs]
+    by: dict[str, list[int]] = defaultdict(list)
+    for i, (n, r) in enumerate(runs):
+        by[f"set {n}"].append(i)
+        by[f"set {n} | source {r.source}"].append(i)
+
+    def figures(ix: list[int]) -> dict:
+        return {"runs": len(ix), "groups": len({groups[i] for i in ix}),
+                "mean_abs_log_each_group_once": mean_abs_log_each_group_once([log_errors[i] for i in ix],
+                                                                             [groups[i] for i in ix]),
+                "median_log_error": float(np.median([log_errors[i] for i in ix]))}
+
+    out = {"sets": sets, **figures(list(range(len(runs)))), "by": {k: figures(ix) for k, ix in sorted(by.items())}}
+    tables = method_tables()
+    for method in METHODS:
+        bands = [throughput_band(r.model, r.cluster, r.setup, **tables[method]) for _, r in runs]
+        ys = [-e for e in log_errors]  # log(measured / predicted), the bands' variable
+        inside = [b.low <= y <= b.high for b, y in zip(bands, ys)]
+        out[f"bands_{method}"] = {
+            "coverage": share(inside, groups),
+            "interval_score": interval_score(ys, [b.low for b in bands], [b.high for b in bands], groups),
+            "by_set": {f"set {n}": share([inside[i] for i in by[f"set {n}"]], [groups[i] for i in by[f"set {n}"]])
+                       for n in sets}}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sets", type=int, nargs="+", required=True, choices=sorted(JUDGED_EXTERNAL_SETS))
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    out = judge(args.sets)
+    print(f"sets {args.sets}: {out['runs']} runs, {out['groups']} groups: mean |log(predicted/measured)| each group "
+          f"once {out['mean_abs_log_each_group_once']:.4f}, median log error {out['median_log_error']:+.4f}")
+    for k, f in out["by"].items():
+        print(f"  {k}: {f['runs']} runs, {f['mean_abs_log_each_group_once']:.4f}, median {f['median_log_error']:+.4f}")
+    for method in METHODS:
+        b = out[f"bands_{method}"]
+        c = b["coverage"]
+        print(f"{method}: inside {c['inside']}/{c['runs']} ({c['share']:.1%}, CI {c['ci95'][0]:.0%}-{c['ci95'][1]:.0%}), "
+              f"interval score {b['interval_score']:.4f}; "
+              + ", ".join(f"{k} {v['inside']}/{v['runs']}" for k, v in b["by_set"].items() if v.get("runs")))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
