@@ -44,6 +44,7 @@ TALLY = {
     ("NVIDIA", "theia_ngpu72_ngc26.04_nemo", "llama31_8b"): "NVFP4",  # README names config_..._8b_fp4.sh
     ("NVIDIA", "theia-cmh_ngpu512_ngc26.04_nemo", "llama31_405b"): "NVFP4",  # README names config_..._cg_fp4.sh
     ("NVIDIA", "theia-cmh_ngpu2048_ngc26.04_nemo", "llama31_405b"): "NVFP4",  # config_..._cg_fp4.sh
+    ("Cisco", "Zeus_8xH100_SXM_80GB", "llama31_8b"): "used",  # config + config_common.sh stored: FP8, TP 2
 }
 
 
@@ -61,7 +62,7 @@ def _kind(status: str) -> str:
 
 
 def test_every_row_is_used_or_excluded_with_a_stated_reason():
-    SET_7.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=0)
+    SET_7.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=1)
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
@@ -70,7 +71,7 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     assert {_system(r) for r in rows} == set(TALLY)  # one row per system and benchmark: first result files only
     for row, run in zip(rows, runs):
         assert _kind(run.status) == TALLY[_system(row)], (run.key, run.status)
-    assert Counter(TALLY.values()) == {"precision not stated": 4, "NVFP4": 5}
+    assert Counter(TALLY.values()) == {"precision not stated": 4, "NVFP4": 5, "used": 1}
 
 
 def test_same_columns_as_the_calibration_file():
@@ -177,3 +178,29 @@ def test_8b_tokens_per_gpu_from_the_block_means_of_the_1024_gpu_gb200_log():
     key = _key("tyche-hsg_ngpu1024_ngc26.04_nemo/llama31_8b/result_0.txt")
     assert float(_row(key)["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
     assert _row(key)["dp"] == "64"  # 1024 / (TP 4 x CP 4); x MBS 1 = the logged global batch 64, GA 1
+
+
+# V60 Cisco/results/Zeus_8xH100_SXM_80GB/llama31_8b/result_1.txt: global_batch_size 32, max_sequence_length 8192, 22
+# blocks of 8,192 samples (eval_start samples_count 8192, 16384, ... 180224), each closed by a tracked_stats line
+# (mlperf_common logging.py lineno 225) printing the block's throughput in samples/s, e.g. the first
+# '{"throughput": 91.88464121234259, "train_step_time": 0.3482627736016184, ...}' and the last
+# '{"throughput": 91.063685434572, "train_step_time": 0.35140242619536366, ...}'; 64 GPUs (systems/
+# Zeus_8xH100_SXM_80GB.json: number_of_nodes 8 x accelerators_per_node 8). Config: Cisco/benchmarks/llama31_8b/nemo/
+# config_DGXH100_8x8x36xtp8pp8cp2.sh 'export TENSOR_MODEL_PARALLEL=2' / 'PIPELINE_MODEL_PARALLEL=1' /
+# 'CONTEXT_PARALLEL=1' and its config_common.sh 'export FP8=True', 'export FP8_RECIPE="delayed"', 'FULL_CUDA_GRAPH=1'.
+CISCO_H100_8B_THROUGHPUTS = (
+    91.88464121234259, 91.2517485330537, 91.34982454197774, 91.2537738378939, 91.18124345963508, 91.1460111736404,
+    91.22566653335925, 91.13781209972002, 91.18848967378001, 91.08221964389548, 91.1190048117663, 91.06852721902453,
+    91.04788577852737, 91.17660829072678, 91.08138220113985, 91.06445523729064, 91.10356007796524, 91.04667793759458,
+    91.17445968519304, 91.00469017677298, 91.13271947210121, 91.063685434572)
+
+
+def test_8b_tokens_per_gpu_from_the_block_throughputs_of_the_64_gpu_h100_log():
+    seconds = sum(8192 / t for t in CISCO_H100_8B_THROUGHPUTS)  # 22 blocks x ~89.9 s
+    expected = 22 * 8192 * 8192 / seconds / 64
+    key = _key("Zeus_8xH100_SXM_80GB/llama31_8b/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert (row["tp"], row["pp"], row["cp"], row["dp"], row["global_batch_seqs"]) == ("2", "1", "1", "32", "32")
+    assert run.used and run.setup.precision == "fp8" and run.strategy.tp == 2 and run.cluster.num_gpus == 64
+    assert "CUDA GRAPHS: yes" in row["notes"]
