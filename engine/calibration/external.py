@@ -44,6 +44,11 @@ EARLIER DATA' (its model, GPU, #GPUs, sequence, precision and TP/PP/CP/VP/EP are
 sets 1-4, found by parsing, never by predicting), so the set holds no configuration another file already holds.
 Then the newest-release rule of the Megatron-Bridge rows: one configuration measured in several releases
 keeps the newest release's row.
+Set 7 (data/external_runs_7.csv, load_external_runs_7) was collected in session 10 from MLPerf Training v6.0, a round
+sets 1-6 did not use, for a future judge: nothing evaluates it, and it is in no judged-set table below. It is read by
+set 5's rules unchanged (MLPerf source names, the first-written-system rule, precision not stated, same layout as
+earlier data) and adds none; its notes also carry 'LORA RANK: n', 'LORA TARGETS: ...', 'CP COMM TYPE: ...' and
+'CUDA GRAPHS: yes/no' where the log or config states them, which no rule here reads.
 """
 
 from __future__ import annotations
@@ -66,6 +71,11 @@ EXTERNAL_FILE_4 = "external_runs_4.csv"
 EXTERNAL_FILE_5 = "external_runs_5.csv"
 # Set 6, collected 2026-11-27 (session 9) for a FUTURE judge: nobody evaluates it before then.
 EXTERNAL_FILE_6 = "external_runs_6.csv"
+# Set 7, collected 2026-11-27 (session 10) from MLPerf Training v6.0 for a FUTURE judge: nobody evaluates it before then.
+EXTERNAL_FILE_7 = "external_runs_7.csv"
+# The MLPerf sets: each round and submitter is a source of its own, and one submitter's round running one
+# configuration on several systems keeps the first-written system (see _dedupe_releases).
+MLPERF_FILES = (EXTERNAL_FILE_5, EXTERNAL_FILE_7)
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -232,7 +242,7 @@ def _earlier_layout(row: dict) -> str:
 
 
 def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
-    """Set 5's MLPerf rows: 'mlperf-training-<round>' for NVIDIA's own submissions, '...-<submitter>' for the others
+    """Sets 5 and 7's MLPerf rows: 'mlperf-training-<round>' for NVIDIA's own submissions, '...-<submitter>' for the others
     (each round and submitter is another source, so the newest-release rule never folds one into another)."""
     m = re.match(r"MLPerf Training (v[\d.]+) (\S+) results", row["source"])
     if not m:
@@ -245,7 +255,7 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _short_source(run, row, SET_4_SOURCES)
     if file == EXTERNAL_FILE_6:
         return _short_source(run, row, SET_6_SOURCES)
-    return _set_5_source(run, row) if file == EXTERNAL_FILE_5 else run
+    return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
 def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> CalibrationRun:
@@ -260,7 +270,7 @@ def _excluded(line: int, row: dict, reason: str, file: str = EXTERNAL_FILE) -> C
 def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[CalibrationRun]:
     """A configuration (same group and plan) measured in several releases keeps the newest release's row. In set 5
     one submitter's round often runs one configuration on several of its systems in one release: the first row of
-    the file is kept (systems in the file's order, never by value) and the others say so."""
+    the file is kept (systems in the file's order, never by value) and the others say so; set 7 likewise."""
     newest: dict[tuple[str, str], CalibrationRun] = {}
     for r in runs:
         if r.used:
@@ -271,7 +281,7 @@ def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[Calibra
 
     def why(r: CalibrationRun) -> str:
         kept = newest[(r.group, r.config)]
-        if file == EXTERNAL_FILE_5 and _release(kept) == _release(r):
+        if file in MLPERF_FILES and _release(kept) == _release(r):
             return (f"excluded: same configuration as the first-written system of this source and release "
                     f"({kept.release.rsplit('submission ', 1)[-1].rstrip(')')})")
         return "excluded: same configuration measured with a newer release"
@@ -336,6 +346,14 @@ def load_external_runs_6() -> tuple[CalibrationRun, ...]:
     judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged,
     plus its source names and the notes markers of the module docstring."""
     return _load(EXTERNAL_FILE_6)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_7() -> tuple[CalibrationRun, ...]:
+    """External set 7 (data/external_runs_7.csv, MLPerf Training v6.0): never fitted, never in the bands, in none of
+    sets 1-6 and in no judged-set table; held for a future judge and evaluated by nothing yet. Set 5's parser and
+    rules, unchanged (MLPERF_FILES)."""
+    return _load(EXTERNAL_FILE_7)
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
