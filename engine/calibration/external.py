@@ -47,8 +47,11 @@ keeps the newest release's row.
 Set 7 (data/external_runs_7.csv, load_external_runs_7) was collected in session 10 from MLPerf Training v6.0, a round
 sets 1-6 did not use, for a future judge: nothing evaluates it, and it is in no judged-set table below. It is read by
 set 5's rules unchanged (MLPerf source names, the first-written-system rule, precision not stated, same layout as
-earlier data) and adds none; its notes also carry 'LORA RANK: n', 'LORA TARGETS: ...', 'CP COMM TYPE: ...' and
-'CUDA GRAPHS: yes/no' where the log or config states them, which no rule here reads.
+earlier data) and adds one rule on reporting, written before any row was predicted: a row its notes exclude
+(precision not stated, not represented, ...) whose throughput was not transcribed because of it (its long log not
+read) is reported with the notes' reason, not as 'no measured throughput'. Its notes also carry 'LORA RANK: n',
+'LORA TARGETS: ...', 'CP COMM TYPE: ...' and 'CUDA GRAPHS: yes/no' where the log or config states them, which no
+rule here reads.
 """
 
 from __future__ import annotations
@@ -302,6 +305,8 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
+            elif why and file == EXTERNAL_FILE_7 and run.status == "excluded: no measured throughput":
+                run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
 
