@@ -77,7 +77,7 @@ TALLY = {
     ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama31_405b"): "NVFP4",  # three stored 18 x 4 configs, all _cg_fp4*
     ("HPE", "HPE-GB300-ngpu8_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_2x4x1xtp1pp1cp1_fp4.sh
     ("HPE", "HPE-GB300-ngpu16_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_4x4x1xtp1pp1cp1_fp4.sh
-    ("HPE", "HPE-GB300-ngpu32_ngc26.04", "llama2_70b_lora"): "precision not stated",  # DLPAL: GB300_8x4x2xtp1pp1cp8
+    ("HPE", "HPE-GB300-ngpu32_ngc26.04", "llama2_70b_lora"): "used",  # the log's summary: fp8 'hybrid', CP 8 a2a
     ("HPE", "HPE-GB200-ngpu4_ngc25.09", "llama2_70b_lora"): "layout not stated",  # four candidate configs
     ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
     ("HPE", "HPE-GB200-ngpu16_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
@@ -124,10 +124,10 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     assert {_system(r) for r in rows} == set(TALLY)  # one row per system and benchmark: first result files only
     for row, run in zip(rows, runs):
         assert _kind(run.status) == TALLY[_system(row)], (run.key, run.status)
-    # first collector: 5 NVFP4, 4 precision not stated, 1 used; second: 33 NVFP4, 6 precision not stated, 6 layout
-    # not stated, 1 same layout, 1 used (counted from the rows' notes while writing them)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 10, "layout not stated": 6, "same layout": 1,
-                                       "used": 2}
+    # first collector: 5 NVFP4, 4 precision not stated, 1 used; second: 33 NVFP4, 5 precision not stated, 6 layout
+    # not stated, 1 same layout, 2 used (counted from the rows' notes while writing them)
+    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 9, "layout not stated": 6, "same layout": 1,
+                                       "used": 3}
 
 
 def test_same_columns_as_the_calibration_file():
@@ -314,3 +314,25 @@ def test_a_row_excluded_by_its_notes_before_its_log_was_read_reports_the_notes_r
     assert not _row(key)["measured_tokens_per_sec_per_gpu"]
     assert "precision not stated" in _run(key).status
     assert all("no measured throughput" not in r.status for r in load_external_runs_7())
+
+
+# V60 HPE/results/HPE-GB300-ngpu32_ngc26.04/llama2_70b_lora/result_1.txt (98,000 characters): ':::DLPAL ... GB300_8x4x2xtp1pp1cp8';
+# its configuration summary "fp8: 'hybrid'", "fp8_recipe: 'delayed'", "context_parallel_size: 8", "cp_comm_type: 'a2a'",
+# "recompute_modules: ['core_attn']", "global_batch_size: 8", 'setting number of microbatches to constant 2', process groups
+# tp(1) pp(1) cp(8) dp(4), 'Trainable parameters: 44,564,480'; block means at block_stop (lineno 177) for steps 0-192,
+# 192-240, ..., 384-432 (run_stop samples_count 3456 = 432 x 8).
+HPE_GB300_LORA_BLOCKS = ((192, 0.327121908550847), (48, 0.3251215073495217), (48, 0.32214758353882095),
+                         (48, 0.32221639384884676), (48, 0.3218015406003238), (48, 0.3221221507467027))
+
+
+def test_lora_tokens_per_gpu_of_the_32_gpu_gb300_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB300_LORA_BLOCKS)  # 62.81 + 48 x ~0.3226 x 5 = ~140.25 s
+    expected = 432 * 8 * 8192 / seconds / 32  # ~6,308 tokens/s/GPU
+    key = _key("HPE-GB300-ngpu32_ngc26.04/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 32
+    assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 8) and "GA=2" in row["notes"]
+    # the adapters the log counts: 80 layers x rank 16 x (linear_qkv 8192 in + 10240 out, linear_proj 8192 + 8192)
+    assert 80 * 16 * ((8192 + 10240) + (8192 + 8192)) == 44_564_480
+    assert "LORA TARGETS: linear_qkv,linear_proj" in row["notes"] and "CP COMM TYPE: a2a" in row["notes"]
