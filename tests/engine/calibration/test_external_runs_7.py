@@ -48,7 +48,9 @@ TALLY = {
     ("Cisco", "Zeus_8xH100_SXM_80GB", "llama31_8b"): "used",  # config + config_common.sh stored: FP8, TP 2
     # --- second collector (branch external7b): the other submitters' first result files ---
     ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama2_70b_lora"): "precision not stated",  # config not stored
-    ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama2_70b_lora"): "precision not stated",  # config_common.sh not stored
+    # third collector: the log's configuration summary states fp8 'hybrid' (was "precision not stated"); that layout
+    # (72 GB300 FP8 TP 1 CP 8 LoRA) is set 5's v5.1 theia_ngpu72 row (line 783)
+    ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama2_70b_lora"): "same layout",
     ("Cisco", "Zeus_16xH100_SXM_80GB", "llama31_8b"): "same layout",  # set 5 line 604: v5.1 hpf_n16, 128 H100 FP8 TP 2
     ("Cisco", "Zeus_16xH100_SXM_80GB", "llama2_70b_lora"): "layout not stated",  # only config_common.sh stored
     ("ASUSTeK", "XA_NB3I_E12", "llama31_8b"): "NVFP4",  # stored config_common_fp4.sh: FP4=True, FP4_RECIPE=nvfp4
@@ -126,7 +128,9 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
         assert _kind(run.status) == TALLY[_system(row)], (run.key, run.status)
     # first collector: 5 NVFP4, 4 precision not stated, 1 used; second: 33 NVFP4, 5 precision not stated, 6 layout
     # not stated, 1 same layout, 2 used (counted from the rows' notes while writing them)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 9, "layout not stated": 6, "same layout": 1,
+    # third collector: HPE's 72-GB300 LoRA moved from precision not stated to same layout (its log states fp8
+    # 'hybrid'; set 5 holds the layout)
+    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 6, "same layout": 2,
                                        "used": 3}
 
 
@@ -336,3 +340,24 @@ def test_lora_tokens_per_gpu_of_the_32_gpu_gb300_hpe_log():
     # the adapters the log counts: 80 layers x rank 16 x (linear_qkv 8192 in + 10240 out, linear_proj 8192 + 8192)
     assert 80 * 16 * ((8192 + 10240) + (8192 + 8192)) == 44_564_480
     assert "LORA TARGETS: linear_qkv,linear_proj" in row["notes"] and "CP COMM TYPE: a2a" in row["notes"]
+
+
+# V60 HPE/results/HPE-GB300-ngpu72_ngc26.04/llama2_70b_lora/result_1.txt (126,352 characters; read by the third collector):
+# ':::DLPAL ... GB300_18x4x1xtp1pp1cp8'; its configuration summary "fp8: 'hybrid'", "fp8_recipe: 'delayed'",
+# "context_parallel_size: 8", "cp_comm_type: 'a2a'", "recompute_modules: ['core_attn']", "global_batch_size: 9",
+# 'setting number of microbatches to constant 1', process groups tp(1) pp(1) cp(8) dp(9); block means at block_stop
+# (lineno 177) for steps 0-172, 172-215, 215-258, 258-301, 301-344 (run_stop samples_count 3096 = 344 x 9).
+HPE_GB300_72_LORA_BLOCKS = ((172, 0.16720766105412754), (43, 0.16179193296432434), (43, 0.16175909561328428),
+                            (43, 0.16193375231311005), (43, 0.16198409077745426))
+
+
+def test_lora_tokens_per_gpu_of_the_72_gpu_gb300_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB300_72_LORA_BLOCKS)  # 28.76 + 43 x ~0.1619 x 4 = ~56.60 s
+    expected = 344 * 9 * 8192 / seconds / 72  # ~6,224 tokens/s/GPU
+    key = _key("HPE-GB300-ngpu72_ngc26.04/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 72
+    assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 9) and "GA=1" in row["notes"]
+    assert not run.used and "the layout of an earlier file's row" in run.status  # set 5 line 783: same layout
+    assert 72 // (1 * 1 * 8) == 9 and "CP COMM TYPE: a2a" in row["notes"]  # DP 9 = GPUs / (TP x PP x CP) = log's dp(9)
