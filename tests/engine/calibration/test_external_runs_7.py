@@ -80,8 +80,10 @@ TALLY = {
     ("HPE", "HPE-GB300-ngpu8_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_2x4x1xtp1pp1cp1_fp4.sh
     ("HPE", "HPE-GB300-ngpu16_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_4x4x1xtp1pp1cp1_fp4.sh
     ("HPE", "HPE-GB300-ngpu32_ngc26.04", "llama2_70b_lora"): "used",  # the log's summary: fp8 'hybrid', CP 8 a2a
-    ("HPE", "HPE-GB200-ngpu4_ngc25.09", "llama2_70b_lora"): "layout not stated",  # four candidate configs
-    ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
+    # third collector: the log's DLPAL line and printed config (FP8, TP 1, CP 1) and its activation CPU offloading
+    ("HPE", "HPE-GB200-ngpu4_ngc25.09", "llama2_70b_lora"): "the engine does not represent the run",
+    # third collector: the log's DLPAL line and printed config (FP8, TP 1, CP 1) and its activation CPU offloading
+    ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "the engine does not represent the run",
     ("HPE", "HPE-GB200-ngpu16_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
     ("HPE", "HPE-GB200-ngpu32_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
     ("Dell", "16xXE9712x4GB300", "llama2_70b_lora"): "precision not stated",  # config_common.sh not stored
@@ -130,8 +132,9 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     # not stated, 1 same layout, 2 used (counted from the rows' notes while writing them)
     # third collector: HPE's 72-GB300 LoRA moved from precision not stated to same layout (its log states fp8
     # 'hybrid'; set 5 holds the layout)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 6, "same layout": 2,
-                                       "used": 3}
+    # and HPE's 4- and 8-GB200 LoRA from layout not stated to not represented (their logs print activation offloading)
+    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 4, "same layout": 2,
+                                       "the engine does not represent the run": 2, "used": 3}
 
 
 def test_same_columns_as_the_calibration_file():
@@ -361,3 +364,20 @@ def test_lora_tokens_per_gpu_of_the_72_gpu_gb300_hpe_log():
     assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 9) and "GA=1" in row["notes"]
     assert not run.used and "the layout of an earlier file's row" in run.status  # set 5 line 783: same layout
     assert 72 // (1 * 1 * 8) == 9 and "CP COMM TYPE: a2a" in row["notes"]  # DP 9 = GPUs / (TP x PP x CP) = log's dp(9)
+
+
+def test_hpe_gb200_lora_rows_state_layout_and_fp8_from_their_logs_and_are_excluded_for_activation_offloading():
+    # V60 HPE/results/HPE-GB200-ngpu{4,8}_ngc25.09/llama2_70b_lora/result_1.txt: ':::DLPAL ... GB200_1x4x2xtp1pp1cp1' and
+    # '... GB200_2x4x1xtp1pp1cp1'; 'Optimized config:' tensor_model_parallel_size 1, context_parallel_size 1,
+    # global_batch_size 8, micro_batch_size 1, fp8: true, fp8_hybrid: true, cpu_offloading: 1,
+    # cpu_offloading_activations: true, cpu_offloading_num_layers 20 (4 GPUs) / 11 (8 GPUs);
+    # 'setting number of microbatches to constant 2' (4 GPUs) / 1 (8 GPUs)
+    for gpus, ga, layers in ((4, 2, 20), (8, 1, 11)):
+        key = _key(f"HPE-GB200-ngpu{gpus}_ngc25.09/llama2_70b_lora/result_1.txt")
+        row, run = _row(key), _run(key)
+        dp = gpus // (1 * 1 * 1)  # DP = GPUs / (TP x PP x CP)
+        assert dp * 1 * ga == 8  # global batch 8 = DP x MBS 1 x micro-batches
+        assert (row["tp"], row["pp"], row["cp"], row["dp"], row["global_batch_seqs"]) == ("1", "1", "1", str(dp), "8")
+        assert f"GA={ga}" in row["notes"] and f"cpu_offloading_num_layers {layers}" in row["notes"]
+        assert row["precision"].startswith("FP8") and not run.used
+        assert "the engine does not represent the run: activation offloading" in run.status
