@@ -86,7 +86,8 @@ TALLY = {
     ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "the engine does not represent the run",
     # third collector: the log prints its layout (CP 4, in no stored config) and fp8; no offloading
     ("HPE", "HPE-GB200-ngpu16_ngc25.09", "llama2_70b_lora"): "used",
-    ("HPE", "HPE-GB200-ngpu32_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
+    # third collector: the log prints its layout (CP 8, MINIBS 2) and fp8; no offloading
+    ("HPE", "HPE-GB200-ngpu32_ngc25.09", "llama2_70b_lora"): "used",
     ("Dell", "16xXE9712x4GB300", "llama2_70b_lora"): "precision not stated",  # config_common.sh not stored
     ("Dell", "1xXE9785Lx8B300-SXM-270GB", "llama2_70b_lora"): "NVFP4",  # config_XE9785L_B300_1x8x1xtp1pp1cp1_fp4.sh
     ("Dell", "2xXE9780x8B300-SXM-270GB", "llama31_8b"): "NVFP4",  # config_XE9780_B300_2x8x2xtp1pp1cp1_8b_fp4.sh
@@ -134,9 +135,9 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     # third collector: HPE's 72-GB300 LoRA moved from precision not stated to same layout (its log states fp8
     # 'hybrid'; set 5 holds the layout)
     # and HPE's 4- and 8-GB200 LoRA from layout not stated to not represented (their logs print activation offloading),
-    # its 16-GB200 LoRA to used (its log prints layout and FP8)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 3, "same layout": 2,
-                                       "the engine does not represent the run": 2, "used": 4}
+    # its 16- and 32-GB200 LoRA to used (their logs print layout and FP8)
+    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 2, "same layout": 2,
+                                       "the engine does not represent the run": 2, "used": 5}
 
 
 def test_same_columns_as_the_calibration_file():
@@ -403,3 +404,23 @@ def test_lora_tokens_per_gpu_of_the_16_gpu_gb200_hpe_log():
     assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 16
     assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 4, 8)
     assert 16 // 4 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
+
+
+# V60 HPE/results/HPE-GB200-ngpu32_ngc25.09/llama2_70b_lora/result_1.txt (127,957 characters; third collector): 'Optimized config:'
+# num_nodes 8, tensor_model_parallel_size 1, pipeline_model_parallel_size 1, context_parallel_size 8, global_batch_size 8,
+# micro_batch_size 1, fp8 true, fp8_hybrid true, cpu_offloading false, enable_cuda_graph 1; 'setting number of microbatches
+# to constant 2'; block means at block_stop (lineno 210) for steps 0-192, 192-240, ..., 336-384 (run_stop samples_count
+# 3072 = 384 x 8).
+HPE_GB200_32_LORA_BLOCKS = ((192, 0.3790124770421244), (48, 0.3804171736895417), (48, 0.3798421717074234),
+                            (48, 0.37988515875379864), (48, 0.37992740974974976))
+
+
+def test_lora_tokens_per_gpu_of_the_32_gpu_gb200_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB200_32_LORA_BLOCKS)  # 384 x ~0.3795 = ~145.72 s
+    expected = 384 * 8 * 8192 / seconds / 32  # ~5,396 tokens/s/GPU
+    key = _key("HPE-GB200-ngpu32_ngc25.09/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 32
+    assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 8, 8)
+    assert 32 // 8 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
