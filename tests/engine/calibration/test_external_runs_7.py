@@ -47,7 +47,8 @@ TALLY = {
     ("NVIDIA", "theia-cmh_ngpu2048_ngc26.04_nemo", "llama31_405b"): "NVFP4",  # config_..._cg_fp4.sh
     ("Cisco", "Zeus_8xH100_SXM_80GB", "llama31_8b"): "used",  # config + config_common.sh stored: FP8, TP 2
     # --- second collector (branch external7b): the other submitters' first result files ---
-    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama2_70b_lora"): "precision not stated",  # config not stored
+    # third collector: its log prints fp8 and TP 1 / CP 1, set 5's v5.0 nyx_n1 layout (line 352)
+    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama2_70b_lora"): "same layout",
     # third collector: the log's configuration summary states fp8 'hybrid' (was "precision not stated"); that layout
     # (72 GB300 FP8 TP 1 CP 8 LoRA) is set 5's v5.1 theia_ngpu72 row (line 783)
     ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama2_70b_lora"): "same layout",
@@ -135,8 +136,9 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     # third collector: HPE's 72-GB300 LoRA moved from precision not stated to same layout (its log states fp8
     # 'hybrid'; set 5 holds the layout)
     # and HPE's 4- and 8-GB200 LoRA from layout not stated to not represented (their logs print activation offloading),
-    # its 16- and 32-GB200 LoRA to used (their logs print layout and FP8)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 8, "layout not stated": 2, "same layout": 2,
+    # its 16- and 32-GB200 LoRA to used (their logs print layout and FP8), its 8-B200 LoRA from precision not stated to
+    # same layout (its log prints fp8)
+    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 7, "layout not stated": 2, "same layout": 3,
                                        "the engine does not represent the run": 2, "used": 5}
 
 
@@ -318,11 +320,15 @@ def test_lora_tokens_per_gpu_of_the_64_gpu_gb300_dell_log_and_its_exclusion_for_
 
 
 def test_a_row_excluded_by_its_notes_before_its_log_was_read_reports_the_notes_reason():
-    # set 7's one reporting rule: no throughput was transcribed for HPE's B200 LoRA row because its precision is not
-    # stated; the status says so rather than 'no measured throughput'
-    key = _key("HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09/llama2_70b_lora/result_1.txt")
+    # set 7's one reporting rule: no throughput was transcribed for Supermicro's AS-8126GS-NB3RT 8B row because its
+    # precision is not stated (nor for HPE's B200 LoRA row, which repeats set 5's layout); the status says so rather
+    # than 'no measured throughput'
+    key = _key("AS-8126GS-NB3RT/llama31_8b/result_0.txt")
     assert not _row(key)["measured_tokens_per_sec_per_gpu"]
     assert "precision not stated" in _run(key).status
+    key = _key("HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09/llama2_70b_lora/result_1.txt")
+    assert not _row(key)["measured_tokens_per_sec_per_gpu"] and _row(key)["precision"].startswith("FP8")
+    assert "the layout of an earlier file's row" in _run(key).status
     assert all("no measured throughput" not in r.status for r in load_external_runs_7())
 
 
