@@ -47,8 +47,11 @@ TALLY = {
     ("NVIDIA", "theia-cmh_ngpu2048_ngc26.04_nemo", "llama31_405b"): "NVFP4",  # config_..._cg_fp4.sh
     ("Cisco", "Zeus_8xH100_SXM_80GB", "llama31_8b"): "used",  # config + config_common.sh stored: FP8, TP 2
     # --- second collector (branch external7b): the other submitters' first result files ---
-    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama2_70b_lora"): "precision not stated",  # config not stored
-    ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama2_70b_lora"): "precision not stated",  # config_common.sh not stored
+    # third collector: its log prints fp8 and TP 1 / CP 1, set 5's v5.0 nyx_n1 layout (line 352)
+    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama2_70b_lora"): "same layout",
+    # third collector: the log's configuration summary states fp8 'hybrid' (was "precision not stated"); that layout
+    # (72 GB300 FP8 TP 1 CP 8 LoRA) is set 5's v5.1 theia_ngpu72 row (line 783)
+    ("HPE", "HPE-GB300-ngpu72_ngc26.04", "llama2_70b_lora"): "same layout",
     ("Cisco", "Zeus_16xH100_SXM_80GB", "llama31_8b"): "same layout",  # set 5 line 604: v5.1 hpf_n16, 128 H100 FP8 TP 2
     ("Cisco", "Zeus_16xH100_SXM_80GB", "llama2_70b_lora"): "layout not stated",  # only config_common.sh stored
     ("ASUSTeK", "XA_NB3I_E12", "llama31_8b"): "NVFP4",  # stored config_common_fp4.sh: FP4=True, FP4_RECIPE=nvfp4
@@ -78,10 +81,14 @@ TALLY = {
     ("HPE", "HPE-GB300-ngpu8_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_2x4x1xtp1pp1cp1_fp4.sh
     ("HPE", "HPE-GB300-ngpu16_ngc26.04", "llama2_70b_lora"): "NVFP4",  # config_GB300_4x4x1xtp1pp1cp1_fp4.sh
     ("HPE", "HPE-GB300-ngpu32_ngc26.04", "llama2_70b_lora"): "used",  # the log's summary: fp8 'hybrid', CP 8 a2a
-    ("HPE", "HPE-GB200-ngpu4_ngc25.09", "llama2_70b_lora"): "layout not stated",  # four candidate configs
-    ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
-    ("HPE", "HPE-GB200-ngpu16_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
-    ("HPE", "HPE-GB200-ngpu32_ngc25.09", "llama2_70b_lora"): "layout not stated",  # two candidate configs
+    # third collector: the log's DLPAL line and printed config (FP8, TP 1, CP 1) and its activation CPU offloading
+    ("HPE", "HPE-GB200-ngpu4_ngc25.09", "llama2_70b_lora"): "the engine does not represent the run",
+    # third collector: the log's DLPAL line and printed config (FP8, TP 1, CP 1) and its activation CPU offloading
+    ("HPE", "HPE-GB200-ngpu8_ngc25.09", "llama2_70b_lora"): "the engine does not represent the run",
+    # third collector: the log prints its layout (CP 4, in no stored config) and fp8; no offloading
+    ("HPE", "HPE-GB200-ngpu16_ngc25.09", "llama2_70b_lora"): "used",
+    # third collector: the log prints its layout (CP 8, MINIBS 2) and fp8; no offloading
+    ("HPE", "HPE-GB200-ngpu32_ngc25.09", "llama2_70b_lora"): "used",
     ("Dell", "16xXE9712x4GB300", "llama2_70b_lora"): "precision not stated",  # config_common.sh not stored
     ("Dell", "1xXE9785Lx8B300-SXM-270GB", "llama2_70b_lora"): "NVFP4",  # config_XE9785L_B300_1x8x1xtp1pp1cp1_fp4.sh
     ("Dell", "2xXE9780x8B300-SXM-270GB", "llama31_8b"): "NVFP4",  # config_XE9780_B300_2x8x2xtp1pp1cp1_8b_fp4.sh
@@ -94,6 +101,23 @@ TALLY = {
     ("GigaComputing", "G894-SD3-AAX7_pytorch", "llama31_8b"): "NVFP4",  # run_and_time.sh: ..._1x8x2xtp1pp1cp1_8b_fp4.sh
     ("GigaComputing", "G894-SD3-AAX7_pytorch", "llama2_70b_lora"): "NVFP4",  # run_and_time.sh: ..._1x8x1xtp1pp1cp1_fp4.sh
     ("Oracle", "8GPU.GB300.4.NVL72", "llama2_70b_lora"): "NVFP4",  # the log's DLPAL: GB300_2x4x1xtp1pp1cp1_fp4
+    # third collector (branch external7c)
+    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n2_25.09", "llama2_70b_lora"): "same layout",  # set 5 line 694 (Dell)
+    ("HPE", "HPE-Compute-XD690-B300-SXM6-288GB_n1_ngc26.04", "llama2_70b_lora"): "NVFP4",  # the log's summary: fp4 'e2m1'
+    ("HPE", "HPE-Compute-XD690-B300-SXM6-288GB_n1_ngc26.04", "llama31_8b"): "NVFP4",  # the log's configuration: fp4 true
+    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09", "llama31_8b"): "NVFP4",  # the log's configuration: fp4 true
+    ("HPE", "HPE-Compute-XD685-B200-SXM5-192GB_n2_25.09", "llama31_8b"): "NVFP4",  # the log's configuration: fp4 true
+    ("Dell", "2xXE9712x4GB300", "llama2_70b_lora"): "layout not stated",  # no config stored, MLLOG-only log
+    ("Dell", "2xXE9712x4GB300", "llama31_8b"): "layout not stated",  # no GB300 8B config stored, MLLOG-only log
+    ("Dell", "4xXE9712x4GB300", "llama31_8b"): "layout not stated",  # no GB300 8B config stored, MLLOG-only log
+    ("Dell", "8xXE9712x4GB300", "llama31_8b"): "layout not stated",  # no GB300 8B config stored, MLLOG-only log
+    ("Dell", "16xXE9712x4GB300", "llama31_8b"): "layout not stated",  # no GB300 8B config stored, MLLOG-only log
+    ("Dell", "1xXE9712x4GB300", "llama2_70b_lora"): "layout not stated",  # no config stored, MLLOG-only log
+    ("Dell", "1xXE9780x8B300-SXM-270GB", "llama2_70b_lora"): "layout not stated",  # no config stored, MLLOG-only log
+    ("Dell", "1xXE9780x8B200-SXM-180GB", "llama31_8b"): "NVFP4",  # the log's summary: fp4 'e2m1'
+    ("Oracle", "72GPU.GB300.4.NVL72", "llama31_8b"): "NVFP4",  # the log's DLPAL: GB300_18x4x1xtp1pp1cp1_8b_fp4
+    ("Oracle", "8GPU.GB300.4.NVL72", "llama31_8b"): "NVFP4",  # the log's summary: fp4 'e2m1'
+    ("Dell", "1xXE9780Lx8B300-SXM-270GB", "llama2_70b_lora"): "NVFP4",  # the log's summary: fp4 'e2m1'
 }
 
 
@@ -126,8 +150,13 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
         assert _kind(run.status) == TALLY[_system(row)], (run.key, run.status)
     # first collector: 5 NVFP4, 4 precision not stated, 1 used; second: 33 NVFP4, 5 precision not stated, 6 layout
     # not stated, 1 same layout, 2 used (counted from the rows' notes while writing them)
-    assert Counter(TALLY.values()) == {"NVFP4": 38, "precision not stated": 9, "layout not stated": 6, "same layout": 1,
-                                       "used": 3}
+    # third collector: HPE's 72-GB300 LoRA moved from precision not stated to same layout (its log states fp8
+    # 'hybrid'; set 5 holds the layout)
+    # and HPE's 4- and 8-GB200 LoRA from layout not stated to not represented (their logs print activation offloading),
+    # its 16- and 32-GB200 LoRA to used (their logs print layout and FP8), its 8-B200 LoRA from precision not stated to
+    # same layout (its log prints fp8)
+    assert Counter(TALLY.values()) == {"NVFP4": 46, "precision not stated": 7, "layout not stated": 9, "same layout": 4,
+                                       "the engine does not represent the run": 2, "used": 5}
 
 
 def test_same_columns_as_the_calibration_file():
@@ -308,11 +337,15 @@ def test_lora_tokens_per_gpu_of_the_64_gpu_gb300_dell_log_and_its_exclusion_for_
 
 
 def test_a_row_excluded_by_its_notes_before_its_log_was_read_reports_the_notes_reason():
-    # set 7's one reporting rule: no throughput was transcribed for HPE's B200 LoRA row because its precision is not
-    # stated; the status says so rather than 'no measured throughput'
-    key = _key("HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09/llama2_70b_lora/result_1.txt")
+    # set 7's one reporting rule: no throughput was transcribed for Supermicro's AS-8126GS-NB3RT 8B row because its
+    # precision is not stated (nor for HPE's B200 LoRA row, which repeats set 5's layout); the status says so rather
+    # than 'no measured throughput'
+    key = _key("AS-8126GS-NB3RT/llama31_8b/result_0.txt")
     assert not _row(key)["measured_tokens_per_sec_per_gpu"]
     assert "precision not stated" in _run(key).status
+    key = _key("HPE-Compute-XD685-B200-SXM5-192GB_n1_25.09/llama2_70b_lora/result_1.txt")
+    assert not _row(key)["measured_tokens_per_sec_per_gpu"] and _row(key)["precision"].startswith("FP8")
+    assert "the layout of an earlier file's row" in _run(key).status
     assert all("no measured throughput" not in r.status for r in load_external_runs_7())
 
 
@@ -336,3 +369,81 @@ def test_lora_tokens_per_gpu_of_the_32_gpu_gb300_hpe_log():
     # the adapters the log counts: 80 layers x rank 16 x (linear_qkv 8192 in + 10240 out, linear_proj 8192 + 8192)
     assert 80 * 16 * ((8192 + 10240) + (8192 + 8192)) == 44_564_480
     assert "LORA TARGETS: linear_qkv,linear_proj" in row["notes"] and "CP COMM TYPE: a2a" in row["notes"]
+
+
+# V60 HPE/results/HPE-GB300-ngpu72_ngc26.04/llama2_70b_lora/result_1.txt (126,352 characters; read by the third collector):
+# ':::DLPAL ... GB300_18x4x1xtp1pp1cp8'; its configuration summary "fp8: 'hybrid'", "fp8_recipe: 'delayed'",
+# "context_parallel_size: 8", "cp_comm_type: 'a2a'", "recompute_modules: ['core_attn']", "global_batch_size: 9",
+# 'setting number of microbatches to constant 1', process groups tp(1) pp(1) cp(8) dp(9); block means at block_stop
+# (lineno 177) for steps 0-172, 172-215, 215-258, 258-301, 301-344 (run_stop samples_count 3096 = 344 x 9).
+HPE_GB300_72_LORA_BLOCKS = ((172, 0.16720766105412754), (43, 0.16179193296432434), (43, 0.16175909561328428),
+                            (43, 0.16193375231311005), (43, 0.16198409077745426))
+
+
+def test_lora_tokens_per_gpu_of_the_72_gpu_gb300_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB300_72_LORA_BLOCKS)  # 28.76 + 43 x ~0.1619 x 4 = ~56.60 s
+    expected = 344 * 9 * 8192 / seconds / 72  # ~6,224 tokens/s/GPU
+    key = _key("HPE-GB300-ngpu72_ngc26.04/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 72
+    assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 9) and "GA=1" in row["notes"]
+    assert not run.used and "the layout of an earlier file's row" in run.status  # set 5 line 783: same layout
+    assert 72 // (1 * 1 * 8) == 9 and "CP COMM TYPE: a2a" in row["notes"]  # DP 9 = GPUs / (TP x PP x CP) = log's dp(9)
+
+
+def test_hpe_gb200_lora_rows_state_layout_and_fp8_from_their_logs_and_are_excluded_for_activation_offloading():
+    # V60 HPE/results/HPE-GB200-ngpu{4,8}_ngc25.09/llama2_70b_lora/result_1.txt: ':::DLPAL ... GB200_1x4x2xtp1pp1cp1' and
+    # '... GB200_2x4x1xtp1pp1cp1'; 'Optimized config:' tensor_model_parallel_size 1, context_parallel_size 1,
+    # global_batch_size 8, micro_batch_size 1, fp8: true, fp8_hybrid: true, cpu_offloading: 1,
+    # cpu_offloading_activations: true, cpu_offloading_num_layers 20 (4 GPUs) / 11 (8 GPUs);
+    # 'setting number of microbatches to constant 2' (4 GPUs) / 1 (8 GPUs)
+    for gpus, ga, layers in ((4, 2, 20), (8, 1, 11)):
+        key = _key(f"HPE-GB200-ngpu{gpus}_ngc25.09/llama2_70b_lora/result_1.txt")
+        row, run = _row(key), _run(key)
+        dp = gpus // (1 * 1 * 1)  # DP = GPUs / (TP x PP x CP)
+        assert dp * 1 * ga == 8  # global batch 8 = DP x MBS 1 x micro-batches
+        assert (row["tp"], row["pp"], row["cp"], row["dp"], row["global_batch_seqs"]) == ("1", "1", "1", str(dp), "8")
+        assert f"GA={ga}" in row["notes"] and f"cpu_offloading_num_layers {layers}" in row["notes"]
+        assert row["precision"].startswith("FP8") and not run.used
+        assert "the engine does not represent the run: activation offloading" in run.status
+
+
+# V60 HPE/results/HPE-GB200-ngpu16_ngc25.09/llama2_70b_lora/result_1.txt (118,563 characters; third collector): 'Optimized config:'
+# num_nodes 4, tensor_model_parallel_size 1, pipeline_model_parallel_size 1, context_parallel_size 4, global_batch_size 8,
+# micro_batch_size 1, fp8 true, fp8_hybrid true, cpu_offloading false, enable_cuda_graph 1; 'setting number of microbatches
+# to constant 2'; block means at block_stop (mlperf_common logging.py lineno 210) for steps 0-192, 192-240, ..., 384-432
+# (run_stop samples_count 3456 = 432 x 8).
+HPE_GB200_16_LORA_BLOCKS = ((192, 0.7138256574326078), (48, 0.7151333703950513), (48, 0.7144362213730346),
+                            (48, 0.7145070584811037), (48, 0.714203414080354), (48, 0.7146698431655144))
+
+
+def test_lora_tokens_per_gpu_of_the_16_gpu_gb200_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB200_16_LORA_BLOCKS)  # 432 x ~0.7142 = ~308.56 s
+    expected = 432 * 8 * 8192 / seconds / 16  # ~5,735 tokens/s/GPU
+    key = _key("HPE-GB200-ngpu16_ngc25.09/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 16
+    assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 4, 8)
+    assert 16 // 4 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
+
+
+# V60 HPE/results/HPE-GB200-ngpu32_ngc25.09/llama2_70b_lora/result_1.txt (127,957 characters; third collector): 'Optimized config:'
+# num_nodes 8, tensor_model_parallel_size 1, pipeline_model_parallel_size 1, context_parallel_size 8, global_batch_size 8,
+# micro_batch_size 1, fp8 true, fp8_hybrid true, cpu_offloading false, enable_cuda_graph 1; 'setting number of microbatches
+# to constant 2'; block means at block_stop (lineno 210) for steps 0-192, 192-240, ..., 336-384 (run_stop samples_count
+# 3072 = 384 x 8).
+HPE_GB200_32_LORA_BLOCKS = ((192, 0.3790124770421244), (48, 0.3804171736895417), (48, 0.3798421717074234),
+                            (48, 0.37988515875379864), (48, 0.37992740974974976))
+
+
+def test_lora_tokens_per_gpu_of_the_32_gpu_gb200_hpe_log():
+    seconds = sum(steps * mean for steps, mean in HPE_GB200_32_LORA_BLOCKS)  # 384 x ~0.3795 = ~145.72 s
+    expected = 384 * 8 * 8192 / seconds / 32  # ~5,396 tokens/s/GPU
+    key = _key("HPE-GB200-ngpu32_ngc25.09/llama2_70b_lora/result_1.txt")
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 32
+    assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 8, 8)
+    assert 32 // 8 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
