@@ -12,8 +12,9 @@ load_external_runs_5) was collected in session 9 from MLPerf Training rounds set
 v5.1, and v4.0's LoRA runs by submitters other than NVIDIA), as the first-run judge of that session's band method.
 Set 6 (data/external_runs_6.csv, load_external_runs_6) was collected later in session 9 from sources sets 1-5 did not
 use (the Nemotron-4 15B report's batch-ramp table, the FlashAttention-2 paper's training-speed table, the NeMo Megatron
-launcher's README and examples README performance tables), for a future judge: nothing evaluates it, and it is in no
-judged-set table below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
+launcher's README and examples README performance tables), for a future judge; with set 7 (MLPerf Training v6.0,
+data/external_runs_7.csv, collected in session 10) it had its first run in session 10 and is in the judged-set table
+below. It adds two notes markers: 'PARTIAL BLOCK AC: ...' (a stated part of the layers recomputed,
 excluded like set 4's unstated fraction) and 'SAME MEASUREMENT AS EARLIER DATA: ...' (a re-print of an earlier file's
 run, excluded like set 5's same layout). Its MoE rows (the Megatron-MoE-ModelZoo Qwen3 best-practice tables and
 Megatron-LM's examples/moe_recipes README, each row with its recipe yaml) add two
@@ -347,21 +348,23 @@ def load_external_runs_5() -> tuple[CalibrationRun, ...]:
 
 @lru_cache(maxsize=1)
 def load_external_runs_6() -> tuple[CalibrationRun, ...]:
-    """External set 6 (data/external_runs_6.csv): never fitted, never in the bands, in none of sets 1-5 and in no
-    judged-set table; held for a future judge and evaluated by nothing yet. Sets 1-5's parser and rules, unchanged,
-    plus its source names and the notes markers of the module docstring."""
+    """External set 6 (data/external_runs_6.csv): never fitted, never in the bands, in none of sets 1-5; first run
+    in session 10 (with set 7, the judge of that session's engine candidate and band challenger). Sets 1-5's
+    parser and rules, unchanged, plus its source names and the notes markers of the module docstring."""
     return _load(EXTERNAL_FILE_6)
 
 
 @lru_cache(maxsize=1)
 def load_external_runs_7() -> tuple[CalibrationRun, ...]:
     """External set 7 (data/external_runs_7.csv, MLPerf Training v6.0): never fitted, never in the bands, in none of
-    sets 1-6 and in no judged-set table; held for a future judge and evaluated by nothing yet. Set 5's parser and
-    rules (MLPERF_FILES), plus set 7's reporting rule in _load (a row its notes exclude reports that reason)."""
+    sets 1-6; first run in session 10 (with set 6, the judge of that session's engine candidate and band
+    challenger). Set 5's parser and rules (MLPERF_FILES), plus set 7's reporting rule in _load (a row its notes
+    exclude reports that reason)."""
     return _load(EXTERNAL_FILE_7)
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
-                        5: load_external_runs_5}
-EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5}
+                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7}
+EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
+                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7}
