@@ -10,50 +10,49 @@ honest check of the 80 %; *_COVERAGE_CI its 95 % CI from resampling held-out gro
 per regime and pooled ('all held-out runs'). engine/calibration/regimes.py names the regimes.
 """
 
-# How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v4" = a band for a new
+# How THROUGHPUT_BANDS are read from the residuals: "v2" = each group once; "v3" = v2 at finite-cluster conformal
+# levels (engine/calibration/band_statistics.py; the calibrated and memory bands stay each group once); "v4" = a band for a new
 # cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2,
 # "v6"/"v7" = the same with sets 1-3/1-4 (engine/calibration/external_items.py). docs/performance.md, "Error bars", says
 # which and why.
-THROUGHPUT_BAND_METHOD = 'v5'
+THROUGHPUT_BAND_METHOD = 'v3'
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
-    'all': (-0.2117, 0.1536, 1027),
-    'dense': (-0.1718, 0.1466, 962),
-    'megatron|blackwell|dense': (-0.1824, 0.1804, 52),
-    'megatron|blackwell|moe': (-0.6778, 0.1904, 49),
-    'megatron|dense': (-0.1497, 0.1848, 241),
-    'megatron|hopper|dense': (-0.1432, 0.2011, 175),
-    'megatron|moe': (-0.5318, 0.2056, 59),
-    'moe': (-0.4620, 0.2258, 65),
-    'nanotron|dense': (-0.2350, 0.1311, 466),
-    'nanotron|hopper|dense': (-0.2350, 0.1311, 466),
-    'pytorch|ampere|dense': (-0.1515, 0.1297, 139),
-    'pytorch|dense': (-0.1887, 0.1264, 255),
-    'pytorch|hopper|dense': (-0.2455, 0.1191, 116),
+    'all': (-0.1206, 0.1231, 820),
+    'dense': (-0.1008, 0.1072, 768),
+    'megatron|blackwell|dense': (-0.2739, 0.3810, 21),
+    'megatron|blackwell|moe': (-0.4248, 0.1895, 44),
+    'megatron|dense': (-0.1009, 0.1759, 54),
+    'megatron|hopper|dense': (-0.0719, 0.2596, 19),
+    'megatron|moe': (-0.4040, 0.2124, 52),
+    'moe': (-0.4040, 0.2124, 52),
+    'nanotron|dense': (-0.3864, 0.1354, 466),
+    'nanotron|hopper|dense': (-0.3864, 0.1354, 466),
+    'pytorch|ampere|dense': (-0.0882, 0.1090, 139),
+    'pytorch|dense': (-0.0989, 0.0905, 248),
+    'pytorch|hopper|dense': (-0.1262, 0.0865, 109),
 }
 # Cross-fitted (CV+, engine/calibration/cross_fit.py): each fold's out-of-fold residuals against the
 # bands of the other two folds, pooled: every used run held out once.
-THROUGHPUT_COVERAGE = {'megatron|blackwell|dense': (21, 14), 'megatron|blackwell|moe': (44, 40), 'megatron|dense': (14, 14), 'megatron|hopper|dense': (19, 18), 'megatron|moe': (8, 7), 'nanotron|hopper|dense': (466, 416), 'pytorch|ampere|dense': (139, 127), 'pytorch|hopper|dense': (109, 101)}
-THROUGHPUT_COVERAGE_CI = {'megatron|blackwell|dense': (0.474, 0.882), 'megatron|blackwell|moe': (0.821, 0.979), 'megatron|dense': (1.000, 1.000), 'megatron|hopper|dense': (0.833, 1.000), 'megatron|moe': (0.500, 1.000), 'nanotron|hopper|dense': (0.834, 0.937), 'pytorch|ampere|dense': (0.864, 0.957), 'pytorch|hopper|dense': (0.875, 0.972), 'all held-out runs': (0.865, 0.928)}
-THROUGHPUT_COVERAGE_BY_FOLD = {0: (159, 148), 1: (419, 372), 2: (242, 217)}  # fold -> (runs, inside)
-# External sets (engine/calibration/external.py: published runs never fitted), uncalibrated, against these
-# bands: set -> (runs, inside), and the 95 % CI of the share. IN-SAMPLE under v5: the runs of set(s)
-# 1, 2 are among the items these bands are estimated on (external_items.py), so these
-# figures are seen, not checks (docs/performance.md, "Protocol for session 8").
-EXTERNAL_COVERAGE = {1: (178, 153), 2: (29, 25), 3: (17, 6), 4: (33, 28), 5: (71, 53)}
-EXTERNAL_COVERAGE_CI = {1: (0.807, 0.908), 2: (0.733, 0.966), 3: (0.118, 0.588), 4: (0.714, 0.967), 5: (0.648, 0.845)}
+THROUGHPUT_COVERAGE = {'megatron|blackwell|dense': (5, 5), 'megatron|blackwell|moe': (44, 41), 'megatron|dense': (49, 40), 'megatron|moe': (8, 6), 'nanotron|hopper|dense': (466, 462), 'pytorch|ampere|dense': (139, 118), 'pytorch|hopper|dense': (109, 81)}
+THROUGHPUT_COVERAGE_CI = {'megatron|blackwell|dense': (1.000, 1.000), 'megatron|blackwell|moe': (0.850, 1.000), 'megatron|dense': (0.660, 0.939), 'megatron|moe': (0.429, 1.000), 'nanotron|hopper|dense': (0.983, 1.000), 'pytorch|ampere|dense': (0.790, 0.906), 'pytorch|hopper|dense': (0.655, 0.822), 'all held-out runs': (0.880, 0.944)}
+THROUGHPUT_COVERAGE_BY_FOLD = {0: (159, 146), 1: (419, 388), 2: (242, 219)}  # fold -> (runs, inside)
+# External held-out sets (engine/calibration/external.py: published runs never fitted and never in a band),
+# uncalibrated, against these bands: set -> (runs, inside), and the 95 % CI of the share.
+EXTERNAL_COVERAGE = {1: (178, 134), 2: (29, 23), 3: (17, 6), 4: (33, 24), 5: (71, 62), 6: (37, 19), 7: (5, 3)}
+EXTERNAL_COVERAGE_CI = {1: (0.681, 0.822), 2: (0.643, 0.931), 3: (0.118, 0.588), 4: (0.588, 0.857), 5: (0.789, 0.944), 6: (0.343, 0.659), 7: (0.200, 1.000)}
 # For continuity, the official split as before: bands from the in-sample residuals of folds 1-2
 # (the shipped constants were fitted on them), checked on fold 0.
-HOLDOUT_FOLD_COVERAGE = {'megatron|blackwell|dense': (8, 6), 'megatron|blackwell|moe': (18, 15), 'megatron|dense': (2, 2), 'megatron|hopper|dense': (7, 7), 'megatron|moe': (2, 1), 'nanotron|hopper|dense': (36, 35), 'pytorch|ampere|dense': (47, 46), 'pytorch|hopper|dense': (39, 37)}
-HOLDOUT_FOLD_COVERAGE_CI = {'megatron|blackwell|dense': (0.455, 1.000), 'megatron|blackwell|moe': (0.647, 1.000), 'megatron|dense': (1.000, 1.000), 'megatron|hopper|dense': (1.000, 1.000), 'megatron|moe': (0.000, 1.000), 'nanotron|hopper|dense': (0.971, 1.000), 'pytorch|ampere|dense': (0.935, 1.000), 'pytorch|hopper|dense': (0.868, 1.000), 'all held-out runs': (0.890, 0.970)}
+HOLDOUT_FOLD_COVERAGE = {'megatron|blackwell|moe': (18, 18), 'megatron|dense': (17, 16), 'megatron|moe': (2, 2), 'nanotron|hopper|dense': (36, 35), 'pytorch|ampere|dense': (47, 44), 'pytorch|hopper|dense': (39, 36)}
+HOLDOUT_FOLD_COVERAGE_CI = {'megatron|blackwell|moe': (1.000, 1.000), 'megatron|dense': (0.842, 1.000), 'megatron|moe': (1.000, 1.000), 'nanotron|hopper|dense': (0.971, 1.000), 'pytorch|ampere|dense': (0.851, 1.000), 'pytorch|hopper|dense': (0.825, 1.000), 'all held-out runs': (0.909, 0.977)}
 
 # After a CalibrationProfile fitted on one run of the same GPU/precision/framework (transfer check).
 CALIBRATED_BANDS = {
     'calibrated|nanotron|dense': (-0.1433, 0.0939, 464),
     'calibrated|pytorch|dense': (-0.0395, 0.1669, 81),
 }
-CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 51), 'regime band megatron|blackwell|dense': (6, 5), 'regime band megatron|hopper|dense': (2, 2)}
-CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.625, 0.909), 'regime band megatron|blackwell|dense': (0.667, 1.000), 'regime band megatron|hopper|dense': (1.000, 1.000), 'all held-out runs': (0.649, 0.901)}
+CALIBRATED_COVERAGE = {'calibrated|pytorch|dense': (67, 51), 'regime band megatron|dense': (8, 8)}
+CALIBRATED_COVERAGE_CI = {'calibrated|pytorch|dense': (0.625, 0.909), 'regime band megatron|dense': (1.000, 1.000), 'all held-out runs': (0.667, 0.918)}
 
 # Peak memory per GPU, by framework stack, on the runs that report it.
 MEMORY_BANDS = {
@@ -65,7 +64,7 @@ MEMORY_COVERAGE_CI = {'nanotron': (0.912, 1.000), 'pytorch': (0.571, 1.000), 'al
 
 # Out-of-sample check: Megatron-Bridge rows of older container releases (never fitted, never in a
 # band), uncalibrated and after calibrating on one run of each release (transfer_older_releases).
-OLDER_RELEASE_COVERAGE = {'megatron|blackwell|dense': (12, 10)}
-OLDER_RELEASE_COVERAGE_CI = {'megatron|blackwell|dense': (0.583, 1.000), 'all held-out runs': (0.583, 1.000)}
+OLDER_RELEASE_COVERAGE = {'megatron|blackwell|dense': (12, 12)}
+OLDER_RELEASE_COVERAGE_CI = {'megatron|blackwell|dense': (1.000, 1.000), 'all held-out runs': (1.000, 1.000)}
 OLDER_RELEASE_CALIBRATED_COVERAGE = {'regime band megatron|blackwell|dense': (12, 12)}
 OLDER_RELEASE_CALIBRATED_COVERAGE_CI = {'regime band megatron|blackwell|dense': (1.000, 1.000), 'all held-out runs': (1.000, 1.000)}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 DESCRIPTIONS = {
     "v2": "each group once, engine/calibration/band_statistics.py",
+    "v3": "each group once at finite-cluster conformal levels on the out-of-fold residuals of the calibration runs, "
+          "engine/calibration/band_statistics.py",
     "v4": "a band for a new cluster, engine/calibration/new_cluster.py",
     "v5": "a band for a new cluster (new_cluster.py) on the out-of-fold residuals and external sets 1-2 "
           "(engine/calibration/external_items.py)",

@@ -41,7 +41,8 @@ def _fresh_bands():
         return bands_with_external(_unit_items(), _external_items())
     if eb.THROUGHPUT_BAND_METHOD == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in _unit_items()])
-    return bands_by_level([(k, v, g) for k, v, g, _ in _items()])
+    return bands_by_level([(k, v, g) for k, v, g, _ in _items()],
+                          finite_cluster_correction=eb.THROUGHPUT_BAND_METHOD == "v3")
 
 
 def _fresh_coverage():
@@ -51,11 +52,11 @@ def _fresh_coverage():
     if eb.THROUGHPUT_BAND_METHOD == "v4":
         units = _unit_items()
         return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_new_cluster_bands(units, fold))
-    return cross_fitted_coverage(_items())
+    return cross_fitted_coverage(_items(), v3=eb.THROUGHPUT_BAND_METHOD == "v3")
 
 
 def test_the_band_method_is_a_known_one():
-    assert eb.THROUGHPUT_BAND_METHOD in ("v2", "v4", "v5")
+    assert eb.THROUGHPUT_BAND_METHOD in ("v2", "v3", "v4", "v5")
 
 
 def test_stored_throughput_bands_match_the_out_of_fold_predictions():
