@@ -30,7 +30,9 @@ def file_framework(fmt: str | None, state: ConversationState) -> str | None:
 
 def plan_is_users(state: ConversationState) -> bool:
     """The plan on the table is one the user brought (they run it, or asked to check it), not the assistant's pick."""
-    return state.user_plan is not None and state.plan == state.user_plan
+    if state.user_plan is None or state.plan is None:
+        return False  # the knobs they gave, as the plan on the table has them (the tools fill in the rest)
+    return all(getattr(state.plan, knob) == value for knob, value in state.user_plan.model_dump(exclude_none=True).items())
 
 
 def rerank_for_file(turn: Turn, scenario: Scenario, running: ConversationState) -> tuple[str, ConversationState]:
