@@ -62,7 +62,7 @@ QUESTION = re.compile(r"\?|^(?:\W*(?:ok|so|and|but|hmm|quick\s+q|also)\W+)*(?:do
                       r"how|why|what|whats|what's|when|which)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
-                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b")
+                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b|\boverrides\b")
 # A file asked for: a request verb governing an export word ("give me the ds config", "need a launch script",
 # "deepspeed json pls"), not a verb anywhere in the message ("want to qlora mistral … -- what settings")
 EXPORT_VERB = re.compile(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want)\b(?:\s+[\w.-]+){0,4}?\s+"
