@@ -219,7 +219,7 @@ def restates_only(e: Entities, scenario) -> bool:
     """The words name scenario settings, each as the conversation already has it, and nothing relative ("what
     would you run instead on the same 64 gpus?"): no change to ask a what-if about."""
     relative = (e.gpus_factor, e.batch_factor, e.nodes_added, e.gpus_added)
-    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.plans:
+    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.batch_with_gpus or e.plans:
         return False
     return e.scenario_patch().merged_over(scenario) == scenario
 
