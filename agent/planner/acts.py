@@ -30,6 +30,9 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
         kind, detail = act.kind, act.detail
         if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
             kind, e.plans = "compare", [{}, e.plans[0]]
+        if kind == "recommend" and detail == "uncertainty" and running.plan is not None and not e.plans \
+                and not e.has_scenario():
+            kind = act.kind = "evaluate"  # "tp8 pp2 or tp4 pp4? and how sure are you?": the plan just answered
         if kind == "export" and running.plan is not None and not framework_said(normalise(act.clause)):
             e.framework = None  # "the deepspeed config" is a file format; "we use deepspeed" changes the setup
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
