@@ -31,6 +31,7 @@ from .intents import ANSWERABLE, Intent, asks_export
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
+from .model_read import model_read_note
 from .understood import understood_line
 
 # The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
@@ -100,6 +101,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
     if profile_note:
         text = profile_note.strip() + "\n\n" + text
+    read_as = model_read_note(normalise(message), used.get("model") if used else None) if e.model else None
+    if read_as:  # "llama 70b": which version was used, and whether the others share its shape
+        text = read_as + "\n\n" + text
     line = understood_line(record.outcomes, graphs_scope_assumed=e.cuda_graphs_unscoped)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text
