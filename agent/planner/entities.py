@@ -120,7 +120,7 @@ class Entities:
         return plan["micro_batch"] * self.grad_accum * (gpus // model_parallel)
 
     def has_scenario(self) -> bool:
-        return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
+        return self.gpus_factor is not None or self.batch_factor is not None or self.batch_with_gpus or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
 
 
 def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]:
