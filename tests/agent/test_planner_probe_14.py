@@ -2,8 +2,11 @@
 from pasted Megatron-LM, torchtitan, DeepSpeed and HF Trainer lines; "how sure are you" and error bars; a calibration
 profile applied to what-ifs; LoRA follow-ups; GPU-count what-ifs (the global batch kept, and said so; or scaled with
 the GPUs when asked); "llama 70b"; export follow-ups, including a file for another framework (re-ranked under it).
-Seven failed on the code before this session's fixes (3, 4, 8, 9, 11, 12, 15); two more (17, 18) failed under the
-product decision of this session (a file for another framework), which the code before did not implement.
+On the code before this session, twelve of these tests fail: wrong or missing arguments, a wrong tool or plan, or an
+unclear line (3: the step quoted as 7.3 s for 7.35; 4: a fresh recommendation's intervals; 8: "What if ?"; 9: the 4 GPUs
+dropped; 12 and 15: no call / a what-if with no change); the batch kept but not said (0, 11); the model named only in
+the Understood line, not that its version was a reading (13, 14); and the product decision of this session, not yet
+implemented then (17: the Megatron-LM pick exported as a torchtitan file; 18: the user's plan exported under Megatron-LM).
 
 Expected values are hand arithmetic written out here (tokens per step / step time / GPUs; samples/s x sequence /
 GPUs), the user's own figures, or taken from the tools' results in the same test (the plan a comparison picked,
