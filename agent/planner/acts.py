@@ -49,7 +49,7 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
             if target is not None:  # "a deepspeed json for that": the file's framework, and the plan re-ranked under it
                 act_scenario = act_scenario.model_copy(update={"framework": target})
                 if not plan_is_users(running):  # a plan the user brought is exported as is
-                    text, running = rerank_for_file(turn, act_scenario, running)
+                    text, running = rerank_for_file(turn, act_scenario, running, act.clause, detail or e.export_format)
                     parts.append(text.strip())
         first = len(turn.record.outcomes)
         if kind == "memory" and detail is None and not e.plans and running.plan is None and not act_scenario.missing():

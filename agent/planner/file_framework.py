@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from ...engine.export import FORMATS, planning_framework
 from ...prompts.render import render
-from ...tools.scenario import Scenario
+from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState, advance_state
+from .cues import RUNNER_UP
+from .entities import normalise
 from .turn import Turn, result_or_error, scenario_args
 
 DEFAULT_FRAMEWORK = "megatron"  # tools/scenario.py resolves an unset framework to Megatron-LM
@@ -35,16 +37,23 @@ def plan_is_users(state: ConversationState) -> bool:
     return all(getattr(state.plan, knob) == value for knob, value in state.user_plan.model_dump(exclude_none=True).items())
 
 
-def rerank_for_file(turn: Turn, scenario: Scenario, running: ConversationState) -> tuple[str, ConversationState]:
-    """The plan re-ranked under the file's framework (`scenario` has it): one line saying whether the pick changed,
-    with the new plan's figures; and the state with that plan on the table, which is the one exported."""
+def rerank_for_file(turn: Turn, scenario: Scenario, running: ConversationState, clause: str,
+                    fmt: str) -> tuple[str, ConversationState]:
+    """The plan re-ranked under the file's framework (`scenario` has it), among the plans the file can express (the
+    engine's framework is wider than one file: DeepSpeed's JSON cannot pair its pipeline with TP): one line saying
+    whether the pick changed, with the new plan's figures; and the state with that plan on the table, which is the
+    one exported. "The runner-up" is the runner-up of the new ranking, set against the old one's."""
     first = len(turn.record.outcomes)
     out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
-                                        "constraints": None})
+                                        "constraints": None, "export_format": fmt})
     after = advance_state(running, turn.record.outcomes[first:])
     if not out.ok or out.result.best is None:  # nothing fits there: said as a recommendation says it
         return result_or_error(out, "offline/recommend.md.j2"), after
+    runner_up = RUNNER_UP.search(normalise(clause)) is not None and out.result.alternatives and running.alternatives
+    new = out.result.alternatives[0] if runner_up else out.result.best
+    before = running.alternatives[0] if runner_up else running.plan
     was = (running.scenario.framework if running.scenario is not None else None) or DEFAULT_FRAMEWORK
-    text = render("offline/file_framework.md.j2", r=out.result, framework=FRAMEWORK_TITLES[scenario.framework],
-                  was=FRAMEWORK_TITLES[was], before=running.plan.label(), same=after.plan == running.plan)
+    text = render("offline/file_framework.md.j2", r=out.result, p=new, fmt=fmt, framework=FRAMEWORK_TITLES[scenario.framework],
+                  was=FRAMEWORK_TITLES[was], before=before.label(), same=Plan.from_strategy(new.strategy) == before,
+                  which="runner-up" if runner_up else "best plan", whose="runner-up" if runner_up else "pick")
     return text, after
