@@ -148,7 +148,7 @@ def read(message: str, state: ConversationState) -> Request:
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
             if act.kind == "what_if" or act.kind == "export" and state.plan is not None and not new_framework:
-                shared = shared.replace(act.clause, " ")
+                shared = shared.replace(act.clause, " ").replace(normalise(act.clause), " ")  # a whole message's act: as written
         request.context = extract(shared)
     request.acts = acts
     return request
