@@ -47,6 +47,9 @@ def rerank_for_file(turn: Turn, scenario: Scenario, running: ConversationState, 
     out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
                                         "constraints": None, "export_format": fmt})
     after = advance_state(running, turn.record.outcomes[first:])
+    if out.ok and out.result.best is None and out.result.nothing_fits is None:  # fitting plans, none the file writes
+        return render("offline/file_framework.md.j2", r=out.result, fmt=fmt, none_written=True,
+                      framework=FRAMEWORK_TITLES[scenario.framework]), after
     if not out.ok or out.result.best is None:  # nothing fits there: said as a recommendation says it
         return result_or_error(out, "offline/recommend.md.j2"), after
     runner_up = RUNNER_UP.search(normalise(clause)) is not None and out.result.alternatives and running.alternatives
