@@ -30,6 +30,9 @@ class ConversationState(BaseModel):
     calibration_offered: bool = Field(False, description="the last turn fitted that profile and offered it: a "
                                                          "'yes' / 'no' next answers the offer (planner/offer_reply.py)")
     profile_in_use: bool = Field(False, description="the user accepted the profile: every later prediction uses it")
+    batch_kept_from: Scenario | None = Field(None, description="the scenario before the last what-if that changed the "
+                                                               "GPU count and kept the batch: what 'scale the batch with "
+                                                               "the GPUs' scales it from")
     pending_measurement: dict | None = Field(None, description="a measured run whose plan the last answer asked for "
                                                                "(kind, value, log): the plan said next calibrates it")
 
@@ -76,6 +79,10 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
             run_plan = measured_setup(tool.args.model_validate(outcome.arguments))[1]
             update.update(profile=outcome.result.profile, profile_result=outcome.id, plan=run_plan,
                           plan_result=outcome.id, user_plan=run_plan, calibration_offered=True, profile_in_use=False)
+        if outcome.name == "what_if":
+            change = outcome.arguments.get("change") or {}
+            kept = change.get("gpus") and not (change.get("global_batch") or change.get("global_batch_tokens"))
+            update["batch_kept_from"] = tool.args.model_validate(outcome.arguments).scenario if kept else None
         if outcome.name == "export_config":
             update["export_format"] = outcome.result.format
         state = state.model_copy(update=update)

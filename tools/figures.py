@@ -111,6 +111,7 @@ class ScenarioFacts(BaseModel):
     global_batch: int = Field(description="sequences per optimizer step")
     global_batch_tokens: int
     mode: str
+    lora_rank: int | None = Field(default=None, description="the adapters' rank (LoRA and QLoRA)")
     precision: str
     framework: str
     moe_dispatcher: str = Field(default="alltoall", description="MoE token dispatcher (MoE models)")
@@ -147,7 +148,8 @@ def scenario_facts(args: Scenario, resolved: ResolvedScenario) -> ScenarioFacts:
                          gpus_per_node=cluster.gpus_per_node, nodes=cluster.num_nodes, network=cluster.network.id,
                          gpu_memory_gib=cluster.gpu.memory_gib, seq_len=setup.seq_len,
                          global_batch=setup.global_batch, global_batch_tokens=setup.global_batch_tokens,
-                         mode=mode_name(setup), precision=setup.precision, framework=setup.framework,
+                         mode=mode_name(setup), lora_rank=setup.lora_rank if setup.mode != "full" else None,
+                         precision=setup.precision, framework=setup.framework,
                          moe_dispatcher=setup.moe_dispatcher, moe_a2a_overlap=setup.moe_a2a_overlap,
                          cuda_graphs=setup.cuda_graphs)
 

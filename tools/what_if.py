@@ -131,9 +131,10 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     before_facts, after_facts = before.scenario, after.scenario
     changed = [Change(field=k, before=getattr(before_facts, k), after=getattr(after_facts, k))
                for k in ("model", "gpu", "gpus", "gpus_per_node", "nodes", "network", "seq_len", "global_batch",
-                         "global_batch_tokens", "mode", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap",
+                         "global_batch_tokens", "mode", "lora_rank", "precision", "framework", "moe_dispatcher", "moe_a2a_overlap",
                          "cuda_graphs")
-               if getattr(before_facts, k) != getattr(after_facts, k)]
+               if getattr(before_facts, k) != getattr(after_facts, k)
+               and not (k == "lora_rank" and None in (before_facts.lora_rank, after_facts.lora_rank))]  # full ↔ LoRA: the mode says it
     b, a = before.best, after.best
     plan_changes = []
     if b and a:

@@ -9,6 +9,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState, advance_state
 from .answers import answer
 from .entities import Entities, normalise
+from .file_framework import file_framework, plan_is_users, rerank_for_file
 from .intents import Intent
 from .names import framework_said
 from .reading import Request, compares_with_discussed
@@ -29,6 +30,9 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
         kind, detail = act.kind, act.detail
         if kind in ("evaluate", "memory", "compare") and compares_with_discussed(act.clause, e, running.plan is not None):
             kind, e.plans = "compare", [{}, e.plans[0]]
+        if kind == "recommend" and detail == "uncertainty" and running.plan is not None and not e.plans \
+                and not e.has_scenario():
+            kind = act.kind = "evaluate"  # "tp8 pp2 or tp4 pp4? and how sure are you?": the plan just answered
         if kind == "export" and running.plan is not None and not framework_said(normalise(act.clause)):
             e.framework = None  # "the deepspeed config" is a file format; "we use deepspeed" changes the setup
         patch = e.scenario_patch(default_gpu=base_gpu(running), base_gpus=base_gpus(running),
@@ -40,6 +44,13 @@ def acts_in_order(request: Request, state: ConversationState, scenario: Scenario
             own.pop("model", None), own.pop("params", None)
         act_scenario = (running.scenario or patch.merged_over(state.scenario)) if kind == "what_if" or running.scenario is None \
             else Scenario(**own).merged_over(running.scenario)
+        if kind == "export":
+            target = file_framework(detail or e.export_format, running)
+            if target is not None:  # "a deepspeed json for that": the file's framework, and the plan re-ranked under it
+                act_scenario = act_scenario.model_copy(update={"framework": target})
+                if not plan_is_users(running):  # a plan the user brought is exported as is
+                    text, running = rerank_for_file(turn, act_scenario, running, act.clause, detail or e.export_format)
+                    parts.append(text.strip())
         first = len(turn.record.outcomes)
         if kind == "memory" and detail is None and not e.plans and running.plan is None and not act_scenario.missing():
             # "…, and walk me through the memory": the breakdown of the plan the tool recommends, in one call

@@ -57,6 +57,7 @@ class Entities:
     concept: str | None = None
     gpus_factor: float | None = None  # "double the GPUs": 2.0
     batch_factor: float | None = None  # "halve the batch": 0.5
+    batch_with_gpus: bool = False  # "scale the batch with the gpus", "keep the per-gpu batch": the batch grows with the GPUs
     same_tokens: bool = False  # "keep the tokens per step the same": a new length keeps the batch's tokens, not its sequences
     nodes_added: int | None = None  # "3 more nodes like that one": added to the current count
     gpus_added: int | None = None  # "another 16 GPUs"
@@ -88,6 +89,9 @@ class Entities:
         batch, batch_tokens = self.global_batch, self.global_batch_tokens
         if self.batch_factor and batch is None and not batch_tokens and base is not None:
             batch, batch_tokens = scaled_batch(base, self.batch_factor)
+        if self.batch_with_gpus and batch is None and not batch_tokens and base is not None and gpus and base.gpus \
+                and gpus != base.gpus:  # the batch per GPU kept: 256 sequences on 64 GPUs are 512 on 128
+            batch, batch_tokens = scaled_batch(base, gpus / base.gpus)
         if self.same_tokens and batch is None and not batch_tokens and base is not None and self.seq_len \
                 and base.seq_len and base.global_batch and not base.global_batch_tokens:
             # tokens per step = sequences x length, held: 8 x 8,192 = 65,536 tokens is 4 sequences of 16,384
@@ -116,7 +120,7 @@ class Entities:
         return plan["micro_batch"] * self.grad_accum * (gpus // model_parallel)
 
     def has_scenario(self) -> bool:
-        return self.gpus_factor is not None or self.batch_factor is not None or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
+        return self.gpus_factor is not None or self.batch_factor is not None or self.batch_with_gpus or self.nodes_added is not None or self.gpus_added is not None or any(v is not None for v in self.scenario_patch().model_dump().values())
 
 
 def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]:
@@ -152,6 +156,15 @@ def normalise(text: str) -> str:
 # the batch's tokens held while the length changes: "keep the tokens per step the same", "same tokens per batch",
 # "at a constant token budget per step"
 STEP_WORD = r"(?:step|batch|iter\w*|update)"
+# The batch per GPU held while the GPUs change ("scale the batch with the gpus", "keep the per-gpu batch", "same local
+# batch", "weak scaling"): the global batch grows with them, as a torchtitan local batch or a DeepSpeed micro-batch does.
+# normalise() has written a per-device batch as "micro-batch" by then; with no value after it, it is the batch kept.
+BATCH_WITH_GPUS = re.compile(
+    r"\bscal\w*\s+(?:the\s+|our\s+)?(?:global\s+)?(?:batch|gbs)(?:\s+size)?\s+(?:(?:up\s+)?(?:with|by|along\s+with|in\s+line\s+with|"
+    r"linearly\s+with)\s+(?:the\s+)?(?:gpus?|dp|data[\s-]parallel\w*|nodes?|gpu\s+count)\b|too\b|as\s+well\b|accordingly\b|"
+    r"proportionally\b)|\b(?:same|keep\w*\s+(?:the\s+|our\s+)?|constant|fixed|unchanged)\s*micro-batch\b(?!\s*(?:of\s+|=\s*)?\d)|"
+    r"\bmicro-batch\s+(?:stays|kept|fixed|constant|(?:is\s+)?the\s+same|unchanged)\b|"
+    r"\bweak[\s-]scal\w*")
 SAME_TOKENS = re.compile(
     rf"\b(?:same|constant|fixed|unchanged|equal)\s+(?:number\s+of\s+)?tok(?:en)?s?(?:[\s-]+budget)?(?:\s*(?:per|/|a|each)\s*{STEP_WORD})?\b"
     rf"|\btok(?:en)?s?(?:[\s-]+budget)?\s*(?:per|/|a|each)\s*{STEP_WORD}\s+(?:(?:stay|stays|remain|remains|held|kept|is|are)\s+)?"
@@ -234,6 +247,7 @@ def extract(message: str) -> Entities:
         elif re.search(rf"\b(?:halv(?:e|es|ed|ing)|half)\s+(?:the\s+|our\s+|that\s+)?{batch}", text):
             e.batch_factor = 0.5
         e.same_tokens = SAME_TOKENS.search(text) is not None
+        e.batch_with_gpus = BATCH_WITH_GPUS.search(text) is not None
     e.network = find_network(rest)
     _, e.network_unmatched = find_link_speed(rest)
     setup = find_setup(text)

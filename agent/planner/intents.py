@@ -62,7 +62,7 @@ QUESTION = re.compile(r"\?|^(?:\W*(?:ok|so|and|but|hmm|quick\s+q|also)\W+)*(?:do
                       r"how|why|what|whats|what's|when|which)\b")
 GREETING_TAIL = re.compile(r"^(?:thx|thanks?|ty|ok|cool|great)[!.,]*\s+")
 EXPORT = re.compile(r"\bconfig(?:uration)?s?\b|\bexport\b|\byaml\b|\bjson\b|\btoml\b|\bcommand[\s-]?line\b|\bargs\b|"
-                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b")
+                    r"\bflags\b|\blaunch\b|\btorchrun\b|\bsrun\b|\bscript\b|\brecipe\b|\bds_config|\bsettings\b|\boverrides\b")
 # A file asked for: a request verb governing an export word ("give me the ds config", "need a launch script",
 # "deepspeed json pls"), not a verb anywhere in the message ("want to qlora mistral … -- what settings")
 EXPORT_VERB = re.compile(r"\b(?:give|gimme|dump|send|export|write|generate|show|get|need|want)\b(?:\s+[\w.-]+){0,4}?\s+"
@@ -219,7 +219,7 @@ def restates_only(e: Entities, scenario) -> bool:
     """The words name scenario settings, each as the conversation already has it, and nothing relative ("what
     would you run instead on the same 64 gpus?"): no change to ask a what-if about."""
     relative = (e.gpus_factor, e.batch_factor, e.nodes_added, e.gpus_added)
-    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.plans:
+    if scenario is None or not e.has_scenario() or any(x is not None for x in relative) or e.same_tokens or e.batch_with_gpus or e.plans:
         return False
     return e.scenario_patch().merged_over(scenario) == scenario
 

@@ -149,6 +149,24 @@ def find_model(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+def unversioned_model(text: str) -> tuple[str, str, list[str]] | None:
+    """A family and size written without a version ("llama 70b", "qwen 7b") where the catalog holds several
+    versions of that size: (the words, the id find_model reads them as, the other versions' ids)."""
+    if any(pattern.search(text) for pattern, _ in _model_patterns()):
+        return None  # a catalog name or alias: the version is said
+    index = _family_index()
+    for m in re.finditer(r"(?<![a-z0-9])(?P<fam>[a-z]+)[\s\-]+(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])", text):
+        fam, size = m.group("fam"), m.group("size") + "b"
+        model_id = index.get((fam, "", size))
+        if model_id is None:
+            continue
+        if find_model(text)[0] != model_id:
+            return None
+        others = sorted({i for (f, v, sz), i in index.items() if f == fam and sz == size and v and i != model_id})
+        return (m.group(0), model_id, others) if others else None
+    return None
+
+
 def find_params(text: str) -> tuple[str | None, str | None]:
     """A bare size: "a 70B model", "13b params" (not "4B tokens"): (catalog id if one is meant, params)."""
     # "for 70b-class models", "70B-scale runs", "like other 8b models": a size class cited, not the model trained

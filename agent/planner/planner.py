@@ -25,12 +25,13 @@ from .calibrating import calibrate_answer
 from .measured import PROFILE_ASKED, pending_record, prose_of
 from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
-from .entities import normalise
+from .entities import normalise, scaled_batch
 from .names import framework_said
 from .intents import ANSWERABLE, Intent, asks_export
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
 from .turn import Turn, base_gpu, base_gpus, base_per_node
+from .model_read import model_read_note
 from .understood import understood_line
 
 # The user's own plan: stated as theirs ("we run …", "we're running …", "our config is …"), referred to later
@@ -59,6 +60,12 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
                               if profile is None else None)
     if intent.family == "export" and state.plan is not None and not framework_said(normalise(message)):
         e.framework = None  # "the DeepSpeed config" names a file format, not a new training setup; "we use DeepSpeed" does
+    if e.batch_with_gpus and e.gpus is None and not (e.global_batch or e.global_batch_tokens) \
+            and state.batch_kept_from is not None and state.scenario is not None and state.scenario.gpus:
+        # "scale the batch with the gpus then", after a what-if that kept it: the batch per GPU from before that change
+        before = state.batch_kept_from
+        e.global_batch, e.global_batch_tokens = scaled_batch(before, state.scenario.gpus / before.gpus) \
+            if before.gpus else (None, None)
     if intent.family == "explain" and intent.detail == "cuda_graphs":
         e.cuda_graphs, e.cuda_graphs_unscoped = None, False  # the topic asked about, not a setting: every mode is shown
     patch = e.scenario_patch(default_gpu=base_gpu(state), base_gpus=base_gpus(state), base_per_node=base_per_node(state),
@@ -100,6 +107,9 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = render("offline/set_aside.md.j2").strip() + "\n\n" + text
     if profile_note:
         text = profile_note.strip() + "\n\n" + text
+    read_as = model_read_note(normalise(message), used.get("model") if used else None) if e.model else None
+    if read_as:  # "llama 70b": which version was used, and whether the others share its shape
+        text = read_as + "\n\n" + text
     line = understood_line(record.outcomes, graphs_scope_assumed=e.cuda_graphs_unscoped)
     if line:  # the scenario used, and which of its values were defaults
         text = line + "\n\n" + text

@@ -34,6 +34,9 @@ def find_counts(text: str) -> tuple[int | None, int | None, int | None]:
         # "could it run on 4 instead?", "train it with only 16": a count of what it runs on is GPUs
         m = m or re.search(r"\b(?:run|train|fit|go)\s+(?:it\s+|this\s+|that\s+)?(?:on|with|to)\s+(?:just\s+|only\s+)?"
                            r"(\d[\d,]*)\b(?![.\d%]|\s*(?:k|m|b|gb|gib|x|nodes?|box(?:es)?|servers?|machines?|hosts?|racks?)\b)", text)
+        # "fewer gpus, say 4", "more cards - like 32?": the count offered for the hardware just named
+        m = m or re.search(r"\b(?:gpus|cards)\b\s*[,:(\u2013\u2014-]*\s*(?:say|like|e\.?g\.?,?|maybe|perhaps|so)\s+"
+                           r"(?:just\s+|only\s+)?(\d[\d,]*)\b(?![.\d%]|\s*(?:k|m|b|gb|gib|x|nodes?)\b)", text)
         gpus = _count(m.group(1)) if m else None
     # "6 HGX boxes", "4 DGX nodes", "6 DGXs": a DGX/HGX is a server, so its count is of nodes
     m = re.search(r"(?<!span )(?<!spans )(?<!across )(?<!over )\b(\d+|one|a|single|two|four|eight)\s*(?:x\s*)?"

@@ -32,6 +32,7 @@ from .clauses import asks, split_clauses
 from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
+from .file_framework import file_framework, plan_is_users
 from .intents import (CHECK_CLAIM, restates_only, EXPLAIN_STRONG, OUT_OF_SCOPE, QUESTION, RECOMMEND_CUE, Intent, classify, what_if_split,
                       without_injection)
 from .measured import MeasuredRun, measured_run, pending_run
@@ -138,15 +139,16 @@ def read(message: str, state: ConversationState) -> Request:
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
     new_framework = state.plan is not None and acts[0].kind == "export" and e.framework is not None \
         and framework_said(text) and (state.scenario is None or e.framework != state.scenario.framework)
-    if new_framework and (PLAN_TOO.search(text) or state.user_plan is None):
+    if new_framework and (PLAN_TOO.search(text) or not plan_is_users(state)):
         # "we use deepspeed, not megatron: the plan there + the ds_config": the plan on the table was chosen for
         # another framework; the best plan under the one said is recommended first, and that plan is exported
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
-    if len(acts) > 1 or acts[0].derived:
+    switches = acts[0].kind == "export" and file_framework(acts[0].detail or acts[0].entities.export_format, state)
+    if len(acts) > 1 or acts[0].derived or switches:  # a file under another framework: acts_in_order re-ranks first
         shared = text
         for act in acts:  # a what-if's change, and a follow-up's file format, are not the shared setup
             if act.kind == "what_if" or act.kind == "export" and state.plan is not None and not new_framework:
-                shared = shared.replace(act.clause, " ")
+                shared = shared.replace(act.clause, " ").replace(normalise(act.clause), " ")  # a whole message's act: as written
         request.context = extract(shared)
     request.acts = acts
     return request

@@ -216,8 +216,28 @@ def test_explain_pipeline_bubble_with_the_users_numbers(opening):
     assert f"{1e3 * e.time.pp_bubble_s:.1f} ms of exposed bubble" in explained.answer
 
 
-@pytest.mark.parametrize("asked, fmt", [("give me the DeepSpeed config", "deepspeed"),
-                                         ("give me the Megatron config", "megatron")])
+def test_a_deepspeed_config_after_a_megatron_pick_is_the_deepspeed_ranking_best(opening):
+    # Session 10's decision (docs/agent.md, "A file for another framework"): the plan is re-ranked under the framework
+    # the file runs on, among the plans its file can express: the first plan of the engine's DeepSpeed ranking that
+    # the DeepSpeed exporter writes (it refuses a pipeline with TP or CP), and that plan's file is attached.
+    from shardwise.engine.export import ExportRefused, export_plan
+
+    done, _ = follow_up(opening, "give me the DeepSpeed config")
+    assert [c["name"] for c in done.tool_calls] == ["recommend_plans", "export_config"]
+    model, cluster, setup = engine_scenario()
+    own = setup.model_copy(update={"framework": "deepspeed"})
+    expected = None
+    for candidate in recommend(model, cluster, own, top_k=50).plans:
+        try:
+            expected = export_plan("deepspeed", model, cluster, own, strategy_of(candidate.strategy))
+            break
+        except ExportRefused:
+            continue
+    assert expected is not None and done.configs["deepspeed"] == expected.text
+    assert "Under DeepSpeed the best plan" in done.answer and "is attached" in done.answer
+
+
+@pytest.mark.parametrize("asked, fmt", [("give me the Megatron config", "megatron")])
 def test_export_attaches_the_exporters_file_or_says_why_not(opening, asked, fmt):
     # The exporter decides: the best plan may be one a framework cannot express (DeepSpeed has
     # no TP with Ulysses CP); then the answer carries the refusal and a substitute plan's file.

@@ -156,10 +156,14 @@ def test_a_new_framework_with_its_config_re_recommends_under_it(make_service):
     assert "megatron" not in [a.get("format") for _, a in calls]
 
 
-def test_a_config_format_alone_keeps_the_setup(make_service):
+def test_a_config_format_alone_re_ranks_under_its_framework(make_service):
+    # session 10's product decision (docs/agent.md, "A file for another framework"; was: the setup kept): the numbers
+    # quoted must be for the framework the file runs on, so the assistant's plan is re-ranked under it first
     turns = ask(make_service(), "llama 3.1 8b on 16 h100, 8k ctx, gbs 128 - best layout?", "give me the deepspeed config for it")
-    calls, _ = turns[1]
-    assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [("export_config", "deepspeed", None)]
+    calls, answer = turns[1]
+    assert [(name, a.get("format"), a["scenario"]["framework"]) for name, a in calls] == [
+        ("recommend_plans", None, "deepspeed"), ("export_config", "deepspeed", "deepspeed")]
+    assert "Under DeepSpeed the best plan" in answer
 
 
 # ---- 6. a question about the user's plan is answered first, also when an alternative is asked after it ----

@@ -264,10 +264,14 @@ def test_gpu_sides_with_their_own_counts(make_service):
 def test_a_change_said_without_a_question_then_an_export(make_service):
     [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
                                    "ok now with 128 gpus, and export the deepspeed config")
-    assert names(calls) == ["what_if", "export_config"]
+    # a DeepSpeed file for the what-if's Megatron-LM pick: re-ranked under DeepSpeed on 128 GPUs first (docs/agent.md,
+    # "A file for another framework"), among the plans its JSON can express, and that plan exported
+    assert names(calls) == ["what_if", "recommend_plans", "export_config"]
     assert calls[0][1]["change"]["gpus"] == 128 and calls[0][1]["scenario"]["framework"] is None
-    assert calls[1][1]["scenario"]["gpus"] == 128 and calls[1][1]["format"] == "deepspeed"
-    assert is_plan(calls[1][1]["plan"], calls[0][2]["after_best"]["strategy"])
+    ranked = calls[1][1]
+    assert (ranked["scenario"]["gpus"], ranked["scenario"]["framework"], ranked["export_format"]) == (128, "deepspeed", "deepspeed")
+    assert calls[2][1]["scenario"]["gpus"] == 128 and calls[2][1]["format"] == "deepspeed"
+    assert is_plan(calls[2][1]["plan"], calls[1][2]["best"]["strategy"])
 
 
 def test_an_act_on_your_plan_with_none_on_the_table_recommends_first(make_service):
@@ -317,9 +321,12 @@ def test_follow_ups_in_few_words(make_service, turns, tool, check):
 
 
 def test_the_runner_ups_config(make_service):
-    [(first, _), (calls, _)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me the deepspeed config for the runner-up")
-    assert names(calls) == ["export_config"]
-    assert is_plan(calls[0][1]["plan"], first[0][2]["alternatives"][0]["strategy"])
+    [(first, _), (calls, answer)] = ask(make_service(), "llama 3.1 70b on 64 h100 8k",
+                                        "give me the deepspeed config for the runner-up")
+    # the runner-up of the ranking under DeepSpeed, the file's framework, set against the Megatron-LM runner-up
+    assert names(calls) == ["recommend_plans", "export_config"]
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["alternatives"][0]["strategy"])
+    assert "the Megatron-LM runner-up was `" in answer
 
 
 def test_a_lookup_and_a_fit_question(make_service):
@@ -370,7 +377,12 @@ def test_requests_listed_as_nouns(make_service):
 
 def test_two_files_for_the_plan_on_the_table(make_service):
     _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me the torchtitan config, and also the deepspeed one")
-    assert [(n, a["format"]) for n, a, _ in calls] == [("export_config", "torchtitan"), ("export_config", "deepspeed")]
+    # each file for the plan ranked under its own framework (docs/agent.md, "A file for another framework")
+    assert [(n, a.get("format"), a["scenario"]["framework"]) for n, a, _ in calls] == [
+        ("recommend_plans", None, "fsdp"), ("export_config", "torchtitan", "fsdp"),
+        ("recommend_plans", None, "deepspeed"), ("export_config", "deepspeed", "deepspeed")]
+    assert is_plan(calls[1][1]["plan"], calls[0][2]["best"]["strategy"])
+    assert is_plan(calls[3][1]["plan"], calls[2][2]["best"]["strategy"])
 
 
 def test_a_stated_setup_then_how_to_shard_it_is_one_recommendation(make_service):
@@ -482,7 +494,9 @@ def test_evaluate_it_under_a_change_keeps_the_plan(make_service):
 
 def test_two_formats_in_one_request(make_service):
     _, (calls, _) = ask(make_service(), "llama 3.1 70b on 64 h100 8k", "give me both: megatron and deepspeed configs")
-    assert [a["format"] for _, a, _ in calls] == ["megatron", "deepspeed"]
+    # the Megatron-LM file for the plan on the table; the DeepSpeed one for the plan ranked under DeepSpeed
+    assert [(n, a.get("format"), a["scenario"]["framework"]) for n, a, _ in calls] == [
+        ("export_config", "megatron", None), ("recommend_plans", None, "deepspeed"), ("export_config", "deepspeed", "deepspeed")]
 
 
 def test_n_times_more_nodes_scales_the_count(make_service):
