@@ -27,16 +27,17 @@ FORMAT = "megatron"
 FAMILY = "megatron"
 
 
-def pipeline_layout(plan: ExportPlan) -> list[str]:
+def pipeline_layout(plan: ExportPlan, fmt: str = FORMAT) -> list[str]:
     """Pipeline flags: virtual stages need an even split; an uneven split puts the extra
-    layers on the first and last stages (--decoder-first/last-pipeline-num-layers)."""
+    layers on the first and last stages (--decoder-first/last-pipeline-num-layers). `fmt`: the format
+    a refusal names (Megatron-Bridge checks its split here too)."""
     s, layers = plan.strategy, plan.model.num_layers
     flags = ["--pipeline-model-parallel-size", str(s.pp)]
     if s.pp == 1:
         return flags
     if s.vpp > 1:
         if layers % (s.pp * s.vpp):
-            raise ExportRefused(FORMAT, f"VPP={s.vpp} does not divide the {layers / s.pp:g} layers per pipeline stage "
+            raise ExportRefused(fmt, f"VPP={s.vpp} does not divide the {layers / s.pp:g} layers per pipeline stage "
                                         f"({layers} layers, PP={s.pp}); megatron-core needs layers divisible by PP·VPP "
                                         f"= {s.pp * s.vpp}",
                                 "choose VPP dividing the layers per stage")

@@ -69,7 +69,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
     s = plan.strategy
     if plan.setup.mode == "qlora":
         raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", settings_text("use {mode} lora or full", "mode"))
-    megatron.pipeline_layout(plan)  # refuses VPP that does not split the layers evenly
+    megatron.pipeline_layout(plan, FORMAT)  # refuses VPP that does not split the layers evenly
 
     def b(x: bool) -> str:
         return "true" if x else "false"
