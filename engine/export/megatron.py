@@ -255,7 +255,7 @@ def connections_env(plan: ExportPlan) -> str:
 
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     arg_groups, own = groups(plan)
-    hosts, per_host, host_notes = launch.counts(plan)
+    hosts, per_host, host_notes = launch.counts(plan, FORMAT)
     names = [name for name, args in arg_groups if args]
     body = "set -euo pipefail\n" + connections_env(plan) + "\n"
     body += "".join(_bash_array(name, args) for name, args in arg_groups if args)

@@ -174,7 +174,7 @@ def precision_notes(plan: ExportPlan) -> list[str | SettingsText]:
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     pairs = overrides(plan)
     name, own = recipe(plan)
-    hosts, per_host, host_notes = launch.counts(plan)
+    hosts, per_host, host_notes = launch.counts(plan, FORMAT)
     lines = ["set -euo pipefail", megatron.connections_env(plan).rstrip("\n"),
              "# from a Megatron-Bridge checkout, on each host (NODE_RANK 0.." + str(hosts - 1) + "):",
              f"torchrun --nnodes {hosts} --nproc-per-node {per_host} --node-rank \"${{NODE_RANK:-0}}\" "
