@@ -103,6 +103,14 @@ def recompute_args(plan: ExportPlan) -> list[str]:
     return []
 
 
+def a2a_overlap_applies(plan: ExportPlan) -> bool:
+    """The EP all-to-all overlap was asked for and this plan meets Megatron-Core's conditions for it (the same
+    ones the time model applies, performance/ep.py `overlap_allowed`)."""
+    s = plan.strategy
+    return (plan.setup.moe_a2a_overlap and plan.setup.moe_dispatcher != "allgather" and s.ep > 1
+            and s.recompute != "full" and (s.pp == 1 or s.vpp > 1))
+
+
 def moe_dispatch_args(plan: ExportPlan) -> list[str]:
     """--moe-token-dispatcher-type as planned (DeepEP is the flex dispatcher's deepep backend) and
     Megatron-Core's EP all-to-all overlap when the plan allows it (performance/ep.py)."""
@@ -111,8 +119,7 @@ def moe_dispatch_args(plan: ExportPlan) -> list[str]:
     d = plan.setup.moe_dispatcher
     args = ["--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "deepep"] if d == "deepep" \
         else ["--moe-token-dispatcher-type", d]
-    s = plan.strategy
-    if plan.setup.moe_a2a_overlap and d != "allgather" and s.ep > 1 and s.recompute != "full" and (s.pp == 1 or s.vpp > 1):
+    if a2a_overlap_applies(plan):
         args.append("--overlap-moe-expert-parallel-comm")
     return args
 

@@ -184,13 +184,14 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     body = "\n".join(line for line in lines if line) + "\n"
     own += host_notes + cuda_graph_notes(plan) + precision_notes(plan)
     own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
-    if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or plan.setup.moe_a2a_overlap):
+    overlap = megatron.a2a_overlap_applies(plan)  # asked for on a plan that cannot overlap: priced without it
+    if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or overlap):
         # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not
         # list these model fields, so the recipe's own values apply unless the user sets them.
         own.append(f"the plan was priced with the {plan.setup.moe_dispatcher} dispatcher"
-                   + (" and EP all-to-all overlap" if plan.setup.moe_a2a_overlap else "")
+                   + (" and EP all-to-all overlap" if overlap else "")
                    + ": set model.moe_token_dispatcher_type / model.moe_flex_dispatcher_backend"
-                   + (" and comm_overlap.overlap_moe_expert_parallel_comm" if plan.setup.moe_a2a_overlap else "")
+                   + (" and comm_overlap.overlap_moe_expert_parallel_comm" if overlap else "")
                    + " in the recipe to match (these overrides do not set them)")
     return result(FORMAT, "megatron_bridge.sh", plan, "Megatron-Bridge run_recipe.py overrides", body, notes + own,
                   preamble="#!/usr/bin/env bash\n")

@@ -60,6 +60,7 @@ RULES: tuple[Rule, ...] = (
     graphs.PER_LAYER_GRAPHS_WITHOUT_FULL_RECOMPUTE,
     experts.MOE_TP_EP_WITHOUT_SP,
     experts.EXPERT_ALL_TO_ALL_PRICING,
+    experts.MOE_A2A_OVERLAP_NOT_APPLIED,
     frameworks.FP8_UNSUPPORTED,
 )
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
