@@ -44,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     mesh.TP_CROSSES_NODE,
     mesh.GPUS_NOT_MULTIPLE_OF_NODE,
     shapes.KV_HEADS_REPLICATED,
+    shapes.SEQ_LEN_PAST_CONTEXT,
     # batch
     batch.DP_MICROBATCH_DIVIDES_GLOBAL_BATCH,
     batch.DPO_MICROBATCH_HOLDS_PAIRS,
