@@ -70,6 +70,13 @@ MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
         lambda s: _on_megatron(s) and s.precision == "fp8",
         lambda s: ("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
                    f"framework megatron and precision fp8, not {s.framework} / {s.precision}")),
+    # Was accepted on every framework and priced as overlapped (performance/ep.py), though only Megatron-Core
+    # overlaps the expert all-to-all with the other micro-batch (TransformerConfig overlap_moe_expert_parallel_comm).
+    MegatronOnlyOption(
+        "moe_a2a_overlap", "--overlap-moe-expert-parallel-comm", lambda s: s.moe_a2a_overlap, _on_megatron,
+        lambda s: (f"moe_a2a_overlap is a Megatron-Core option (--overlap-moe-expert-parallel-comm); {s.framework} "
+                   f"does not overlap the expert all-to-all with another micro-batch: leave moe_a2a_overlap off "
+                   f"with {s.framework}")),
 )
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
