@@ -14,6 +14,6 @@ def test_the_line_points_where_the_near_ties_are(capsys):
     n = json.loads(out)["near_best"]
     assert n >= 2  # this scenario has many near-ties (65 when written), so --top 2 cannot show them
     code, text, err = run(capsys, *SCENARIO, "--top", "2")
-    assert f"({n:,} other plan(s)" not in text and f"(--top {n + 1} lists them)" in text
+    assert f"near-ties: {n:,} other plan(s)" in text and f"(--top {n + 1} lists them)" in text
     code, text, err = run(capsys, *SCENARIO, "--top", str(n + 1))
     assert f"(#2–#{n + 1} in the alternatives below)" in text and "lists them" not in text
