@@ -224,9 +224,13 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
 
 def _cluster(args: argparse.Namespace, c: dict | None):
     """The file's cluster with the cluster flags given replacing its values (--gpus-per-node 4 was ignored
-    without --gpu, and a launch script then had the file's hosts); with --gpu, the flags alone."""
+    without --gpu, and a launch script then had the file's hosts); with --gpu, the flags, and the file's GPU
+    count when --gpus is not given (it was "--gpus must be a positive whole number, got None")."""
     if args.gpu:
-        return cluster_from_args(args)
+        gpus = args.gpus or (c.get("num_gpus") if isinstance(c, dict) else None)
+        if not gpus:
+            raise ShardwiseInputError("the plan names no GPU count: pass --gpus with --gpu")
+        return build_cluster(args.gpu, gpus, args.gpus_per_node, args.network)
     if not isinstance(c, dict) or not c.get("gpu") or not c.get("num_gpus"):
         raise ShardwiseInputError("the plan names no cluster: pass --gpu and --gpus")
     gpus = args.gpus or c["num_gpus"]

@@ -74,3 +74,10 @@ def test_grpo_response_length_given_moves_the_sequence(tmp_path, capsys):
     assert json.loads(out)["setup"]["seq_len"] == 1024
     code, out, err = run(capsys, "export", "--format", "deepspeed", "--from-plan", path, "--response-len", "1024")
     assert code == 2 and "1,536" in err
+
+
+def test_gpu_without_gpus_takes_the_files_count(saved, capsys):
+    # The same plan on H200s: 16 GPUs from the file (was "--gpus must be a positive whole number, got None").
+    code, out, err = run(capsys, "export", "--format", "launch", "--from-plan", saved, "--gpu", "h200")
+    assert code == 0, err
+    assert "# cluster: 16 x h200" in out and "NNODES=2\nNPROC_PER_NODE=8\n" in out
