@@ -148,6 +148,13 @@ def setup_from_summary(s: dict, args: argparse.Namespace | None = None, given: s
     if not isinstance(s, dict):
         raise TypeError("not an object")
     values = setup_values_from_summary(s)
+    if "mode" in given:  # the file's rollout shape and reference belong to its mode, not to the one given
+        algorithm = args.mode.split("-")[0]
+        if algorithm not in ("grpo", "ppo"):
+            for key in ("prompt_len", "response_len", "group_size", "inference_tp"):
+                values.pop(key, None)
+        if algorithm not in ("dpo", "grpo", "ppo"):
+            values.pop("reference_dtype", None)
     if given & {"prompt_len", "response_len"} and "seq_len" not in given and "prompt_len" in values:
         values.pop("seq_len")  # GRPO/PPO: the sequence is prompt + response, so it follows the lengths given
     if "global_batch_tokens" in given:  # the batch given in tokens replaces the file's batch in sequences

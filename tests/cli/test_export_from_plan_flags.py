@@ -81,3 +81,16 @@ def test_gpu_without_gpus_takes_the_files_count(saved, capsys):
     code, out, err = run(capsys, "export", "--format", "launch", "--from-plan", saved, "--gpu", "h200")
     assert code == 0, err
     assert "# cluster: 16 x h200" in out and "NNODES=2\nNPROC_PER_NODE=8\n" in out
+
+
+def test_a_mode_given_drops_the_files_rollout_shape(tmp_path, capsys):
+    # A GRPO file exported as plain full training: its prompt/response/group/inference-TP belong to GRPO; they
+    # were kept and refused as if the user had passed --prompt-len etc. with --mode full.
+    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode",
+                         "grpo", "--top", "1", "--json")
+    assert code == 0, err
+    path = tmp_path / "grpo.json"
+    path.write_text(out)
+    code, out, err = run(capsys, "export", "--format", "deepspeed", "--from-plan", path, "--mode", "full")
+    assert code == 0, err
+    assert "setup:   full training" in err  # the JSON export's header goes to stderr
