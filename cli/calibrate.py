@@ -276,6 +276,18 @@ def peak_lines(run_: Measurement, stated: frozenset[str] = frozenset()) -> list[
     return lines
 
 
+def unfit_lines(run_: Measurement) -> list[str]:
+    """A run that ran, described by a plan predicted not to fit: without a measured peak nothing else says so,
+    and the profile would be fitted to a plan that cannot be the one that ran (70B, TP1 ZeRO-1 on 8 GPUs)."""
+    e = evaluate(run_.model, run_.cluster, run_.setup, run_.strategy)
+    if e.memory.fits:
+        return []
+    return [f"  the plan as given does not fit in the {run_.cluster.gpu.id}'s {run_.cluster.gpu.memory_gib:g} GiB "
+            f"(predicted peak {e.memory.total_gib:.1f} GiB per GPU), yet the run ran: it probably differs from its "
+            "description (the profile below is fitted to the plan as given: calibrate again with the settings the "
+            "run used, e.g. --tp, --pp, --zero, --recompute, --micro-batch)"]
+
+
 def render(profile: CalibrationProfile, note: str, runs: list[Measurement] = (), stated: frozenset[str] = frozenset()) -> str:
     lines = [note] if note else []
     for i, r in enumerate(profile.runs):
@@ -290,6 +302,8 @@ def render(profile: CalibrationProfile, note: str, runs: list[Measurement] = (),
                          f"({r.predicted_peak_gib / r.measured_peak_gib - 1:+.1%}; compared, not fitted)")
             if i < len(runs):
                 lines += peak_lines(runs[i], stated)
+        elif i < len(runs):
+            lines += unfit_lines(runs[i])
     lines.append(f"profile    compute ×{profile.compute_scale:.3f} for {profile.gpu}, {profile.precision}, {profile.framework}")
     if profile.network:
         lines.append(f"           network ×{profile.comm_scale:.3f} for {profile.network} (cross-node traffic)")

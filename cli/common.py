@@ -106,7 +106,8 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                         "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
     g.add_argument("--moe-a2a-overlap", action="store_true",
                    help="hide the expert all-to-all behind the other micro-batch (Megatron-Core "
-                        "--overlap-moe-expert-parallel-comm; needs EP > 1, not allgather, no full recompute, VPP > 1 with PP)")
+                        "--overlap-moe-expert-parallel-comm; megatron only; needs EP > 1, not allgather, no full recompute, "
+                        "VPP > 1 with PP)")
     g.add_argument("--cuda-graphs", choices=list(CUDA_GRAPH_MODES), default="none",
                    help="CUDA graphs the step is replayed with (Megatron-Core --cuda-graph-impl; megatron only): none "
                         "(default), per-layer (transformer_engine; dropless MoE experts stay eager), or full-iteration "

@@ -37,7 +37,8 @@ from .flags import error_text, flag_for
 SETUP_DESTS = ("seq_len", "global_batch", "global_batch_tokens", "mode", "lora_rank", "precision", "framework",
                "moe_dispatcher", "moe_a2a_overlap", "cuda_graphs", "recompute_modules", "grad_reduce_in_bf16",
                "fp8_param_gather", "prompt_len", "response_len", "group_size", "inference_tp",
-               "reference_dtype")
+               "reference_dtype", "mean_doc_len")
+CLUSTER_DESTS = ("gpu", "gpus", "gpus_per_node", "network")
 PLAN_DESTS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute", "no_sp")
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
@@ -65,10 +66,10 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run, setup_defaults=setup_defaults)
 
 
-def _fill_setup_defaults(args: argparse.Namespace) -> bool:
-    """Put back the setup and plan flags' defaults; True if any setup flag was given.
+def _fill_setup_defaults(args: argparse.Namespace) -> set[str]:
+    """Put back the setup and plan flags' defaults; the setup flags given (empty: none).
     With --from-plan the plan comes from the file, so a plan flag beside it is a contradiction."""
-    given = any(getattr(args, dest) is not None for dest in SETUP_DESTS)
+    given = {dest for dest in SETUP_DESTS if getattr(args, dest) is not None}
     plan_flags = [dest for dest in PLAN_DESTS if getattr(args, dest) is not None]
     if args.from_plan and plan_flags:
         flags = ", ".join("--" + d.replace("_", "-") for d in plan_flags)
@@ -122,20 +123,47 @@ def strategy_from_summary(summary: dict) -> Strategy:
     return Strategy(**{k: summary[k] for k in STRATEGY_KEYS if k in summary})
 
 
-def setup_from_summary(s: dict) -> TrainingSetup:
-    """A recommend --json `setup` object back into a TrainingSetup (post-training rollout shape included)."""
-    rollout = {k: v for k, v in (s.get("post_training") or {}).items()
-               if k in ("prompt_len", "response_len", "group_size", "inference_tp")}
-    if s["mode"].split("-")[0] not in ("grpo", "ppo"):
-        rollout = {}
-    return training_setup(s["mode"], seq_len=s["seq_len"], global_batch=s["global_batch"], **rollout,
-                          lora_rank=s.get("lora_rank", 16), precision=s["precision"], framework=s["framework"],
-                          moe_dispatcher=s.get("moe_dispatcher", "alltoall"),
-                          moe_a2a_overlap=bool(s.get("moe_a2a_overlap", False)), mean_doc_len=s.get("mean_doc_len"),
-                          cuda_graphs=s.get("cuda_graphs", "none"),
-                          recompute_modules=None if s.get("recompute_modules") is None else tuple(s["recompute_modules"]),
-                          grad_reduce_dtype=s.get("grad_reduce_dtype", "fp32"),
-                          fp8_param_gather=bool(s.get("fp8_param_gather", False)))
+def setup_values_from_summary(s: dict) -> dict:
+    """A recommend --json `setup` object as the values of export's setup flags (dest -> value), post-training
+    rollout shape included, so flags given beside --from-plan can replace some and keep the rest."""
+    post = s.get("post_training") or {}
+    values = {"seq_len": s["seq_len"], "global_batch": s["global_batch"], "mode": s["mode"],
+              "lora_rank": s.get("lora_rank", 16), "precision": s["precision"], "framework": s["framework"],
+              "moe_dispatcher": s.get("moe_dispatcher", "alltoall"),
+              "moe_a2a_overlap": bool(s.get("moe_a2a_overlap", False)), "mean_doc_len": s.get("mean_doc_len"),
+              "cuda_graphs": s.get("cuda_graphs", "none"),
+              "recompute_modules": None if s.get("recompute_modules") is None else tuple(s["recompute_modules"]),
+              "grad_reduce_in_bf16": s.get("grad_reduce_dtype", "fp32") == "bf16",
+              "fp8_param_gather": bool(s.get("fp8_param_gather", False))}
+    if s["mode"].split("-")[0] in ("grpo", "ppo"):
+        values.update({k: v for k, v in post.items() if k in ("prompt_len", "response_len", "group_size", "inference_tp")})
+    if post.get("reference_dtype") is not None:
+        values["reference_dtype"] = post["reference_dtype"]
+    return values
+
+
+def setup_from_summary(s: dict, args: argparse.Namespace | None = None, given: set[str] = frozenset()) -> TrainingSetup:
+    """A recommend --json `setup` object back into a TrainingSetup; the setup flags in `given` (read from `args`)
+    replace the file's values and every other value stays the file's (was: one flag dropped them all to defaults)."""
+    if not isinstance(s, dict):
+        raise TypeError("not an object")
+    values = setup_values_from_summary(s)
+    if "mode" in given:  # the file's rollout shape and reference belong to its mode, not to the one given
+        algorithm = args.mode.split("-")[0]
+        if algorithm not in ("grpo", "ppo"):
+            for key in ("prompt_len", "response_len", "group_size", "inference_tp"):
+                values.pop(key, None)
+        if algorithm not in ("dpo", "grpo", "ppo"):
+            values.pop("reference_dtype", None)
+    if given & {"prompt_len", "response_len"} and "seq_len" not in given and "prompt_len" in values:
+        values.pop("seq_len")  # GRPO/PPO: the sequence is prompt + response, so it follows the lengths given
+    if "global_batch_tokens" in given:  # the batch given in tokens replaces the file's batch in sequences
+        values.pop("global_batch")
+    merged = argparse.Namespace(**{**vars(args or argparse.Namespace()), "global_batch_tokens": None,
+                                   "prompt_len": None, "response_len": None, "group_size": None,
+                                   "inference_tp": None, "reference_dtype": None, **values,
+                                   **{dest: getattr(args, dest) for dest in given}})
+    return setup_from_args(merged)
 
 
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
@@ -143,6 +171,9 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
     top = data
     if "plans" in data:
         plans = data["plans"]
+        if not isinstance(plans, list):
+            raise ShardwiseInputError(f"--from-plan {args.from_plan!r}: 'plans' is not a list (expected recommend "
+                                      f"--json output)")
         if not plans:
             raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has no plans (nothing fits?)")
         if not 0 <= args.plan_index < len(plans):
@@ -154,6 +185,9 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
     else:
         raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has neither 'plans' (recommend --json) nor "
                                   f"'strategy' (one plan)")
+    if not isinstance(plan, dict):
+        raise ShardwiseInputError(f"--from-plan {args.from_plan!r}: plan {args.plan_index} is not an object with "
+                                  f"'strategy' (expected recommend --json or evaluate --json output)")
     strategy = strategy_from_summary(plan.get("strategy"))
 
     if args.model or args.params:
@@ -167,15 +201,17 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
         except ShardwiseInputError as exc:
             raise ShardwiseInputError(f"the plan's model {name!r} is not in the catalog ({error_text(exc)}); pass --model "
                                       f"with its config.json") from None
-    if args.gpu:
-        cluster = cluster_from_args(args)
-    else:
-        c = plan.get("cluster") or top.get("cluster")
-        if not c:
-            raise ShardwiseInputError("the plan names no cluster: pass --gpu and --gpus")
-        cluster = build_cluster(c["gpu"], c["num_gpus"], c.get("gpus_per_node"), c.get("network"))
+    cluster = _cluster(args, plan.get("cluster") or top.get("cluster"))
     s = top.get("setup")
-    setup = setup_from_summary(s) if s and not setup_given else setup_from_args(args)
+    if s:
+        try:
+            setup = setup_from_summary(s, args, setup_given)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ShardwiseInputError(f"--from-plan {args.from_plan!r}: its 'setup' is not recommend --json's "
+                                      f"({type(exc).__name__}: {exc}); pass the setup flags, or use the file "
+                                      f"recommend wrote") from None
+    else:
+        setup = setup_from_args(args)
 
     summary = plan["strategy"]
     implied = _implied_seq_len(plan)
@@ -191,6 +227,22 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
                                   f"{setup.global_batch} gives {setup.global_batch // (dp * strategy.micro_batch)}: "
                                   f"pass the plan's --seq-len/--global-batch")
     return model, cluster, setup, strategy
+
+
+def _cluster(args: argparse.Namespace, c: dict | None):
+    """The file's cluster with the cluster flags given replacing its values (--gpus-per-node 4 was ignored
+    without --gpu, and a launch script then had the file's hosts); with --gpu, the flags, and the file's GPU
+    count when --gpus is not given (it was "--gpus must be a positive whole number, got None")."""
+    if args.gpu:
+        gpus = args.gpus or (c.get("num_gpus") if isinstance(c, dict) else None)
+        if not gpus:
+            raise ShardwiseInputError("the plan names no GPU count: pass --gpus with --gpu")
+        return build_cluster(args.gpu, gpus, args.gpus_per_node, args.network)
+    if not isinstance(c, dict) or not c.get("gpu") or not c.get("num_gpus"):
+        raise ShardwiseInputError("the plan names no cluster: pass --gpu and --gpus")
+    gpus = args.gpus or c["num_gpus"]
+    per_node = args.gpus_per_node or (c.get("gpus_per_node") if gpus == c["num_gpus"] else None)
+    return build_cluster(c["gpu"], gpus, per_node, args.network or c.get("network"))
 
 
 def _implied_seq_len(plan: dict) -> int | None:

@@ -162,8 +162,11 @@ def _why(r: Recommendation) -> list[str]:
 def _near_ties(r: Recommendation) -> list[str]:
     if not r.near_best:
         return []
+    # With --top already that large they are in the table: pointing at --top N again read as if they were not.
+    where = (f"#2–#{r.near_best + 1} in the alternatives below" if len(r.plans) > r.near_best
+             else f"--top {r.near_best + 1} lists them")
     return ["", f"near-ties: {r.near_best:,} other plan(s) are predicted within {r.ranking_resolution:.0%} of the best "
-                f"(--top {r.near_best + 1} lists them).",
+                f"({where}).",
             "  That is closer than the model can rank: measured runs order such pairs little better than",
             "  chance. Choose among them on what you trust (fewer parallel dimensions, a layout you have run)."]
 

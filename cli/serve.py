@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -35,8 +36,8 @@ def settings_env(args: argparse.Namespace) -> dict[str, str]:
     if args.session_db:
         env["SHARDWISE_SESSION_DB"] = args.session_db
     if args.llm_timeout is not None:
-        if args.llm_timeout <= 0:
-            raise ShardwiseInputError(f"--llm-timeout must be positive, got {args.llm_timeout}")
+        if not math.isfinite(args.llm_timeout) or args.llm_timeout <= 0:  # NaN passed `<= 0`
+            raise ShardwiseInputError(f"--llm-timeout must be positive and finite (seconds), got {args.llm_timeout}")
         env["SHARDWISE_LLM_TIMEOUT_S"] = str(args.llm_timeout)
     if args.rate_limit:
         env["SHARDWISE_RATE_LIMIT_PER_MINUTE"] = str(args.rate_limit)

@@ -65,9 +65,22 @@ def render_whatif(w: WhatIf) -> str:
                                              for t in sorted(moved, key=lambda t: -abs(t.delta))[:4]))
         step = next(t for t in w.time if t.term == "step_s")
         lines.append(f"step     {seconds(step.a)} → {seconds(step.b)}")
-    lines += ["", "why:"] + [f"  {r.rule}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in r.numbers.items())
-                             for r in w.reasons]
+    if w.reasons:
+        lines += ["", "why:"] + [f"  {r.rule}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in r.numbers.items())
+                                 for r in w.reasons]
+    else:  # an empty "why:" heading read as output cut short: say why there is no reason
+        lines += ["", "why:     " + _no_reason(w)]
     return "\n".join(lines)
+
+
+def _no_reason(w: WhatIf) -> str:
+    if not w.fits_before and not w.fits_after:
+        return "nothing fits before or after the change (what would fit is listed above)"
+    unmoved = not w.plan_changes and all(not t.delta for t in w.time) and all(not m.delta for m in w.memory)
+    if w.fits_before and w.fits_after and unmoved:
+        return ("nothing the engine weighs moved: the change does not affect this scenario's recommendation "
+                "(the same plan, step time and memory on both sides)")
+    return "no single input explains the difference; the plan, time and memory lines above show what moved"
 
 
 def _fmt(v) -> str:

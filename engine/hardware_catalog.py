@@ -114,8 +114,14 @@ def get_gpu(name: str) -> GPUSpec:
     if custom is not None:
         custom = {"id": "custom", "name": "custom GPU", **custom}
         intra = custom.get("intra_node")
+        # `shardwise gpus ID --json` prints the link's bandwidth beside its id; that record, edited, is the way
+        # to define a GPU, so the field is read (a changed value is the link's bandwidth), not refused as extra.
+        bandwidth = custom.pop("intra_node_bandwidth_gbs", None)
         if isinstance(intra, str):
             custom["intra_node"] = get_network(intra)
+            if bandwidth is not None and bandwidth != custom["intra_node"].bandwidth_gbs:
+                link = {**custom["intra_node"].model_dump(), "bandwidth_gbs": bandwidth}
+                custom["intra_node"] = _build(NetworkSpec, link, "gpu's intra_node (intra_node_bandwidth_gbs)")
         elif intra is None:
             raise ShardwiseInputError(
                 "custom gpu is invalid: intra_node is missing (a network id such as 'nvlink4' or an object with "

@@ -327,6 +327,8 @@ def model_from_hf_config(source: str | Path | dict, name: str | None = None) -> 
             f"model_type {raw.get('model_type')!r} is not a decoder-only transformer; shardwise plans "
             "decoder-only language models only")
     raw, model_type = _unwrap(raw)
+    if not model_type and _is_shardwise_record(raw):
+        return _from_shardwise_record(raw)
     if not model_type:
         raise ShardwiseInputError(f"config.json has no 'model_type'; supported: {', '.join(sorted(READERS))}")
     if model_type not in READERS:
@@ -338,3 +340,23 @@ def model_from_hf_config(source: str | Path | dict, name: str | None = None) -> 
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
         raise ShardwiseInputError(f"config.json (model_type {model_type!r}) is inconsistent: {problems}") from None
+
+
+# What `shardwise models ID --json` (and GET /api/models) adds to a ModelSpec: derived or catalog-only fields.
+SHARDWISE_RECORD_EXTRAS = ("id", "params", "active_params", "aliases")
+
+
+def _is_shardwise_record(raw: dict) -> bool:
+    """A model as shardwise prints it (ModelSpec's own names: num_layers, not Hugging Face's num_hidden_layers)."""
+    return {"name", "num_layers", "hidden_size", "num_attention_heads"} <= raw.keys()
+
+
+def _from_shardwise_record(raw: dict) -> ModelSpec:
+    """`shardwise models ID --json`, edited or not, read back: dumping a catalog model and changing a field is the
+    way to plan a variant (it was refused: "config.json has no 'model_type'"). Its params are recomputed."""
+    fields = {k: v for k, v in raw.items() if k not in SHARDWISE_RECORD_EXTRAS}
+    try:
+        return ModelSpec.model_validate(fields)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'model'}: {e['msg']}" for e in exc.errors())
+        raise ShardwiseInputError(f"the model record (shardwise models --json) is invalid: {problems}") from None

@@ -70,6 +70,13 @@ MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
         lambda s: _on_megatron(s) and s.precision == "fp8",
         lambda s: ("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
                    f"framework megatron and precision fp8, not {s.framework} / {s.precision}")),
+    # Was accepted on every framework and priced as overlapped (performance/ep.py), though only Megatron-Core
+    # overlaps the expert all-to-all with the other micro-batch (TransformerConfig overlap_moe_expert_parallel_comm).
+    MegatronOnlyOption(
+        "moe_a2a_overlap", "--overlap-moe-expert-parallel-comm", lambda s: s.moe_a2a_overlap, _on_megatron,
+        lambda s: (f"moe_a2a_overlap is a Megatron-Core option (--overlap-moe-expert-parallel-comm); {s.framework} "
+                   f"does not overlap the expert all-to-all with another micro-batch: leave moe_a2a_overlap off "
+                   f"with {s.framework}")),
 )
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -119,6 +126,11 @@ class TrainingSetup(BaseModel):
 
     @model_validator(mode="after")
     def _known_recompute_modules(self) -> "TrainingSetup":
+        if self.recompute_modules is not None and not self.recompute_modules:
+            # An empty list would make `selective` recompute nothing (recompute none under another name) and
+            # export a bare `--recompute-modules`; the CLI's --recompute-modules refuses it too.
+            raise ValueError(f"recompute_modules is empty: name at least one of {', '.join(RECOMPUTE_MODULE_NAMES)}, "
+                             "or leave it unset for the model's default set (recompute none recomputes nothing)")
         unknown = [m for m in self.recompute_modules or () if m not in RECOMPUTE_MODULE_NAMES]
         if unknown:
             raise ValueError(f"recompute module(s) {', '.join(unknown)} are not modelled; valid: "

@@ -8,6 +8,7 @@ when an answer carries a scenario, so both drive one scenario.
 from __future__ import annotations
 
 import json
+import math
 import logging
 from pathlib import Path
 from typing import Any
@@ -42,13 +43,17 @@ PAGE_TOP_K = 10
 
 
 def seq_len_value(text: str) -> int:
-    """'8192', '8k', '32K' -> tokens (k = 1024, as context lengths are quoted)."""
+    """'8192', '8k', '32K', '0.5k' -> tokens (k = 1024, as context lengths are quoted); a length that is not a
+    whole number of tokens ('3.7k' = 3,788.8) or not finite ('infk') is refused, as the CLI's --seq-len does."""
     s = text.strip().lower().replace(",", "").replace("_", "")
     try:
-        value = int(float(s[:-1]) * 1024) if s.endswith("k") else int(s)
+        value = float(s[:-1]) * 1024 if s.endswith("k") else float(s)
     except ValueError:
-        raise ShardwiseInputError(f"sequence length expects a number such as 8192 or 8k, got {text!r}") from None
-    return value
+        value = math.nan
+    if not math.isfinite(value) or value != int(value):
+        raise ShardwiseInputError(f"sequence length expects a number such as 8192 or 8k (a whole number of tokens), "
+                                  f"got {text!r}")
+    return int(value)
 
 
 def form_to_request(form: dict[str, str]) -> RecommendRequest:
@@ -67,6 +72,9 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     if choice == "__config__":
         if not f.get("config_json"):
             raise ShardwiseInputError("paste the model's config.json, or pick a model from the catalog")
+        if not f["config_json"].startswith("{"):  # else it was looked up as a catalog name ("unknown model '[]'")
+            raise ShardwiseInputError("the pasted config.json must be a JSON object {…} (a Hugging Face model's "
+                                      "config.json), or pick a model from the catalog")
         body["model"] = f["config_json"]
     elif choice == "__params__":
         body["params"] = f.get("params") or None
@@ -132,10 +140,15 @@ def gpu_count(f: dict[str, str], per_node: int | None) -> int:
 
 
 def _whole(text: str, what: str) -> int:
+    """'64', '1,024', '1e3', '8.0' -> int, as the CLI reads counts; '8.5', 'inf', 'abc' are refused."""
+    s = text.replace(",", "").replace("_", "").strip()
     try:
-        return int(text.replace(",", "").replace("_", ""))
+        value = float(s) if any(c in s.lower() for c in ".e") else int(s)
     except ValueError:
-        raise ShardwiseInputError(f"{what} must be a whole number, got {text!r}") from None
+        value = math.nan
+    if not math.isfinite(value) or value != int(value):
+        raise ShardwiseInputError(f"{what} must be a whole number, got {text!r}")
+    return int(value)
 
 
 def _catalogs() -> dict[str, list]:

@@ -113,6 +113,10 @@ class PlanFields(_Body):
     ep: int = Field(default=1, ge=1, le=4096)
     etp: int = Field(default=1, ge=1, le=1024)
     zero: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage (3 = FSDP full shard)")
+    hsdp: int = Field(default=1, ge=1, le=1_048_576,
+                      description="HSDP replicas (the CLI's --hsdp): shard within DP/hsdp ranks, replicate across hsdp "
+                                  "replicas; needs zero 2 or 3. A plan /api/recommend returns with hsdp_replicas > 1 "
+                                  "is this field")
     micro_batch: int = Field(default=1, ge=1, le=65_536)
     recompute: Recompute = "selective"
     sequence_parallel: bool = Field(default=True, description="Megatron SP (the CLI's --no-sp sets it false)")
@@ -126,7 +130,7 @@ class PlanFields(_Body):
 
     def strategy(self) -> Strategy:
         return Strategy(tp=self.tp, pp=self.pp, vpp=self.vpp, cp=self.cp, ep=self.ep, etp=self.etp,
-                        zero_stage=self.zero, micro_batch=self.micro_batch, recompute=self.recompute,
+                        zero_stage=self.zero, hsdp_replicas=self.hsdp, micro_batch=self.micro_batch, recompute=self.recompute,
                         sequence_parallel=self.sequence_parallel)
 
 

@@ -6,6 +6,7 @@ passes its flags through the environment so each uvicorn worker process builds t
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,6 @@ def _number(text: str, var: str, kind: type):
         value = kind(text.strip())
     except ValueError:
         raise ShardwiseInputError(f"{var} must be a {kind.__name__} number, got {text!r}") from None
-    if value <= 0:
-        raise ShardwiseInputError(f"{var} must be positive, got {text!r}")
+    if not math.isfinite(value) or value <= 0:  # NaN passed `<= 0` and became a timeout nothing can meet
+        raise ShardwiseInputError(f"{var} must be positive and finite, got {text!r}")
     return value

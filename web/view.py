@@ -245,7 +245,7 @@ def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:
 
     scenario = request.model_dump(exclude={"top_k", "headroom", "constraints", "export_format"})
     plan = {"tp": s.tp, "pp": s.pp, "vpp": s.vpp, "cp": s.cp, "ep": s.ep, "etp": s.etp, "zero": s.zero_stage,
-            "micro_batch": s.micro_batch, "recompute": s.recompute, "sequence_parallel": s.sequence_parallel}
+            "hsdp": s.hsdp_replicas, "micro_batch": s.micro_batch, "recompute": s.recompute, "sequence_parallel": s.sequence_parallel}
     tabs = []
     for fmt in EXPORT_FORMATS:
         title = FORMAT_TITLES.get(fmt, fmt)

@@ -107,7 +107,7 @@ def deepspeed_section(plan: ExportPlan) -> dict:
 
 def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     s = plan.strategy
-    hosts, _, notes = launch.counts(plan)
+    hosts, _, notes = launch.counts(plan, FORMAT)
     plugin = plugin_for(s)
     cfg: dict = {"compute_environment": "LOCAL_MACHINE", "debug": False}
     if plugin == "megatron":

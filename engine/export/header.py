@@ -23,12 +23,24 @@ def header_lines(plan: ExportPlan, target: str) -> list[str]:
         f"model:   {m.name}, {size}" + (" [approximate shape]" if m.approximate else ""),
         f"cluster: {c.num_gpus} x {c.gpu.id} ({c.gpu.memory_gib:g} GiB), {c.gpus_per_node} per node, "
         f"{plan.nodes} node{'s' if plan.nodes != 1 else ''}, {c.network.id}",
-        f"setup:   {u.mode} training, {u.precision}, seq_len {u.seq_len}, global batch {plan.global_batch} sequences "
+        f"setup:   {_training(u)}, {u.precision}, seq_len {u.seq_len}, global batch {plan.global_batch} sequences "
         f"({plan.global_batch * u.seq_len:,} tokens), evaluated for {u.framework}",
         f"plan:    {degrees}",
         f"         ZeRO-{s.zero_stage}, micro-batch {s.micro_batch}, grad-accum {plan.grad_accum}, "
         f"recompute {s.recompute}, sequence parallel {'on' if plan.sp else 'off'}",
     ]
+
+
+def _training(setup) -> str:
+    """'full training', 'lora training', or for post-training 'dpo (policy: full)' — a DPO/GRPO/PPO export said
+    only 'full training', the policy's weights mode."""
+    from ..post_training.modes import mode_name
+
+    if setup.post_training is None:
+        return f"{setup.mode} training"
+    adapters = {"lora": "LoRA", "qlora": "QLoRA"}
+    policy = "fully" if setup.mode == "full" else f"through {adapters.get(setup.mode, setup.mode)} adapters"
+    return f"{mode_name(setup)} post-training (policy trained {policy})"
 
 
 def comment_block(lines: list[str], marker: str = "#") -> str:

@@ -26,12 +26,13 @@ def gpus_per_host(plan: ExportPlan) -> tuple[int, list[str]]:
                   f"(GB200/GB300 NVL72 compute tray); change NPROC_PER_NODE if your hosts differ"]
 
 
-def counts(plan: ExportPlan) -> tuple[int, int, list[str]]:
-    """(hosts, processes per host, notes)."""
+def counts(plan: ExportPlan, fmt: str = FORMAT) -> tuple[int, int, list[str]]:
+    """(hosts, processes per host, notes); `fmt`: the format a refusal names (Megatron-LM, Megatron-Bridge and
+    Accelerate write their hosts with this rule too)."""
     per_host, notes = gpus_per_host(plan)
     gpus = plan.cluster.num_gpus
     if gpus % per_host:
-        raise ExportRefused(FORMAT, f"{gpus} GPUs are not a whole number of {per_host}-GPU hosts, and torchrun starts "
+        raise ExportRefused(fmt, f"{gpus} GPUs are not a whole number of {per_host}-GPU hosts, and torchrun starts "
                                     f"the same number of processes on every host",
                             f"use a multiple of {per_host} GPUs")
     return gpus // per_host, min(per_host, gpus), notes

@@ -27,16 +27,17 @@ FORMAT = "megatron"
 FAMILY = "megatron"
 
 
-def pipeline_layout(plan: ExportPlan) -> list[str]:
+def pipeline_layout(plan: ExportPlan, fmt: str = FORMAT) -> list[str]:
     """Pipeline flags: virtual stages need an even split; an uneven split puts the extra
-    layers on the first and last stages (--decoder-first/last-pipeline-num-layers)."""
+    layers on the first and last stages (--decoder-first/last-pipeline-num-layers). `fmt`: the format
+    a refusal names (Megatron-Bridge checks its split here too)."""
     s, layers = plan.strategy, plan.model.num_layers
     flags = ["--pipeline-model-parallel-size", str(s.pp)]
     if s.pp == 1:
         return flags
     if s.vpp > 1:
         if layers % (s.pp * s.vpp):
-            raise ExportRefused(FORMAT, f"VPP={s.vpp} does not divide the {layers / s.pp:g} layers per pipeline stage "
+            raise ExportRefused(fmt, f"VPP={s.vpp} does not divide the {layers / s.pp:g} layers per pipeline stage "
                                         f"({layers} layers, PP={s.pp}); megatron-core needs layers divisible by PP·VPP "
                                         f"= {s.pp * s.vpp}",
                                 "choose VPP dividing the layers per stage")
@@ -102,6 +103,14 @@ def recompute_args(plan: ExportPlan) -> list[str]:
     return []
 
 
+def a2a_overlap_applies(plan: ExportPlan) -> bool:
+    """The EP all-to-all overlap was asked for and this plan meets Megatron-Core's conditions for it (the same
+    ones the time model applies, performance/ep.py `overlap_allowed`)."""
+    s = plan.strategy
+    return (plan.setup.moe_a2a_overlap and plan.setup.moe_dispatcher != "allgather" and s.ep > 1
+            and s.recompute != "full" and (s.pp == 1 or s.vpp > 1))
+
+
 def moe_dispatch_args(plan: ExportPlan) -> list[str]:
     """--moe-token-dispatcher-type as planned (DeepEP is the flex dispatcher's deepep backend) and
     Megatron-Core's EP all-to-all overlap when the plan allows it (performance/ep.py)."""
@@ -110,8 +119,7 @@ def moe_dispatch_args(plan: ExportPlan) -> list[str]:
     d = plan.setup.moe_dispatcher
     args = ["--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "deepep"] if d == "deepep" \
         else ["--moe-token-dispatcher-type", d]
-    s = plan.strategy
-    if plan.setup.moe_a2a_overlap and d != "allgather" and s.ep > 1 and s.recompute != "full" and (s.pp == 1 or s.vpp > 1):
+    if a2a_overlap_applies(plan):
         args.append("--overlap-moe-expert-parallel-comm")
     return args
 
@@ -254,7 +262,7 @@ def connections_env(plan: ExportPlan) -> str:
 
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     arg_groups, own = groups(plan)
-    hosts, per_host, host_notes = launch.counts(plan)
+    hosts, per_host, host_notes = launch.counts(plan, FORMAT)
     names = [name for name, args in arg_groups if args]
     body = "set -euo pipefail\n" + connections_env(plan) + "\n"
     body += "".join(_bash_array(name, args) for name, args in arg_groups if args)

@@ -69,7 +69,7 @@ def overrides(plan: ExportPlan) -> list[tuple[str, str]]:
     s = plan.strategy
     if plan.setup.mode == "qlora":
         raise ExportRefused(FORMAT, "Megatron-Bridge has no 4-bit QLoRA", settings_text("use {mode} lora or full", "mode"))
-    megatron.pipeline_layout(plan)  # refuses VPP that does not split the layers evenly
+    megatron.pipeline_layout(plan, FORMAT)  # refuses VPP that does not split the layers evenly
 
     def b(x: bool) -> str:
         return "true" if x else "false"
@@ -174,7 +174,7 @@ def precision_notes(plan: ExportPlan) -> list[str | SettingsText]:
 def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     pairs = overrides(plan)
     name, own = recipe(plan)
-    hosts, per_host, host_notes = launch.counts(plan)
+    hosts, per_host, host_notes = launch.counts(plan, FORMAT)
     lines = ["set -euo pipefail", megatron.connections_env(plan).rstrip("\n"),
              "# from a Megatron-Bridge checkout, on each host (NODE_RANK 0.." + str(hosts - 1) + "):",
              f"torchrun --nnodes {hosts} --nproc-per-node {per_host} --node-rank \"${{NODE_RANK:-0}}\" "
@@ -184,13 +184,14 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     body = "\n".join(line for line in lines if line) + "\n"
     own += host_notes + cuda_graph_notes(plan) + precision_notes(plan)
     own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
-    if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or plan.setup.moe_a2a_overlap):
+    overlap = megatron.a2a_overlap_applies(plan)  # asked for on a plan that cannot overlap: priced without it
+    if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or overlap):
         # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not
         # list these model fields, so the recipe's own values apply unless the user sets them.
         own.append(f"the plan was priced with the {plan.setup.moe_dispatcher} dispatcher"
-                   + (" and EP all-to-all overlap" if plan.setup.moe_a2a_overlap else "")
+                   + (" and EP all-to-all overlap" if overlap else "")
                    + ": set model.moe_token_dispatcher_type / model.moe_flex_dispatcher_backend"
-                   + (" and comm_overlap.overlap_moe_expert_parallel_comm" if plan.setup.moe_a2a_overlap else "")
+                   + (" and comm_overlap.overlap_moe_expert_parallel_comm" if overlap else "")
                    + " in the recipe to match (these overrides do not set them)")
     return result(FORMAT, "megatron_bridge.sh", plan, "Megatron-Bridge run_recipe.py overrides", body, notes + own,
                   preamble="#!/usr/bin/env bash\n")

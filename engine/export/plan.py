@@ -89,14 +89,15 @@ def checked_plan(fmt: str, family: Framework | None, model: ModelSpec, cluster: 
             f"the plan was priced with {setup.cuda_graphs} CUDA graphs, which {fmt} does not run (a Megatron-Core "
             f"option): its host launch time is back, so evaluate it again with {{cuda_graphs}} none and "
             f"{{framework}} {checked_setup.framework}", "cuda_graphs", "framework"))
-    # the options that change memory and gradient bytes; CUDA graphs have their own note above (host time)
+    # the options that change memory, gradient bytes or (the EP overlap) exposed time; CUDA graphs have their
+    # own note above (host time)
     megatron_only = [option.field for option in MEGATRON_ONLY_OPTIONS
                      if option.field != "cuda_graphs" and option.used(setup)]
     if megatron_only and checked_setup.framework != "megatron":
         used = ", ".join("{" + field + "}" for field in megatron_only)
         notes.append(settings_text(
-            f"the plan was priced with {used} (Megatron-Core options), which {fmt} does not take: its memory and "
-            f"gradient bytes differ, so evaluate it again with {{framework}} {checked_setup.framework} without them",
+            f"the plan was priced with {used} (Megatron-Core options), which {fmt} does not take: its memory, "
+            f"gradient bytes or step time differ, so evaluate it again with {{framework}} {checked_setup.framework} without them",
             *megatron_only, "framework"))
     if setup.recompute_modules is not None and strategy.recompute != "selective":
         notes.append(settings_text(

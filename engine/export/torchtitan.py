@@ -82,9 +82,10 @@ def model_choice(plan: ExportPlan) -> tuple[str, str, str | None, list[str]]:
 def refuse_unexpressible(plan: ExportPlan) -> None:
     s = plan.strategy
     if plan.setup.mode != "full":
+        # Megatron-Bridge has LoRA but no 4-bit QLoRA (megatron_bridge.py refuses it): name only formats that write it.
+        others = "megatron-bridge/accelerate" if plan.setup.mode == "lora" else "accelerate/deepspeed/fsdp"
         raise ExportRefused(FORMAT, f"torchtitan 0.2 trains no {plan.setup.mode.upper()} adapters",
-                            settings_text("use {mode} full, or export {format} "
-                                          "megatron-bridge/accelerate", "mode", "format"))
+                            settings_text("use {mode} full, or export {format} " + others, "mode", "format"))
     if s.zero_stage == 0 and plan.dp > 1 and (s.tp > 1 or s.pp > 1 or s.cp > 1 or s.ep > 1):
         raise ExportRefused(FORMAT, "torchtitan applies DDP (ZeRO-0) only when data parallelism is the only "
                                     "parallelism (\"DDP has not supported > 1D parallelism\")",

@@ -44,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     mesh.TP_CROSSES_NODE,
     mesh.GPUS_NOT_MULTIPLE_OF_NODE,
     shapes.KV_HEADS_REPLICATED,
+    shapes.SEQ_LEN_PAST_CONTEXT,
     # batch
     batch.DP_MICROBATCH_DIVIDES_GLOBAL_BATCH,
     batch.DPO_MICROBATCH_HOLDS_PAIRS,
@@ -60,6 +61,7 @@ RULES: tuple[Rule, ...] = (
     graphs.PER_LAYER_GRAPHS_WITHOUT_FULL_RECOMPUTE,
     experts.MOE_TP_EP_WITHOUT_SP,
     experts.EXPERT_ALL_TO_ALL_PRICING,
+    experts.MOE_A2A_OVERLAP_NOT_APPLIED,
     frameworks.FP8_UNSUPPORTED,
 )
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}

@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from ..plans import PlanGrid
+from ..performance.ep import overlap_allowed  # the time model's own conditions, so warning and numbers agree
+from ..plans import RECOMPUTE_FULL, PlanGrid
 from ..setting_text import SettingsText, settings_text
 from .rule import Plan, Rule, Scenario, divisors, listing
 
@@ -114,9 +115,12 @@ def _a2a_message(s: Scenario, p: Plan) -> SettingsText:
     else:
         pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent); if you run "
                    "DeepEP, pass {moe_dispatcher} deepep, which sends far less across nodes")
-    overlap = ("; overlapped with the other micro-batch where Megatron-Core allows it (VPP > 1 with PP)"
-               if s.setup.moe_a2a_overlap else "; not overlapped (pass {moe_a2a_overlap} if you run "
-                                               "--overlap-moe-expert-parallel-comm)")
+    if not s.setup.moe_a2a_overlap:
+        overlap = "; not overlapped (pass {moe_a2a_overlap} if you run --overlap-moe-expert-parallel-comm)"
+    elif _overlap_blockers(s, p):  # asked for, but this plan cannot: said, not "overlapped" (the time has none)
+        overlap = "; not overlapped in this plan although {moe_a2a_overlap} is set (moe_a2a_overlap_not_applied)"
+    else:
+        overlap = "; overlapped with the other micro-batch (Megatron-Core --overlap-moe-expert-parallel-comm)"
     if p.ep * p.etp > s.cluster.gpus_per_node:
         text = (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
                 f"with cross-node EP measured 20-28 % more throughput than the alltoall pricing predicts, 7 % less "
@@ -128,3 +132,36 @@ def _a2a_message(s: Scenario, p: Plan) -> SettingsText:
 
 
 EXPERT_ALL_TO_ALL_PRICING = Rule("expert_all_to_all_pricing", "warning", "layout", _moe_multi_node, _a2a_message)
+
+
+# --moe-a2a-overlap asked for on a plan Megatron-Core cannot overlap (TransformerConfig: EP > 1, not the
+# allgather dispatcher, no full recompute, VPP > 1 with PP; performance/ep.py `overlap_allowed`): the time model
+# and the Megatron-LM export leave the overlap out, so the plan says why instead of silently dropping it.
+def _overlap_dropped(s: Scenario, g: PlanGrid) -> np.ndarray:
+    if not (s.model.is_moe and s.setup.moe_a2a_overlap):
+        return np.zeros(len(g), dtype=bool)
+    return ~overlap_allowed(s.setup, g)
+
+
+def _overlap_blockers(s: Scenario, p: Plan) -> list[str]:
+    blockers = []
+    if s.setup.moe_dispatcher == "allgather":
+        blockers.append("the allgather dispatcher (alltoall or deepep only)")
+    if p.ep == 1:
+        blockers.append("EP=1 (no expert all-to-all to hide)")
+    if p.recompute == RECOMPUTE_FULL:
+        blockers.append("full recompute")
+    if p.pp > 1 and p.vpp == 1:
+        blockers.append(f"PP={p.pp} without VPP (needs VPP > 1 with PP)")
+    return blockers
+
+
+def _overlap_dropped_message(s: Scenario, p: Plan) -> SettingsText:
+    return settings_text("{moe_a2a_overlap} is set, but this plan cannot overlap the expert all-to-all: "
+                         + "; ".join(_overlap_blockers(s, p))
+                         + " (Megatron-Core's conditions for --overlap-moe-expert-parallel-comm); it is predicted "
+                           "and exported without the overlap", "moe_a2a_overlap")
+
+
+MOE_A2A_OVERLAP_NOT_APPLIED = Rule("moe_a2a_overlap_not_applied", "warning", "options", _overlap_dropped,
+                                   _overlap_dropped_message)

@@ -51,6 +51,7 @@ class Plan:
     sp: bool
     micro_batch: int
     grad_accum: int
+    recompute: int  # RECOMPUTE_NONE / _SELECTIVE / _FULL (engine/plans.py)
 
     @classmethod
     def row(cls, grid: PlanGrid, i: int = 0) -> "Plan":

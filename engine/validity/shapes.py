@@ -133,3 +133,28 @@ def _sp_message(s: Scenario, p: Plan) -> str:
 
 
 SP_DIVIDES_SEQ = Rule("sp_divides_seq", "error", "options", _sp_broken, _sp_message)
+
+
+# --- sequence: the model's context ---------------------------------------------------------
+
+def _past_context_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+    # Not an error: memory and time at the length given are what the engine predicts, and long-context
+    # training past the original window is a real workload. The user must know the model was not trained there.
+    context = s.model.max_position_embeddings
+    return np.full(len(g), bool(context) and s.setup.seq_len > context, dtype=bool)
+
+
+def _past_context_message(s: Scenario, p: Plan) -> str:
+    m, seq = s.model, s.setup.seq_len
+    if m.learned_position_embeddings:
+        how = (f"its learned position table has {m.learned_position_embeddings:,} rows and none past them, so the run "
+               f"needs a longer table (its extra rows are not counted here)")
+    else:
+        how = ("positions past it were never trained (RoPE models extend them with scaling such as YaRN and "
+               "long-context data; ALiBi extrapolates but was not trained there); memory and time here are for the "
+               "length given")
+    return (f"sequence length {seq:,} is longer than the {m.max_position_embeddings:,}-token context {m.name} was "
+            f"trained with (max_position_embeddings); {how}")
+
+
+SEQ_LEN_PAST_CONTEXT = Rule("seq_len_past_context", "warning", "layout", _past_context_broken, _past_context_message)

@@ -10,9 +10,11 @@ from pydantic import ValidationError
 from shardwise.engine.training import MEGATRON_ONLY_OPTIONS, TrainingSetup
 
 SET = {"cuda_graphs": {"cuda_graphs": "per-layer"}, "recompute_modules": {"recompute_modules": ("core_attn",)},
-       "grad_reduce_dtype": {"grad_reduce_dtype": "bf16"}, "fp8_param_gather": {"fp8_param_gather": True, "precision": "fp8"}}
+       "grad_reduce_dtype": {"grad_reduce_dtype": "bf16"}, "fp8_param_gather": {"fp8_param_gather": True, "precision": "fp8"},
+       "moe_a2a_overlap": {"moe_a2a_overlap": True}}
 FLAG = {"cuda_graphs": "--cuda-graph-impl", "recompute_modules": "--recompute-modules",
-        "grad_reduce_dtype": "--grad-reduce-in-bf16", "fp8_param_gather": "--fp8-param-gather"}
+        "grad_reduce_dtype": "--grad-reduce-in-bf16", "fp8_param_gather": "--fp8-param-gather",
+        "moe_a2a_overlap": "--overlap-moe-expert-parallel-comm"}
 
 
 def test_the_table_covers_the_options_in_order():

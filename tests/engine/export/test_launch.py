@@ -67,3 +67,13 @@ def test_launch_counts_parse_with_torchrun(scenario, tmp_path, gpus, per_node, h
 def test_gpus_that_are_not_whole_hosts_are_refused(scenario):
     with pytest.raises(ExportRefused, match="whole number"):
         scenario("llama-3-8b", 12, gpus_per_node=8, global_batch=48, zero_stage=1).export("launch")
+
+
+@pytest.mark.parametrize("fmt", ["megatron", "megatron-bridge", "accelerate", "launch"])
+def test_the_host_refusal_names_the_format_asked_for(scenario, fmt):
+    # 12 GPUs on 8-GPU hosts: 12 / 8 = 1.5 hosts. The formats that write host counts share launch's rule; the
+    # refusal said "cannot export this plan to launch" for all of them.
+    with pytest.raises(ExportRefused, match="whole number") as refused:
+        scenario("llama-3-8b", 12, gpus_per_node=8, global_batch=48, zero_stage=1).export(fmt)
+    assert refused.value.format == fmt
+    assert str(refused.value).startswith(f"cannot export this plan to {fmt}:")

@@ -193,6 +193,15 @@ def test_bridge_refusals(scenario, kwargs, reason):
         scenario(**kwargs).export("megatron-bridge")
 
 
+def test_a_vpp_that_does_not_split_the_layers_is_refused_as_megatron_bridge(scenario):
+    """Llama-3-70B, 80 layers, PP=4 x VPP=3 = 12 virtual stages: 80 / 12 is not whole. The refusal names the
+    format asked for (it said "cannot export this plan to megatron", the check being shared with Megatron-LM)."""
+    with pytest.raises(ExportRefused, match="VPP=3") as refused:
+        scenario("llama-3-70b", 64, tp=4, pp=4, vpp=3, zero_stage=1).export("megatron-bridge")
+    assert refused.value.format == "megatron-bridge"
+    assert str(refused.value).startswith("cannot export this plan to megatron-bridge:")
+
+
 def test_an_uneven_pipeline_split_puts_the_extra_layers_on_the_end_stages(scenario):
     """Llama-3-70B, 80 layers over PP=3: 80 = 3·26 + 2, so first 26 + 1 = 27, last 26 + 1 = 27 and the
     middle stage 26 (the split Megatron-LM's --decoder-first/last-pipeline-num-layers make);

@@ -168,3 +168,16 @@ def test_unknown_toml_keys_are_rejected(tmp_path):
 def test_torchtitan_refusals(scenario, kwargs, reason):
     with pytest.raises(ExportRefused, match=reason):
         scenario("llama-3-8b", 16, framework="fsdp", **kwargs).export("torchtitan")
+
+
+def test_the_adapter_refusal_names_only_formats_that_write_the_mode(scenario):
+    # Megatron-Bridge has LoRA (peft=lora) but no 4-bit QLoRA (it refuses it), so torchtitan's QLoRA refusal no
+    # longer sends the user there; each format it names writes the same data-parallel QLoRA plan.
+    with pytest.raises(ExportRefused, match="megatron-bridge/accelerate"):
+        scenario("llama-3-8b", 8, mode="lora", zero_stage=2).export("torchtitan")
+    with pytest.raises(ExportRefused) as refused:
+        scenario("llama-3-8b", 8, mode="qlora", zero_stage=2).export("torchtitan")
+    assert "megatron-bridge" not in str(refused.value)
+    for fmt in ("accelerate", "deepspeed", "fsdp"):
+        assert fmt in str(refused.value)
+        scenario("llama-3-8b", 8, mode="qlora", zero_stage=2).export(fmt)  # writes it
