@@ -125,3 +125,32 @@ def test_exclusions_are_shown_by_kind_and_add_up():
         "superseded by a later revision of the same release's page": 1,
         "recompute: block-level activation checkpointing of an unstated fraction of the blocks": 5,
         "unknown GPU 'NVIDIA L40S (46068 MiB)'": 6}
+
+
+def test_docs_quote_session_10s_judge_as_stored():
+    # sets 6 and 7's first runs and the pooled judge (benchmarks/engine_choice.py), stored once, as docs/performance.md
+    # and the README quote them: each set's MAPE and the two judged methods' coverage; the pooled coverage and
+    # interval scores that decided v3 against v5
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    docs = (root / "docs/performance.md").read_text()
+    readme = (root / "README.md").read_text()
+    for n, used in ((6, 37), (7, 5)):
+        first = json.loads((root / f"benchmarks/results/external_set{n}_first_run.json").read_text())
+        u = first["uncalibrated"]
+        assert first["external_set"] == n and first["used"] == used
+        assert f"**{_pct(u['mape'])}**" in docs and _pct(u["mape"]) in readme
+        for method in ("v3", "v5"):
+            c = u[f"coverage_{method}"]
+            assert f"{c['inside']}/{c['runs']}" in docs
+    judge = json.loads((root / "benchmarks/results/engine_choice_session10.json").read_text())
+    assert judge["sets"] == [6, 7] and judge["runs"] == 42
+    v3, v5 = judge["bands_v3"], judge["bands_v5"]
+    assert v3["interval_score"] < v5["interval_score"]  # the rule that shipped v3
+    assert f"v3 {v3['interval_score']:.3f} against v5 {v5['interval_score']:.3f}" in docs
+    c = v3["coverage"]
+    assert f"{c['inside']} of {c['runs']} ({_pct(c['share'])}" in readme
+    assert f"{c['inside']}/{c['runs']}, {_pct(c['share'])}" in docs
+    assert f"{v5['coverage']['inside']} of {v5['coverage']['runs']}" in readme
