@@ -126,11 +126,6 @@ class TrainingSetup(BaseModel):
 
     @model_validator(mode="after")
     def _known_recompute_modules(self) -> "TrainingSetup":
-        if self.recompute_modules is not None and not self.recompute_modules:
-            # An empty list would make `selective` recompute nothing (recompute none under another name) and
-            # export a bare `--recompute-modules`; the CLI's --recompute-modules refuses it too.
-            raise ValueError(f"recompute_modules is empty: name at least one of {', '.join(RECOMPUTE_MODULE_NAMES)}, "
-                             "or leave it unset for the model's default set (recompute none recomputes nothing)")
         unknown = [m for m in self.recompute_modules or () if m not in RECOMPUTE_MODULE_NAMES]
         if unknown:
             raise ValueError(f"recompute module(s) {', '.join(unknown)} are not modelled; valid: "
