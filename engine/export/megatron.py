@@ -97,6 +97,8 @@ def recompute_args(plan: ExportPlan) -> list[str]:
         return ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     if plan.strategy.recompute == "selective":
         modules = selective_modules(plan.model, plan.setup)
+        if not modules:  # recompute_modules = []: Megatron-Core recomputes no module, the same as no recompute flag
+            return []
         if modules == MEGATRON_DENSE_SELECTIVE_MODULES and plan.setup.recompute_modules is None:
             return ["--recompute-granularity", "selective"]
         return ["--recompute-granularity", "selective", "--recompute-modules", *modules]

@@ -95,3 +95,13 @@ def test_other_frameworks_say_the_megatron_options_are_gone(fmt):
     assert any("recompute_modules, grad_reduce_dtype (Megatron-Core options)" in w for w in result.warnings)
     assert any("<recompute_modules>, <grad_reduce_dtype> (Megatron-Core options)" in w
                for w in result.spelled_warnings(lambda name: f"<{name}>"))
+
+
+def test_an_empty_recompute_module_list_exports_no_recompute_flag():
+    # recompute_modules = [] (Bridge's GB300 DeepSeek-V3 MXFP8 recipe: selective granularity, no module) recomputes
+    # nothing in Megatron-Core. Megatron-LM's --recompute-modules takes nargs='+' (data/megatron_lm_flags.json), so a
+    # bare flag is a parse error there: the export writes no recompute flag, which recomputes nothing too.
+    ns = parse(arguments(_plan(recompute_modules=())))
+    assert ns.recompute_granularity is None and ns.recompute_modules is None
+    cfg = apply(recipe_like(peft=False), overrides_of(_bridge(_plan(recompute_modules=())).text))
+    assert cfg["model"]["recompute_modules"] == []
