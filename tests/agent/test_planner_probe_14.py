@@ -17,26 +17,14 @@ from __future__ import annotations
 import pytest
 
 from shardwise.agent.config import AgentConfig
-from shardwise.agent.events import DoneEvent
 from shardwise.agent.service import ChatService
+
+from support.chat import turns, calls
 
 
 @pytest.fixture
 def service(tmp_path):
     return ChatService(AgentConfig(session_db=tmp_path / "s.sqlite3"))
-
-
-def turns(service, *messages) -> list[DoneEvent]:
-    session, out = None, []
-    for message in messages:
-        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
-        session = done.session_id
-        out.append(done)
-    return out
-
-
-def calls(done: DoneEvent) -> list[str]:
-    return [c["name"] for c in done.tool_calls]
 
 
 def per_gpu(tokens_per_step: float, step_s: float, gpus: int) -> str:
