@@ -22,8 +22,12 @@ FAMILY_DEFAULTS = {"mixtral": "mixtral-8x7b"}  # a family named without a size
 # a family's short form, as people write it before a version ("ds-v2-lite", "dsv2"); a version must follow,
 # so "ds config" stays DeepSpeed's
 FAMILY_SHORT = {"deepseek": "ds"}
-UNSUPPORTED_HARDWARE = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
-                        r"\binferentia\d*": "AWS Inferentia", r"\bcpus?\s+only\b": "CPU-only training"}
+# Accelerators shardwise has no specs for (it models NVIDIA and AMD GPUs): named, they are refused, not guessed.
+UNSUPPORTED_ACCELERATORS = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
+                            r"\binferentia\d*": "AWS Inferentia", r"\bascend\b|\bhuawei\b": "Huawei Ascend",
+                            r"\bcerebras\b|\bwse[\s\-]?\d\b": "Cerebras", r"\bgraphcore\b|\bipus?\b": "Graphcore IPUs",
+                            r"\bsambanova\b": "SambaNova", r"\bgroq\b|\blpus?\b": "Groq"}
+UNSUPPORTED_HARDWARE = {**UNSUPPORTED_ACCELERATORS, r"\bcpus?\s+only\b": "CPU-only training"}
 MODEL_FAMILIES = r"gpt|llama|qwen|mistral|mixtral|gemma|phi|deepseek|falcon|olmo|claude|gemini|grok|yi|command[\s-]?r"
 
 EXPORT_WORDS = {
