@@ -163,7 +163,9 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          # (not the verb: "spread the experts across nodes")
                          r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
                          r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
-                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b")
+                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b|"
+                         # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
+                         r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
