@@ -137,7 +137,7 @@ def read(message: str, state: ConversationState) -> Request:
         # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
         # is the recommendation, made first
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
-    elif len(acts) == 1 and acts[0].kind == "export" and plan_is_users(state) and not any(acts[0].entities.plans) \
+    elif all(a.kind == "export" for a in acts) and plan_is_users(state) and not any(acts[0].entities.plans) \
             and BEST_ASKED.search(normalise(acts[0].clause)):
         # "megatron args for the best plan" after calibrating to their own run: the plan on the table is theirs, not
         # the best one; the best plan (under the profile, when it is on) is recommended first and that one exported
