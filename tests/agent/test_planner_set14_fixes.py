@@ -48,7 +48,7 @@ def test_an_unknown_accelerator_is_refused_naming_the_known_gpus(service):
 
 
 def test_gpus_and_models_asked_together_lists_both(service):
-    [done] = turns(service, "what gpus and what models do you support?")
+    [done] = turns(service, "which accelerators & which models do you cover?")
     assert calls(done) == ["list_hardware", "lookup_model"]
     assert "`h100-sxm`" in done.answer and "`llama-3.1-8b`" in done.answer
 
