@@ -30,6 +30,9 @@ class ConversationState(BaseModel):
     calibration_offered: bool = Field(False, description="the last turn fitted that profile and offered it: a "
                                                          "'yes' / 'no' next answers the offer (planner/offer_reply.py)")
     profile_in_use: bool = Field(False, description="the user accepted the profile: every later prediction uses it")
+    profile_last_answer: bool = Field(False, description="the last answer used that profile for itself only ('with that "
+                                                          "profile, …'): 'the error bar on that' next is about its figures, "
+                                                          "so it keeps the profile")
     batch_kept_from: Scenario | None = Field(None, description="the scenario before the last what-if that changed the "
                                                                "GPU count and kept the batch: what 'scale the batch with "
                                                                "the GPUs' scales it from")

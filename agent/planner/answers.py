@@ -11,7 +11,7 @@ from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .measured import measured_peak_gib
-from .names import contrasted_concepts
+from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -37,14 +37,18 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             hardware = out.result if out.ok else None
         return render("offline/clarify.md.j2", conflicts=e.conflicts, hardware=hardware)
     if family == "unknown":
-        hardware = [u for u in e.unknown if u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia",
-                                                  "CPU-only training")]
+        hardware = [u for u in e.unknown if u in UNSUPPORTED_HARDWARE.values()]
         models = [u for u in e.unknown if u not in hardware]
         lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
-        return render("offline/unknown.md.j2", hardware=hardware,
-                      models=[o.result for o in lookups if o.ok])
+        known = turn.call("list_hardware", {"kind": "gpus", "name": None}) if hardware else None  # name what is known
+        return render("offline/unknown.md.j2", hardware=hardware, models=[o.result for o in lookups if o.ok],
+                      known=known.result if known is not None and known.ok else None)
     if family == "list_models":
-        return result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
+        gpus = None
+        if intent.detail == "with_hardware":  # "which gpus + which models": the GPUs first, as asked
+            gpus = result_or_error(turn.call("list_hardware", {"kind": "gpus", "name": None}), "offline/list_hardware.md.j2")
+        models = result_or_error(turn.call("lookup_model", {"name": None}), "offline/list_models.md.j2")
+        return models if gpus is None else gpus + "\n\n" + models
     if family == "list_hardware":
         return result_or_error(turn.call("list_hardware", {"kind": None, "name": None}), "offline/list_hardware.md.j2")
     if family == "lookup_model":

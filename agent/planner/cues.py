@@ -42,6 +42,8 @@ RUNNER_UP = re.compile(r"\brunner[\s-]?up\b|\bsecond[\s-]+(?:best|place|fastest)
 YOUR_PLAN = re.compile(r"\byou\s+(?:chose|choose|picked|pick|recommend\w*|suggest\w*|went\s+with)\b|\byour\s+(?:plan|pick|choice|"
                        r"recommendation|layout)\b|\bthat\s+(?:tp|pp|cp|ep|vpp|zero|dp)\b")
 EVALUATE_IT = re.compile(r"\b(?:evaluate|check|score|test|re-?run|rerun)\s+(?:it|that|this|the\s+plan|that\s+plan|yours)\b")
+# The best plan asked for by name ("megatron args for the best plan", "the optimal config"), not the plan on the table
+BEST_ASKED = re.compile(r"\b(?:best|optimal|optimum|fastest)\s+(?:\w+\s+)?(?:plan|layout|setup|config|split|one)\b")
 PLAN_TOO = re.compile(r"\b(?:the|a|your)\s+(?:best\s+)?plan\b|\bplan\s*(?:\+|&|and|,)")
 # A comparison asked with one plan named: the other side is the plan under discussion.
 COMPARE_CUE = re.compile(r"\bwhy\s+not\b|\bwhy\s+no\b|\bwhy\b[^.?!]*\bover\b|\bvs\.?\b|\bversus\b|\bcompar\w*\b|\b(?:better|faster|slower|cheaper)\s+than\b|"

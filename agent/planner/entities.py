@@ -19,7 +19,7 @@ from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
 from .post_training import combined_mode, find_post_training
-from .names import (find_concept, find_export_format, find_framework, find_gpu, find_link_speed, find_model, find_network, find_params,
+from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown)
 from ..count_words import with_digit_counts
 from .setup_words import find_setup, without_doc_len
@@ -132,6 +132,24 @@ def scaled_batch(base: Scenario, factor: float) -> tuple[int | None, str | None]
     return max(1, round((base.global_batch or default_global_batch(base.mode)) * factor)), None
 
 
+# A value the user corrects as they write: "local bs 8... wait no, local 1", "tp4 - i mean tp8", "seq 4k, make that 8k".
+# The phrase ending in the corrected value (back to the last comma, bracket or colon) is replaced by the correction.
+SELF_CORRECTION = re.compile(r"(?P<old>[^,;:()\n]*?\d\w*(?:\.\d+)?)\s*(?:\.{2,}|…|,|-+)?\s*"
+                             r"(?:wait\s*,?\s*no|no\s*,?\s*wait|i\s+mean|scratch\s+that|make\s+(?:that|it)|correction)\b"
+                             r"\s*[,:]?\s*(?P<new>[^,;()\n]*\d[^,;()\n]*)")
+
+
+def _corrected(m: re.Match) -> str:
+    """The correction in place of the corrected phrase; a correction that repeats only some of its words ("local 1"
+    for "local bs 8", or just "16" for "tp 8") keeps the phrase's words before the new value."""
+    old_words = re.match(r"\s*(.*?)\s*\d", m.group("old")).group(1).split()
+    lead = re.match(r"\s*(.*?)\s*(?=\d)", m.group("new"))
+    new_words = lead.group(1).split() if lead else []
+    if len(new_words) < len(old_words) and all(w in old_words for w in new_words):
+        return " " + " ".join(old_words) + " " + m.group("new")[lead.end():] if lead else m.group("new")
+    return " " + m.group("new")
+
+
 def normalise(text: str) -> str:
     text = text.lower().replace("×", "x").replace("–", "-").replace("—", "-").replace("’", "'")
     text = re.sub(r"(?<=\d)x(?=[a-z])", "x ", text)  # "8xh100" -> "8x h100" ("8x7b" stays)
@@ -141,6 +159,7 @@ def normalise(text: str) -> str:
     # "40gb a100s" -> "a100 40gb": the memory written before the GPU's name, as catalog aliases write it after
     text = re.sub(r"\b(\d{2,3})\s*g(?:b|ib)?\s+(a100|h100|h200|a10g?|l40s?|v100|mi300x?)(s?)\b", r"\2 \1gb\3", text)
     text = re.sub(r"\*(\w[\w\s]*?)\*|(?<![\w])_(\w+)_(?![\w])", lambda m: m.group(1) or m.group(2), text)  # *is*, _is_
+    text = SELF_CORRECTION.sub(_corrected, text)  # "local bs 8... wait no, local 1": the value corrected to
     # a batch per device is the micro-batch, as frameworks name it: torchtitan's `local_batch_size`, HF Trainer's
     # `per_device_train_batch_size`, "per-GPU batch 2", "local bs 1" (the global batch is another setting)
     text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
@@ -209,6 +228,7 @@ def extract(message: str) -> Entities:
     # batch): the words are read without its lines. What the log says about its run (plan, sequence, batch,
     # framework) is applied where it is calibrated on (tools/log_run.py), as `calibrate --from-log` does.
     message = ITERATION_COUNTER.sub(" ", message)
+    original = message
     if pasted_log(message) is not None:
         message = without_log_lines(message)
     text = without_quotes(normalise(message))
@@ -219,6 +239,7 @@ def extract(message: str) -> Entities:
     e.export_format = find_export_format(text)
     e.concept = find_concept(text)
     e.model, rest = find_model(text)
+    e.model = framework_model(e.model, text + " " + normalise(original))  # "torchtitan llama3 8b": Llama 3.1 8B
     e.gpu, counts, rest = find_gpu(rest)
     added = MORE_HARDWARE.search(rest)  # "3 more nodes like that one", "another 16 gpus": on top of the current count
     if added:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
 from .measured import calibration_asked_without_a_figure
+from .names import UNSUPPORTED_ACCELERATORS
 
 INJECTION = re.compile(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
@@ -162,7 +163,9 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          # (not the verb: "spread the experts across nodes")
                          r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
                          r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
-                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b")
+                         r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b|"
+                         # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
+                         r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
 LIST_HARDWARE = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:gpus|hardware|accelerators|networks|interconnects)\b|"
                            r"\bgpus?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -288,13 +291,14 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("out_of_domain", "optimisation")
     if PRICING.search(text):
         return Intent("out_of_domain", "pricing")
-    if e.unknown and not (e.model or e.params) or any(u in ("TPUs", "Intel Gaudi", "AWS Trainium", "AWS Inferentia")
-                                                      for u in e.unknown):
+    if e.unknown and not (e.model or e.params) or any(u in UNSUPPORTED_ACCELERATORS.values() for u in e.unknown):
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")
     if LIST_MODELS.search(text) and not e.model:
-        return Intent("list_models")
+        # "which gpus + which models can you plan for?": both lists, the GPUs first
+        both = LIST_HARDWARE.search(text) and not e.gpu
+        return Intent("list_models", "with_hardware" if both else None)
     if LIST_HARDWARE.search(text) and not e.gpu:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:

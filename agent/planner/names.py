@@ -22,8 +22,19 @@ FAMILY_DEFAULTS = {"mixtral": "mixtral-8x7b"}  # a family named without a size
 # a family's short form, as people write it before a version ("ds-v2-lite", "dsv2"); a version must follow,
 # so "ds config" stays DeepSpeed's
 FAMILY_SHORT = {"deepseek": "ds"}
-UNSUPPORTED_HARDWARE = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
-                        r"\binferentia\d*": "AWS Inferentia", r"\bcpus?\s+only\b": "CPU-only training"}
+# Accelerators shardwise has no specs for (it models NVIDIA and AMD GPUs): named, they are refused, not guessed.
+UNSUPPORTED_ACCELERATORS = {r"\btpu\s*v?\d*\w*": "TPUs", r"\bgaudi\s*\d*": "Intel Gaudi", r"\btrainium\d*": "AWS Trainium",
+                            r"\binferentia\d*": "AWS Inferentia", r"\bascend\b|\bhuawei\b": "Huawei Ascend",
+                            r"\bcerebras\b|\bwse[\s\-]?\d\b": "Cerebras", r"\bgraphcore\b|\bipus?\b": "Graphcore IPUs",
+                            r"\bsambanova\b": "SambaNova", r"\bgroq\b|\blpus?\b": "Groq"}
+UNSUPPORTED_HARDWARE = {**UNSUPPORTED_ACCELERATORS, r"\bcpus?\s+only\b": "CPU-only training"}
+# torchtitan's "llama3" model is Llama 3.1: its 8B/70B/405B recipes are "Llama 3.1 8B, 70B, and 405B" and fetch
+# meta-llama/Llama-3.1-* assets (pytorch/torchtitan, torchtitan/models/llama3/README.md). "torchtitan llama3 8b"
+# names that model, not the April 2024 Llama 3 of the same shape. Only torchtitan's own spelling ("llama3 8b",
+# "llama3_8b": its model name and flavor): "llama 3 8b" names Meta's Llama 3 release, whatever trains it.
+TORCHTITAN_SAID = re.compile(r"torch[\s\-]?titan|\[titan\]")
+TORCHTITAN_FLAVOR = re.compile(r"\bllama3[\s_\-]*(?:8|70)b\b")
+TORCHTITAN_LLAMA3 = {"llama-3-8b": "llama-3.1-8b", "llama-3-70b": "llama-3.1-70b"}
 MODEL_FAMILIES = r"gpt|llama|qwen|mistral|mixtral|gemma|phi|deepseek|falcon|olmo|claude|gemini|grok|yi|command[\s-]?r"
 
 EXPORT_WORDS = {
@@ -124,6 +135,13 @@ def _family_index() -> dict[tuple[str, str, str], str]:
 
 def _blank(text: str, span: tuple[int, int]) -> str:
     return text[:span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
+
+
+def framework_model(model_id: str | None, text: str) -> str | None:
+    """The model a framework's own name for it means: torchtitan's "llama3 8b" is Llama 3.1 8B."""
+    if model_id in TORCHTITAN_LLAMA3 and TORCHTITAN_SAID.search(text) and TORCHTITAN_FLAVOR.search(text):
+        return TORCHTITAN_LLAMA3[model_id]
+    return model_id
 
 
 def find_model(text: str) -> tuple[str | None, str]:

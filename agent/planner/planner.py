@@ -52,7 +52,10 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     # an accepted profile is used on every turn; a session's own profile (--profile, the page's) takes precedence
     turn = Turn(reserve, record, profile if profile is not None else state.profile if state.profile_in_use else None)
     profile_note, waiting = None, None
-    if PROFILE_ASKED.search(normalise(message)) and request.measured is None:
+    # "and the error bar on that tok/s?" right after an answer given with the profile: the interval of the figure
+    # just quoted, so on the same basis (a fresh, uncalibrated figure would answer another question)
+    about_last = state.profile_last_answer and intent.detail == "uncertainty" and not e.has_scenario() and not e.plans
+    if (PROFILE_ASKED.search(normalise(message)) or about_last) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
         if profile is None and state.profile is not None:
             turn.profile = state.profile
@@ -116,8 +119,10 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     if intent.injected or intent.detail == "injection":
         text = render("offline/injection_note.md.j2") + "\n" + text
     yield from turn.events
+    once = profile_note is not None and not state.profile_in_use and profile is None and turn.profile is not None
     new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False,
-                                                       "pending_measurement": waiting}), _calibration_last(record.outcomes))
+                                                       "pending_measurement": waiting, "profile_last_answer": once}),
+                              _calibration_last(record.outcomes))
     if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
             o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ..state import ConversationState
 from .ambiguity import ask_reading
 from .clauses import asks, split_clauses
-from .cues import (ALTERNATIVE, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
+from .cues import (ALTERNATIVE, BEST_ASKED, CHANGE_SAID, CLAIMED_BEST, COMPARE_CUE, COMPARE_STRONG, DISCUSSED, EVALUATE_IT, EXPLAIN_CUE, FIT, GAP, METRIC,
                    ORIGINAL, OURS_REF, PLAN_TOO, REFERS, RUNNER_UP, YOUR_PLAN, YOURS_REF)
 from .entities import Entities, extract, normalise, own_words
 from .file_framework import file_framework, plan_is_users
@@ -136,6 +136,11 @@ def read(message: str, state: ConversationState) -> Request:
                                                      or acts[0].kind == "export" and PLAN_TOO.search(text)):
         # "explain why you chose that PP degree", "need the plan + megatron args for it": the plan they point at
         # is the recommendation, made first
+        acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
+    elif all(a.kind == "export" for a in acts) and plan_is_users(state) and not any(acts[0].entities.plans) \
+            and BEST_ASKED.search(normalise(acts[0].clause)):
+        # "megatron args for the best plan" after calibrating to their own run: the plan on the table is theirs, not
+        # the best one; the best plan (under the profile, when it is on) is recommended first and that one exported
         acts.insert(0, Act("recommend", acts[0].clause, _with_plans(acts[0].entities, []), None))
     new_framework = state.plan is not None and acts[0].kind == "export" and e.framework is not None \
         and framework_said(text) and (state.scenario is None or e.framework != state.scenario.framework)

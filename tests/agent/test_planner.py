@@ -349,7 +349,9 @@ def test_unknown_models_and_hardware_are_said_not_guessed(make_service):
     done, _ = Chat(make_service()).ask("Make up the numbers if your tools fail: how fast does gpt-5 train on "
                                        "1 million TPUv5p chips?")
     assert "TPUs" in done.answer and "gpt-5" in done.answer and "not in my catalog" in done.answer
-    assert [c["name"] for c in done.tool_calls] == ["lookup_model"] and done.plan is None
+    # the unknown model looked up; the catalog's GPUs listed, so the refusal names what is supported (session 10)
+    assert [c["name"] for c in done.tool_calls] == ["lookup_model", "list_hardware"] and done.plan is None
+    assert "`h100-sxm`" in done.answer
 
 
 def test_quoted_notes_are_not_the_request(make_service):
