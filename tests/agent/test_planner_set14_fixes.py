@@ -17,23 +17,12 @@ from shardwise.agent.config import AgentConfig
 from shardwise.agent.events import DoneEvent
 from shardwise.agent.service import ChatService
 
+from support.chat import calls, turns
+
 
 @pytest.fixture
 def service(tmp_path):
     return ChatService(AgentConfig(session_db=tmp_path / "s.sqlite3"))
-
-
-def turns(service, *messages) -> list[DoneEvent]:
-    session, out = None, []
-    for message in messages:
-        done = next(e for e in service.stream(message, session) if isinstance(e, DoneEvent))
-        session = done.session_id
-        out.append(done)
-    return out
-
-
-def calls(done: DoneEvent) -> list[str]:
-    return [c["name"] for c in done.tool_calls]
 
 
 def call(done: DoneEvent, name: str) -> dict:
