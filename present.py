@@ -41,6 +41,17 @@ def duration_ms(milliseconds: float | None) -> str:
     return f"{milliseconds:,.1f} ms"
 
 
+def duration_range_ms(bounds: list[float] | None) -> str:
+    """[8819.0, 18400.0] -> '8.8 s–18.4 s': both ends of a step time's interval in one unit, the upper end's
+    (duration_ms on each end would read '8,819.0 ms–18.4 s')."""
+    if not bounds:
+        return "n/a"
+    low, high = bounds
+    if abs(high) >= SECONDS_FROM_MS:
+        return f"{low / 1000:,.1f} s–{high / 1000:,.1f} s"
+    return f"{duration_ms(low)}–{duration_ms(high)}"
+
+
 def seconds(value: float) -> str:
     return f"{value * 1e3:,.1f} ms" if abs(value) < 1 else f"{value:,.2f} s"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..present import duration_ms
+from ..present import duration_ms, duration_range_ms
 
 TEMPLATE_DIR = Path(__file__).parent
 
@@ -56,6 +56,7 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["signed"] = _signed
     env.filters["duration"] = duration_ms
+    env.filters["duration_range"] = duration_range_ms
     env.filters["in_words"] = _settings_in_words
     return env
 

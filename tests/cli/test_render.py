@@ -26,3 +26,13 @@ def test_columns_line_up_with_long_labels(plans):
     assert len(ends) == 1, lines  # every row ends under the header's last column
     column = lines[0].index("tok/s/GPU")
     assert all(line[column - 1] == " " for line in lines[1:]), lines
+
+
+def test_a_step_time_interval_is_read_in_one_unit():
+    from shardwise.present import duration_range_ms
+
+    # the upper end decides: from ten seconds up both ends in seconds (was '8,819.0 ms–18.4 s'), below both in ms
+    assert duration_range_ms([8819.0, 18400.0]) == "8.8 s–18.4 s"
+    assert duration_range_ms([412.34, 980.0]) == "412.3 ms–980.0 ms"
+    assert duration_range_ms([47430.0, 66920.0]) == "47.4 s–66.9 s"
+    assert duration_range_ms(None) == "n/a"
