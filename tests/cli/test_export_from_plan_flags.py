@@ -25,6 +25,17 @@ def saved(tmp_path, capsys):
     return path
 
 
+@pytest.fixture
+def grpo_saved(tmp_path, capsys):
+    """A GRPO recommendation (verl's defaults: prompt 512 + response 512) saved as recommend --json prints it."""
+    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode",
+                         "grpo", "--top", "1", "--json")
+    assert code == 0, err
+    path = tmp_path / "grpo.json"
+    path.write_text(out)
+    return path
+
+
 def test_one_setup_flag_keeps_the_files_other_values(saved, capsys):
     code, out, err = run(capsys, "export", "--format", "torchtitan", "--from-plan", saved, "--seq-len", "8k")
     assert code == 0, err
@@ -63,15 +74,11 @@ def test_malformed_files_are_one_line_errors(tmp_path, capsys, content):
     assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("shardwise: error:")
 
 
-def test_grpo_response_length_given_moves_the_sequence(tmp_path, capsys):
+def test_grpo_response_length_given_moves_the_sequence(grpo_saved, capsys):
     # GRPO's sequence is prompt + response: a response length given beside the file must not clash with the
     # file's seq_len (512 + 512); the plan evaluated at 1,024 is then refused at 512 + 1,024 = 1,536.
-    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode",
-                         "grpo", "--top", "1", "--json")
-    assert code == 0, err
-    path = tmp_path / "grpo.json"
-    path.write_text(out)
-    assert json.loads(out)["setup"]["seq_len"] == 1024
+    path = grpo_saved
+    assert json.loads(path.read_text())["setup"]["seq_len"] == 1024
     code, out, err = run(capsys, "export", "--format", "deepspeed", "--from-plan", path, "--response-len", "1024")
     assert code == 2 and "1,536" in err
 
@@ -83,14 +90,10 @@ def test_gpu_without_gpus_takes_the_files_count(saved, capsys):
     assert "# cluster: 16 x h200" in out and "NNODES=2\nNPROC_PER_NODE=8\n" in out
 
 
-def test_a_mode_given_drops_the_files_rollout_shape(tmp_path, capsys):
+def test_a_mode_given_drops_the_files_rollout_shape(grpo_saved, capsys):
     # A GRPO file exported as plain full training: its prompt/response/group/inference-TP belong to GRPO; they
     # were kept and refused as if the user had passed --prompt-len etc. with --mode full.
-    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--mode",
-                         "grpo", "--top", "1", "--json")
-    assert code == 0, err
-    path = tmp_path / "grpo.json"
-    path.write_text(out)
+    path = grpo_saved
     code, out, err = run(capsys, "export", "--format", "deepspeed", "--from-plan", path, "--mode", "full")
     assert code == 0, err
     assert "setup:   full training" in err  # the JSON export's header goes to stderr
