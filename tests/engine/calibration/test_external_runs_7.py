@@ -22,6 +22,15 @@ from support.external_file import ExternalFile
 V60 = "Richardyu114/training_results_v6.0@eabf23a07b:"
 SET_7 = ExternalFile(EXTERNAL_FILE_7, load_external_runs_7)
 _rows, _key, _run, _row = SET_7.rows, SET_7.key, SET_7.run, SET_7.row
+
+
+def _transcribed(key: str, expected: float):
+    """The row and run of `key`, after checking the row's tokens/s/GPU is the test's own derivation from the log."""
+    row, run = _row(key), _run(key)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    return row, run
+
+
 ROOT = Path(__file__).resolve().parents[3]
 
 KNOWN_EXCLUSIONS = (
@@ -283,8 +292,7 @@ def test_8b_tokens_per_gpu_from_the_block_throughputs_of_the_64_gpu_h100_log():
     seconds = sum(8192 / t for t in CISCO_H100_8B_THROUGHPUTS)  # 22 blocks x ~89.9 s
     expected = 22 * 8192 * 8192 / seconds / 64
     key = _key("Zeus_8xH100_SXM_80GB/llama31_8b/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert (row["tp"], row["pp"], row["cp"], row["dp"], row["global_batch_seqs"]) == ("2", "1", "1", "32", "32")
     assert run.used and run.setup.precision == "fp8" and run.strategy.tp == 2 and run.cluster.num_gpus == 64
     assert "CUDA GRAPHS: yes" in row["notes"]
@@ -308,8 +316,7 @@ def test_8b_tokens_per_gpu_from_the_block_means_of_the_16_gpu_h200_log():
     seconds = 256 * sum(CISCO_H200_8B_MEANS)  # 23 x 256 steps x ~1.181 s = ~6955 s
     expected = 5888 * 32 * 8192 / seconds / 16  # ~13,870 tokens/s/GPU
     key = _key("2xC885A_M8-8xH200-SXM-141GB/llama31_8b/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert run.used and run.setup.precision == "fp8" and run.cluster.num_gpus == 16 and run.cluster.gpu.id == "h200"
     assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 1, 32)
     assert run.strategy.recompute == "selective" and "GA=2" in row["notes"]  # 32 = MBS 1 x DP 16 x 2 micro-batches
@@ -327,8 +334,7 @@ def test_lora_tokens_per_gpu_of_the_64_gpu_gb300_dell_log_and_its_exclusion_for_
     seconds = sum(steps * mean for steps, mean in DELL_GB300_LORA_BLOCKS)  # 32.578 + 48 x ~0.1646 x 5 = ~72.08 s
     expected = 432 * 8 * 8192 / seconds / 64  # ~6,137 tokens/s/GPU
     key = _key("16xXE9712x4GB300/llama2_70b_lora/result_0.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert (row["tp"], row["cp"], row["dp"], row["num_gpus"]) == ("1", "8", "8", "64")  # 64 / CP 8 = DP 8 = 8 / MINIBS 1
     assert not run.used and "precision not stated" in run.status  # config_common.sh is not in the stored copy
 
@@ -359,8 +365,7 @@ def test_lora_tokens_per_gpu_of_the_32_gpu_gb300_hpe_log():
     seconds = sum(steps * mean for steps, mean in HPE_GB300_LORA_BLOCKS)  # 62.81 + 48 x ~0.3226 x 5 = ~140.25 s
     expected = 432 * 8 * 8192 / seconds / 32  # ~6,308 tokens/s/GPU
     key = _key("HPE-GB300-ngpu32_ngc26.04/llama2_70b_lora/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 32
     assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 8) and "GA=2" in row["notes"]
     # the adapters the log counts: 80 layers x rank 16 x (linear_qkv 8192 in + 10240 out, linear_proj 8192 + 8192)
@@ -381,8 +386,7 @@ def test_lora_tokens_per_gpu_of_the_72_gpu_gb300_hpe_log():
     seconds = sum(steps * mean for steps, mean in HPE_GB300_72_LORA_BLOCKS)  # 28.76 + 43 x ~0.1619 x 4 = ~56.60 s
     expected = 344 * 9 * 8192 / seconds / 72  # ~6,224 tokens/s/GPU
     key = _key("HPE-GB300-ngpu72_ngc26.04/llama2_70b_lora/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 72
     assert (run.strategy.tp, run.strategy.cp, run.setup.global_batch) == (1, 8, 9) and "GA=1" in row["notes"]
     assert not run.used and "the layout of an earlier file's row" in run.status  # set 5 line 783: same layout
@@ -419,8 +423,7 @@ def test_lora_tokens_per_gpu_of_the_16_gpu_gb200_hpe_log():
     seconds = sum(steps * mean for steps, mean in HPE_GB200_16_LORA_BLOCKS)  # 432 x ~0.7142 = ~308.56 s
     expected = 432 * 8 * 8192 / seconds / 16  # ~5,735 tokens/s/GPU
     key = _key("HPE-GB200-ngpu16_ngc25.09/llama2_70b_lora/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 16
     assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 4, 8)
     assert 16 // 4 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
@@ -439,8 +442,7 @@ def test_lora_tokens_per_gpu_of_the_32_gpu_gb200_hpe_log():
     seconds = sum(steps * mean for steps, mean in HPE_GB200_32_LORA_BLOCKS)  # 384 x ~0.3795 = ~145.72 s
     expected = 384 * 8 * 8192 / seconds / 32  # ~5,396 tokens/s/GPU
     key = _key("HPE-GB200-ngpu32_ngc25.09/llama2_70b_lora/result_1.txt")
-    row, run = _row(key), _run(key)
-    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+    row, run = _transcribed(key, expected)
     assert run.used and run.setup.precision == "fp8" and run.setup.mode == "lora" and run.cluster.num_gpus == 32
     assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.setup.global_batch) == (1, 1, 8, 8)
     assert 32 // 8 * 1 * 2 == 8 and "GA=2" in row["notes"]  # DP 4 x MBS 1 x 2 micro-batches = global batch 8
