@@ -36,3 +36,20 @@ class ExternalFile:
         for r in runs:
             assert r.used or any(reason in r.status for reason in reasons), (r.key, r.status)
         assert sum(r.used for r in runs) >= at_least
+
+
+def assert_judged_in_no_band_method(n: int) -> None:
+    """Set `n` has had its first run (in the judged-set tables), no band method is estimated on it, and no engine
+    module but the loader (engine/calibration/external.py) names its file or loader."""
+    from pathlib import Path
+
+    from shardwise.engine.calibration import external
+    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
+
+    assert n in external.JUDGED_EXTERNAL_SETS and external.EXTERNAL_FILES[n] == getattr(external, f"EXTERNAL_FILE_{n}")
+    assert all(n not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
+    names = (f"external_runs_{n}", f"EXTERNAL_FILE_{n}", f"load_external_runs_{n}")
+    for path in (Path(external.__file__).resolve().parents[1]).rglob("*.py"):
+        if path.name != "external.py":
+            text = path.read_text(encoding="utf-8", errors="ignore")
+            assert not any(name in text for name in names), path

@@ -4,17 +4,16 @@ the engine's output. Nothing here predicts a row's throughput, and nothing fits 
 
 import csv
 import re
-from pathlib import Path
 
 import pytest
 
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
-                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILES,
-                                                   JUDGED_EXTERNAL_SETS, load_external_runs, load_external_runs_2,
+                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6,
+                                                   load_external_runs, load_external_runs_2,
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6)
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import ExternalFile
+from support.external_file import ExternalFile, assert_judged_in_no_band_method
 
 KNOWN_EXCLUSIONS = (
     "no architecture",  # FlashAttention-2 Table 1: the paper prints no dimensions, batch or plan for its GPT3 models
@@ -36,7 +35,6 @@ H100_BF16_PEAK = 989e12  # the Nemotron-4 15B report: "a peak throughput of 989 
 
 SET_6 = ExternalFile(EXTERNAL_FILE_6, load_external_runs_6)
 _rows, _key, _run = SET_6.rows, SET_6.key, SET_6.run
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _earlier_runs():
@@ -104,14 +102,7 @@ def test_set_6_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
     # Set 6 had its first run in session 10 with set 7 (docs/performance.md, "Protocol for session 10"), judging the
     # engine candidate E10 (not judged: it failed the gate) and band method v3 against v5: no method is estimated
     # on it; no engine module but the loader and the judged-set table names it.
-    assert 6 in JUDGED_EXTERNAL_SETS and EXTERNAL_FILES[6] == EXTERNAL_FILE_6
-    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
-    assert all(6 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
-    names = ("external_runs_6", "EXTERNAL_FILE_6", "load_external_runs_6")
-    for path in (ROOT / "engine").rglob("*.py"):
-        if path.name != "external.py":
-            text = path.read_text(encoding="utf-8", errors="ignore")
-            assert not any(name in text for name in names), path
+    assert_judged_in_no_band_method(6)
 
 
 # --- Nemotron-4 15B Technical Report, Table 2 ---------------------------------------------------------------------

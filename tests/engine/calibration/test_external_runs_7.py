@@ -6,17 +6,16 @@ predicts a row's throughput, and nothing fits or sets a band on set 7."""
 import csv
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
-                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILES,
-                                                   JUDGED_EXTERNAL_SETS, load_external_runs, load_external_runs_2,
+                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7,
+                                                   load_external_runs, load_external_runs_2,
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6, load_external_runs_7)
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import ExternalFile
+from support.external_file import ExternalFile, assert_judged_in_no_band_method
 
 # The stored copy of the v6.0 results repository these rows were read from (a fork of mlcommons/training_results_v6.0).
 V60 = "Richardyu114/training_results_v6.0@eabf23a07b:"
@@ -31,7 +30,6 @@ def _transcribed(key: str, expected: float):
     return row, run
 
 
-ROOT = Path(__file__).resolve().parents[3]
 
 KNOWN_EXCLUSIONS = (
     "precision not stated",  # the config sources shared files (config_common*.sh) the stored copy does not hold
@@ -227,14 +225,7 @@ def test_set_7_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
     # Set 7 had its first run in session 10 with set 6 (docs/performance.md, "Protocol for session 10"), judging the
     # engine candidate E10 (not judged: it failed the gate) and band method v3 against v5: no method is estimated
     # on it; no engine module but the loader and the judged-set table names it.
-    assert 7 in JUDGED_EXTERNAL_SETS and EXTERNAL_FILES[7] == EXTERNAL_FILE_7
-    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
-    assert all(7 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
-    names = ("external_runs_7", "EXTERNAL_FILE_7", "load_external_runs_7")
-    for path in (ROOT / "engine").rglob("*.py"):
-        if path.name != "external.py":
-            text = path.read_text(encoding="utf-8", errors="ignore")
-            assert not any(name in text for name in names), path
+    assert_judged_in_no_band_method(7)
 
 
 # --- Hand checks of the throughput derivation against the quoted log lines ------------------------------------------
