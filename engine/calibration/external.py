@@ -53,6 +53,15 @@ earlier data) and adds one rule on reporting, written before any row was predict
 read) is reported with the notes' reason, not as 'no measured throughput'. Its notes also carry 'LORA RANK: n',
 'LORA TARGETS: ...', 'CP COMM TYPE: ...' and 'CUDA GRAPHS: yes/no' where the log or config states them, which no
 rule here reads.
+Set 8 (data/external_runs_8.csv and, when it exists, data/external_runs_8b.csv, load_external_runs_8) was collected in
+session 11 by two helpers from sources sets 1-7 and the calibration data do not use (part A: papers' measured
+throughput tables, e.g. FP8-LM, Zero Bubble pipeline parallelism, BloombergGPT; part B: projects' READMEs and blog
+posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
+session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
+reporting rule included), with its papers' short source names (SET_8_SOURCES); the two parts are one set, and a
+configuration both parts hold keeps one row. Its one new reading is in runs.py's row parser, on how a source names its
+GPU: 'GH200' (Grace Hopper, not in the catalog) is not read as H200. It is in neither JUDGED_EXTERNAL_SETS nor
+EXTERNAL_FILES until its judge has run.
 """
 
 from __future__ import annotations
@@ -80,6 +89,11 @@ EXTERNAL_FILE_7 = "external_runs_7.csv"
 # The MLPerf sets: each round and submitter is a source of its own, and one submitter's round running one
 # configuration on several systems keeps the first-written system (see _dedupe_releases).
 MLPERF_FILES = (EXTERNAL_FILE_5, EXTERNAL_FILE_7)
+# Set 8, collected 2026-11-27 (session 11) as that session's judge, in two parts by two collectors (same columns):
+# part A (papers) and, if present, part B (READMEs and blog posts). Not judged yet: in no set table below.
+EXTERNAL_FILE_8 = "external_runs_8.csv"
+EXTERNAL_FILE_8B = "external_runs_8b.csv"
+SET_8_FILES = (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -95,6 +109,13 @@ SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
                  "nemo megatron launcher examples readme": "nemo-launcher-examples-2024",
                  "megatron-moe-modelzoo": "megatron-moe-modelzoo",
                  "megatron-lm examples/moe_recipes": "megatron-lm-moe-recipes"}
+
+
+# Set 8's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
+SET_8_SOURCES = {"fp8-lm": "fp8-lm-2023", "zero bubble": "zero-bubble-pp-2023", "bloomberggpt": "bloomberggpt-2023",
+                 "falcon series": "falcon-series-2023", "deepspeed ulysses": "deepspeed-ulysses-2023",
+                 "moe parallel folding": "moe-parallel-folding-2025", "breadth-first pipeline": "breadth-first-pp-2022",
+                 "controllable memory": "pp-controllable-memory-2024", "usp": "usp-2024"}
 
 
 def _superseded(row: dict) -> str:
@@ -259,6 +280,8 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _short_source(run, row, SET_4_SOURCES)
     if file == EXTERNAL_FILE_6:
         return _short_source(run, row, SET_6_SOURCES)
+    if file in SET_8_FILES:
+        return _short_source(run, row, SET_8_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
@@ -288,6 +311,8 @@ def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[Calibra
         if file in MLPERF_FILES and _release(kept) == _release(r):
             return (f"excluded: same configuration as the first-written system of this source and release "
                     f"({kept.release.rsplit('submission ', 1)[-1].rstrip(')')})")
+        if file in SET_8_FILES and _release(kept) == _release(r):
+            return f"excluded: same configuration as an earlier row of set 8 ({kept.key})"
         return "excluded: same configuration measured with a newer release"
     return [r if not r.used or id(r) in keep else replace(r, status=why(r)) for r in runs]
 
@@ -306,7 +331,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            elif why and file == EXTERNAL_FILE_7 and run.status == "excluded: no measured throughput":
+            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES) and run.status == "excluded: no measured throughput":
                 run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
@@ -361,6 +386,18 @@ def load_external_runs_7() -> tuple[CalibrationRun, ...]:
     challenger). Set 5's parser and rules (MLPERF_FILES), plus set 7's reporting rule in _load (a row its notes
     exclude reports that reason)."""
     return _load(EXTERNAL_FILE_7)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_8() -> tuple[CalibrationRun, ...]:
+    """External set 8 (data/external_runs_8.csv, part A, and data/external_runs_8b.csv, part B, if that file exists):
+    never fitted, never in the bands, in none of sets 1-7; held for session 11's judge (docs/performance.md,
+    "Protocol for session 11") and evaluated by nothing before it. Every earlier set's rules; a configuration both
+    parts hold keeps one row (the newest release's, else part A's, the first read)."""
+    runs = list(_load(EXTERNAL_FILE_8))
+    if (DATA / EXTERNAL_FILE_8B).exists():
+        runs += _load(EXTERNAL_FILE_8B)
+    return tuple(_dedupe_releases(runs, EXTERNAL_FILE_8))
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).

@@ -209,6 +209,9 @@ def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
         return get_gpu("b300"), 8, ""
     if "b200" in g:
         return get_gpu("b200"), 8, ""
+    if "gh200" in g:
+        # Grace Hopper (an H100-class GPU with 96/144 GB and an NVLink-C2C host link) is not the H200 the name holds
+        return None, 0, f"unknown GPU {row['gpu']!r} (GH200 Grace Hopper: not in the catalog, not an H200)"
     if "h200" in g:
         return get_gpu("h200"), 8, ""
     if "96gb" in g:

@@ -1,0 +1,109 @@
+"""external_runs_8.csv (part A: papers' measured throughput tables) and, when present, external_runs_8b.csv (part B):
+external set 8, held for session 11's judge (docs/performance.md, "Protocol for session 11"). Expected values below
+are the papers' printed figures quoted (paper, table) or arithmetic on them, and the counts are a tally of the rows as
+written - never the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a band on set 8."""
+
+import csv
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from shardwise.engine.calibration import external
+from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
+                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILE_8,
+                                                   EXTERNAL_FILE_8B, load_external_runs, load_external_runs_2,
+                                                   load_external_runs_3, load_external_runs_4, load_external_runs_5,
+                                                   load_external_runs_6, load_external_runs_7, load_external_runs_8)
+from shardwise.engine.calibration.runs import DATA, gpu_for_row, load_runs, used_runs
+from support.external_file import ExternalFile
+
+SET_8 = ExternalFile(EXTERNAL_FILE_8, load_external_runs_8)
+_rows, _key, _run, _row = SET_8.rows, SET_8.key, SET_8.run, SET_8.row
+PACKAGE = Path(external.__file__).resolve().parents[2]  # the shardwise package (the worktree)
+NAMES = ("external_runs_8", "EXTERNAL_FILE_8", "load_external_runs_8")
+
+
+def _earlier_runs():
+    return (load_runs() + load_external_runs() + load_external_runs_2() + load_external_runs_3()
+            + load_external_runs_4() + load_external_runs_5() + load_external_runs_6() + load_external_runs_7())
+
+
+# --- Guards: nothing evaluates set 8 before its judge --------------------------------------------------------------
+def test_set_8_is_in_no_judged_set_table_and_no_band_method():
+    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
+
+    assert 8 not in external.JUDGED_EXTERNAL_SETS and 8 not in external.EXTERNAL_FILES
+    assert EXTERNAL_FILE_8 not in external.EXTERNAL_FILES.values()
+    assert all(8 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
+
+
+def test_nothing_but_the_loader_names_set_8_in_the_engine_the_benchmarks_or_the_performance_doc():
+    engine_and_tools = [p for p in PACKAGE.rglob("*.py") if "tests" not in p.parts and p.name != "external.py"
+                        and ".venv" not in p.parts]
+    assert engine_and_tools  # the scan reads the package, not an empty directory
+    for path in engine_and_tools + [PACKAGE / "docs" / "performance.md"]:
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        assert not any(name in text for name in NAMES), path
+
+
+def test_set_8_never_reaches_the_fit_the_bands_or_sets_1_to_7():
+    for file in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B):
+        assert not any(r.key.startswith(file) for r in load_runs())
+        assert not any(r.key.startswith(file) for r in used_runs())
+    for file, load in ((EXTERNAL_FILE, load_external_runs), (EXTERNAL_FILE_2, load_external_runs_2),
+                       (EXTERNAL_FILE_3, load_external_runs_3), (EXTERNAL_FILE_4, load_external_runs_4),
+                       (EXTERNAL_FILE_5, load_external_runs_5), (EXTERNAL_FILE_6, load_external_runs_6),
+                       (EXTERNAL_FILE_7, load_external_runs_7)):
+        assert all(r.key.startswith(file + ":") for r in load())
+    assert all(r.key.split(":")[0] in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B) for r in load_external_runs_8())
+
+
+def test_set_8_sources_are_no_earlier_files_sources():
+    sources = {r.source for r in load_external_runs_8()}
+    assert not sources & {r.source for r in _earlier_runs()}, sources
+
+
+def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_7():
+    def layout(r):
+        return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
+                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
+    seen = {layout(r) for r in _earlier_runs() if r.model and r.cluster and r.setup and r.strategy}
+    for r in load_external_runs_8():
+        assert not r.used or layout(r) not in seen, r.key
+
+
+def test_same_columns_as_the_calibration_file():
+    with open(DATA / "measured_runs.csv", newline="") as f:
+        header = next(csv.reader(f))
+    with open(DATA / EXTERNAL_FILE_8, newline="") as f:
+        assert next(csv.reader(f)) == header
+
+
+# --- The loader: part B's file joins when it exists; GH200 is not H200 --------------------------------------------
+def test_part_b_rows_are_loaded_with_part_a_when_their_file_exists(tmp_path, monkeypatch):
+    shutil.copy(DATA / EXTERNAL_FILE_8, tmp_path / EXTERNAL_FILE_8)
+    rows_a = len(_rows())
+    with open(DATA / EXTERNAL_FILE_8, newline="") as f:
+        header = next(csv.reader(f))
+    b_row = dict.fromkeys(header, "")
+    b_row.update(source="a part-B test source", model="Llama 3.1 8B", gpu="H100 80GB SXM", num_gpus="8",
+                 framework="test", seq_len="8192", global_batch_seqs="8", tp="1", pp="1", precision="BF16",
+                 measured_tokens_per_sec_per_gpu="1000", notes="")
+    with open(tmp_path / EXTERNAL_FILE_8B, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerow(b_row)
+    monkeypatch.setattr(external, "DATA", tmp_path)
+    runs = external.load_external_runs_8.__wrapped__()
+    assert len(runs) == rows_a + 1 and runs[-1].key == f"{EXTERNAL_FILE_8B}:2"
+    (tmp_path / EXTERNAL_FILE_8B).unlink()
+    assert len(external.load_external_runs_8.__wrapped__()) == rows_a  # no part-B file: part A alone
+
+
+@pytest.mark.parametrize("name", ["GH200 96GB", "NVIDIA GH200 Grace Hopper Superchip", "gh200-144gb"])
+def test_a_gh200_is_not_read_as_an_h200(name):
+    gpu, _, why = gpu_for_row({"gpu": name})
+    assert gpu is None and "unknown GPU" in why and "GH200" in why
+    assert gpu_for_row({"gpu": "H200 141GB SXM"})[0].id == "h200"  # the H200 itself still is one
