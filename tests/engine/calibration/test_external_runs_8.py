@@ -107,3 +107,45 @@ def test_a_gh200_is_not_read_as_an_h200(name):
     gpu, _, why = gpu_for_row({"gpu": name})
     assert gpu is None and "unknown GPU" in why and "GH200" in why
     assert gpu_for_row({"gpu": "H200 141GB SXM"})[0].id == "h200"  # the H200 itself still is one
+
+
+# --- FP8-LM (arXiv:2310.18313) Table 5: GPT-7B/13B/175B on H100, BF16 / FP8 (TE) / FP8 (MS-AMP) --------------------
+# Printed: 'Throughput (#samples/s)' of the whole job and per-GPU 'TFLOPS'; TP, PP, DP, micro-batch; seq 2048 (Section
+# 3.1.2); Table 1's batch 4M tokens (7B, 13B) and 1M tokens (175B). GPUs = TP x PP x DP: 1x1x32, 2x1x16, 8x4x4.
+FP8_LM_TABLE_5 = (  # (model label, GPUs, micro-batch, precision starts with, samples/s)
+    ("GPT-7B", 32, 2, "BF16", 159.2), ("GPT-7B", 32, 2, "FP8 (Transformer Engine", 224.5),
+    ("GPT-7B", 32, 2, "FP8 (MS-AMP", 219.8), ("GPT-7B", 32, 4, "FP8 (MS-AMP", 230.5),
+    ("GPT-13B", 32, 2, "BF16", 79.3), ("GPT-13B", 32, 2, "FP8 (Transformer Engine", 111.7),
+    ("GPT-13B", 32, 2, "FP8 (MS-AMP", 109.5), ("GPT-13B", 32, 4, "FP8 (MS-AMP", 121.5),
+    ("GPT3-175B", 128, 1, "BF16", 22.4), ("GPT3-175B", 128, 1, "FP8 (Transformer Engine", 28.7),
+    ("GPT3-175B", 128, 1, "FP8 (MS-AMP", 27.1), ("GPT3-175B", 128, 4, "FP8 (MS-AMP", 39.3))
+
+
+def test_fp8_lm_tokens_per_gpu_are_the_printed_samples_per_second_times_2048_over_the_gpus():
+    rows = [r for r in _rows() if r["source"].startswith("FP8-LM paper")]
+    assert len(rows) == len(FP8_LM_TABLE_5) == 12  # every row of Table 5
+    for row, (model, gpus, micro, precision, samples) in zip(rows, FP8_LM_TABLE_5):
+        assert (row["model"], row["num_gpus"], row["micro_batch"]) == (model, str(gpus), str(micro))
+        assert row["precision"].startswith(precision) and row["seq_len"] == "2048"
+        assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(samples * 2048 / gpus, abs=0.01)
+        assert int(row["tp"]) * int(row["pp"]) * int(row["dp"]) == gpus
+
+
+def test_fp8_lm_throughput_is_the_whole_jobs_by_the_printed_tflops():
+    # 7B BF16: 159.2 samples/s x 2048 / 32 GPUs = 10,189 tokens/s/GPU; x 6 x 6.7e9 parameters (Table 1's '7B') = 410
+    # TFLOP/s, below the printed 445 by about the attention FLOPs (12 x 32 layers x 4096 x 2048 per token = 3.2e9, +8 %)
+    per_gpu = 159.2 * 2048 / 32
+    dense = 6 * 6.7e9 * per_gpu
+    attention = 12 * 32 * 4096 * 2048 * per_gpu
+    assert (dense + attention) / 1e12 == pytest.approx(445, rel=0.03)
+
+
+def test_fp8_lm_ms_amp_rows_are_written_and_not_represented_the_bf16_and_te_rows_used():
+    for row, run in zip(_rows(), load_external_runs_8()):
+        if not row["source"].startswith("FP8-LM paper"):
+            continue
+        if "MS-AMP" in row["precision"]:
+            assert not run.used and "the engine does not represent the run: MS-AMP" in run.status
+        else:
+            assert run.used and run.setup.precision == ("fp8" if "FP8" in row["precision"] else "bf16"), run.key
+            assert run.source == "fp8-lm-2023" and run.setup.global_batch == (512 if run.cluster.num_gpus == 128 else 2048)
