@@ -149,3 +149,40 @@ def test_fp8_lm_ms_amp_rows_are_written_and_not_represented_the_bf16_and_te_rows
         else:
             assert run.used and run.setup.precision == ("fp8" if "FP8" in row["precision"] else "bf16"), run.key
             assert run.source == "fp8-lm-2023" and run.setup.global_batch == (512 if run.cluster.num_gpus == 128 else 2048)
+
+
+# --- Zero Bubble Pipeline Parallelism (arXiv:2401.10241) Table 4 with Table 3: pure PP on 8/8/16/32 A100 80GB -----
+# Table 3: (layers, heads, hidden, pipelines = GPUs, microbatch size, numbers of microbatches); sequence 1024.
+ZB_TABLE_3 = {"1.5B": (22, 24, 2304, 8, 6, (24, 32, 64)), "6.2B": (30, 32, 4096, 8, 3, (24, 32, 64)),
+              "14.6B": (46, 40, 5120, 16, 1, (48, 64, 128)), "28.3B": (62, 48, 6144, 32, 1, (96, 128, 256))}
+# Table 4 'Samples per GPU per second', the 1F1B row (the only schedule the engine represents)
+ZB_1F1B = {"1.5B": (11.8, 12.5, 13.6), "6.2B": (3.50, 3.70, 4.03), "14.6B": (1.40, 1.49, 1.64), "28.3B": (0.76, 0.80, 0.88)}
+
+
+def test_zero_bubble_1f1b_rows_are_table_4_times_1024_and_the_only_ones_used():
+    rows = [(row, run) for row, run in zip(_rows(), load_external_runs_8()) if row["source"].startswith("Zero Bubble")]
+    assert len(rows) == 4 * 12  # 1F1B, 1F1B-I, ZB-1p, ZB-2p x 12 settings: every cell of Table 4
+    used = [(row, run) for row, run in rows if run.used]
+    assert len(used) == 12 and all("1F1B row" in row["source_locator"] for row, _ in used)
+    for row, run in used:
+        size = row["model"].rsplit(" ", 1)[1]
+        layers, heads, hidden, gpus, micro, microbatches = ZB_TABLE_3[size]
+        m = int(row["global_batch_seqs"]) // micro
+        samples = ZB_1F1B[size][microbatches.index(m)]
+        assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(samples * 1024, abs=0.01)
+        assert (run.strategy.tp, run.strategy.pp, run.cluster.num_gpus, run.strategy.micro_batch) == (1, gpus, gpus, micro)
+        assert (run.model.num_layers, run.model.hidden_size, run.model.num_attention_heads) == (layers, hidden, heads)
+        assert run.setup.seq_len == 1024 and run.cluster.gpu.id == "a100-80gb"
+    for row, run in rows:
+        if not run.used:
+            assert "the engine does not represent the run" in run.status and ("1F1B-I" in row["source_locator"]
+                                                                              or "ZB-" in row["source_locator"])
+
+
+def test_zero_bubble_vocabulary_is_the_one_the_printed_model_sizes_imply():
+    # 12 L d^2 (attention + 4x MLP) + V d (tied embeddings), rounded as the paper prints its sizes
+    for size, (layers, _, hidden, *_rest) in ZB_TABLE_3.items():
+        printed = float(size.rstrip("B"))
+        assert round((12 * layers * hidden**2 + 32_000 * hidden) / 1e9, 1) == printed
+    # a GPT-2 vocabulary (50,257) would print 14.7B and 28.4B
+    assert round((12 * 46 * 5120**2 + 50_257 * 5120) / 1e9, 1) == 14.7
