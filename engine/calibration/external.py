@@ -59,8 +59,11 @@ throughput tables, e.g. FP8-LM, Zero Bubble pipeline parallelism, BloombergGPT; 
 posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
 session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
 reporting rule included), with its papers' short source names (SET_8_SOURCES); the two parts are one set, and a
-configuration both parts hold keeps one row. Its one new reading is in runs.py's row parser, on how a source names its
-GPU: 'GH200' (Grace Hopper, not in the catalog) is not read as H200. It is in neither JUDGED_EXTERNAL_SETS nor
+configuration both parts hold keeps one row. Two new readings, both on how a source prints a run and written before any
+prediction (none was run on set 8): runs.py's row parser no longer reads 'GH200' (Grace Hopper, not in the catalog) as
+H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor parallelism n (Strategy.etp; the parser's is 1),
+for a Megatron-Core MoE run without MoE parallel folding, whose experts take the attention's TP (the MoE Parallel
+Folding paper's 'MCore' rows print an empty ETP cell). It is in neither JUDGED_EXTERNAL_SETS nor
 EXTERNAL_FILES until its judge has run.
 """
 
@@ -229,6 +232,16 @@ def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
     return replace(run, strategy=strategy, config=f"{run.config} hsdp{m.group(1)}")
 
 
+def _with_expert_tp(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """'EXPERT TP: n' in notes (set 8): the experts' tensor parallelism the source states (a Megatron-Core run without
+    MoE parallel folding splits the experts with the attention's TP, which no column holds; the row parser's ETP is 1)."""
+    m = re.search(r"EXPERT TP: (\d+)", row["notes"])
+    if not m or not run.used:
+        return run
+    return replace(run, strategy=run.strategy.model_copy(update={"etp": int(m.group(1))}),
+                   config=f"{run.config} etp{m.group(1)}")
+
+
 def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
     """A TP run without overlapped TP communication ('vanilla TP' in notes) is another configuration than the same
     plan with it (torchtitan's async TP rows), so the newest-release rule must not fold one into the other."""
@@ -326,6 +339,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 runs.append(_named_source(_excluded(line, row, early, file), row, file))
                 continue
             run = _with_moe_setup(_with_tp_overlap_label(_with_hsdp(_run(file, line, row), row)), row)
+            run = _with_expert_tp(run, row)
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
                    or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row)
                    or _earlier_layout(row) or _not_represented(row))
