@@ -219,3 +219,102 @@ def test_zero_bubble_appendix_1f1b_rows_are_their_tables_times_1024():
         assert "the source contradicts the row" in _zb_1f1b("Table 8")[(size, 32)][1].status
     assert sum(run.used for _, run in _zb_1f1b("Table 8").values()) == 10
     assert all(run.used for _, run in _zb_1f1b("Table 9").values())
+
+
+# --- MoE Parallel Folding (arXiv:2504.14960): Mixtral-8x22B on 128-1,024 H100, MFU by method ---------------------
+def _folding(table: str):
+    return [(row, run) for row, run in zip(_rows(), load_external_runs_8())
+            if row["source"].startswith(f"MoE Parallel Folding paper (Liu et al., NVIDIA, 2025) {table}")]
+
+
+def test_folding_table_2_bf16_tflops_are_table_3_mfu_times_the_printed_peak():
+    # Table 2 prints model TFLOPS (MCore 458.3, with folding 487.7 in BF16); Table 3 prints MFU (46.3 %, 49.3 %) of the
+    # same 128-GPU runs against the 989.5 TFLOP/s per GPU of Section 4.1: 0.463 x 989.5 = 458.1, 0.493 x 989.5 = 487.8
+    assert 0.463 * 989.5 == pytest.approx(458.3, abs=0.3) and 0.493 * 989.5 == pytest.approx(487.7, abs=0.3)
+    table_2 = _folding("Table 2")
+    assert [float(r["measured_tflops_per_gpu"]) for r, _ in table_2] == [458.3, 487.7, 575.1, 631.7]
+    assert all(not run.used and "parallel layout (TP/PP) not stated" in run.status for _, run in table_2)
+
+
+def test_folding_used_rows_are_mixtral_mcore_and_folding_runs_with_their_printed_layouts():
+    used = [(row, run) for table in ("Table 3", "Table 4", "Table 5") for row, run in _folding(table) if run.used]
+    assert len(used) == 2 + 8 + 8  # Table 3's two, Table 4's 4 + 4 GPU counts, Table 5's 4 + 4 sequence lengths
+    for row, run in used:
+        assert row["model"] == "Mixtral-8x22B" and run.setup.precision == "bf16" and run.cluster.gpu.id == "h100-sxm"
+        tp, pp, cp, ep = (int(row[k]) for k in ("tp", "pp", "cp", "ep"))
+        assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.strategy.ep) == (tp, pp, cp, ep)
+        # MCore without folding: the experts take the attention's TP ('EXPERT TP: n'); with folding ETP 1 as printed
+        assert run.strategy.etp == (tp if "MCore w/ Folding" not in row["source_locator"] else 1)
+        assert int(row["num_gpus"]) % (tp * pp * cp) == 0
+    # Table 5 keeps the tokens per global batch: GBS x seq = 1,024 x 16,384 at every length
+    for row, _ in _folding("Table 5"):
+        assert int(row["global_batch_seqs"]) * int(row["seq_len"]) == 1024 * 16384
+
+
+def test_folding_throughputs_keep_the_ratio_of_the_printed_mfus():
+    # tokens/s/GPU = MFU x peak / FLOPs per token: for one model and sequence the FLOPs per token are one number, so
+    # Table 4's MCore runs on 128 and 1,024 GPUs (49.4 %, 42.3 %) differ by 42.3 / 49.4 exactly
+    table_4 = {(row["source_locator"].split("Mixtral-8x22B ")[1].split(" on ")[0], int(row["num_gpus"])): run
+               for row, run in _folding("Table 4") if run.used}
+    ratio = table_4[("MCore", 1024)].measured_tokens_per_gpu / table_4[("MCore", 128)].measured_tokens_per_gpu
+    assert ratio == pytest.approx(42.3 / 49.4, rel=1e-9)
+    ratio = table_4[("MCore w/ Folding", 512)].measured_tokens_per_gpu / table_4[("MCore", 512)].measured_tokens_per_gpu
+    assert ratio == pytest.approx(48.9 / 45.5, rel=1e-9)
+
+
+def test_folding_table_5_qwen_rows_repeat_the_mixtral_rows_cell_for_cell():
+    cells = ("num_gpus", "seq_len", "cp", "tp", "ep", "pp", "global_batch_seqs", "measured_mfu")
+    rows = [row for row, _ in _folding("Table 5")]
+    mixtral = [tuple(r[c] for c in cells) for r in rows if r["model"] == "Mixtral-8x22B"]
+    qwen = [tuple(r[c] for c in cells) for r in rows if r["model"] == "Qwen2-57B-A14B"]
+    assert len(mixtral) == len(qwen) == 8 and mixtral == qwen  # Section 4.3: Qwen 38.7 % -> 35.9 %, not these
+    assert all("SOURCE CONTRADICTS ROW" in r["notes"] for r in rows if r["model"] == "Qwen2-57B-A14B")
+
+
+def test_the_expert_tp_marker_sets_the_experts_tensor_parallelism(tmp_path, monkeypatch):
+    with open(DATA / EXTERNAL_FILE_8, newline="") as f:
+        header = next(csv.reader(f))
+    base = dict.fromkeys(header, "")
+    base.update(source="a marker test", model="Mixtral-8x22B", gpu="H100 80GB SXM", num_gpus="128", framework="test",
+                seq_len="4096", global_batch_seqs="256", tp="2", pp="8", ep="4", precision="BF16", measured_mfu="40")
+    with open(tmp_path / EXTERNAL_FILE_8, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerow({**base, "notes": "EXPERT TP: 2"})
+        w.writerow(base)
+    monkeypatch.setattr(external, "DATA", tmp_path)
+    marked, plain = external.load_external_runs_8.__wrapped__()
+    assert (marked.strategy.etp, plain.strategy.etp) == (2, 1) and marked.config.endswith("etp2")
+    assert marked.used and plain.used  # two configurations, not one folded into the other
+
+
+# --- The tally of the file as written (counted from the rows' notes while writing them) ------------------------------
+KNOWN_EXCLUSIONS = ("the engine does not represent the run", "no architecture for", "parallel layout (TP/PP) not stated",
+                    "the source contradicts the row")
+TALLY = {  # (short source, kind) -> rows
+    ("fp8-lm-2023", "used"): 6,  # Table 5: BF16 and Transformer Engine FP8 rows of GPT-7B/13B/175B
+    ("fp8-lm-2023", "the engine does not represent the run"): 6,  # Table 5: MS-AMP FP8-LM rows
+    ("zero-bubble-pp-2023", "used"): 12 + 10 + 9,  # 1F1B rows of Tables 4, 8 (two contradicted) and 9
+    # Table 4: 12 1F1B-I, 24 ZB-1p/2p; Table 7: 8 ZB-2p; Table 8: 22 ZB-1p/2p (two of 24 contradicted); Table 9: 9 ZB-2p
+    ("zero-bubble-pp-2023", "the engine does not represent the run"): 12 + 24 + 8 + 20 + 9,
+    ("zero-bubble-pp-2023", "the source contradicts the row"): 6,  # Table 8's m = 32 rows of 14.6B and 28.3B
+    ("moe-parallel-folding-2025", "used"): 18,  # Mixtral-8x22B MCore / folding rows of Tables 3, 4, 5
+    ("moe-parallel-folding-2025", "no architecture for"): 33 + 21 + 14,  # Qwen2-57B-A14B, G8T8, Llama3-8x70B
+    ("moe-parallel-folding-2025", "parallel layout (TP/PP) not stated"): 3 + 8 + 4,  # Mixtral baselines, Table 2
+}
+
+
+def _kind(status: str) -> str:
+    return "used" if status == "used" else next(k for k in KNOWN_EXCLUSIONS if k in status)
+
+
+def test_every_row_is_used_or_excluded_with_a_stated_reason():
+    SET_8.assert_used_or_excluded(KNOWN_EXCLUSIONS, at_least=15)
+
+
+def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
+    runs = [r for r in load_external_runs_8() if r.key.startswith(EXTERNAL_FILE_8 + ":")]
+    assert len(runs) == len(_rows()) == sum(TALLY.values())
+    assert Counter((r.source, _kind(r.status)) for r in runs) == TALLY
+    used_sources = {r.source for r in runs if r.used}
+    assert len(used_sources) >= 3 and sum(r.used for r in runs) >= 15  # the protocol's size rule, part A alone
