@@ -95,9 +95,12 @@ def test_part_b_rows_are_loaded_with_part_a_when_their_file_exists(tmp_path, mon
         w = csv.DictWriter(f, fieldnames=header)
         w.writeheader()
         w.writerow(b_row)
+        w.writerow({**b_row, "gpu": "GH200 96GB (Grace Hopper)"})
     monkeypatch.setattr(external, "DATA", tmp_path)
     runs = external.load_external_runs_8.__wrapped__()
-    assert len(runs) == rows_a + 1 and runs[-1].key == f"{EXTERNAL_FILE_8B}:2"
+    assert len(runs) == rows_a + 2 and runs[-2].key == f"{EXTERNAL_FILE_8B}:2" and runs[-2].used
+    assert runs[-1].status.startswith("excluded: unknown GPU") and "GH200" in runs[-1].status  # not read as an H200
+    assert runs[-2].source == "a part-b test source"  # no paper name of part A: runs.py's short_source
     (tmp_path / EXTERNAL_FILE_8B).unlink()
     assert len(external.load_external_runs_8.__wrapped__()) == rows_a  # no part-B file: part A alone
 
