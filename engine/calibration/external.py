@@ -55,7 +55,7 @@ read) is reported with the notes' reason, not as 'no measured throughput'. Its n
 rule here reads.
 Set 8 (data/external_runs_8.csv and, when it exists, data/external_runs_8b.csv, load_external_runs_8) was collected in
 session 11 by two helpers from sources sets 1-7 and the calibration data do not use (part A: papers' measured
-throughput tables - FP8-LM, Zero Bubble pipeline parallelism, MoE Parallel Folding; part B: projects' READMEs and blog
+throughput tables - FP8-LM, Zero Bubble pipeline parallelism, MoE Parallel Folding, FlashAttention(-1); part B: projects' READMEs and blog
 posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
 session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
 reporting rule included), with its papers' short source names (SET_8_SOURCES); the two parts are one set, and a
@@ -116,7 +116,8 @@ SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
 
 # Set 8's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
 SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelism paper": "zero-bubble-pp-2023",
-                 "moe parallel folding paper": "moe-parallel-folding-2025"}
+                 "moe parallel folding paper": "moe-parallel-folding-2025",
+                 "flashattention paper (dao et al., 2022)": "flash-attn1-paper-2022"}
 
 
 def _superseded(row: dict) -> str:

@@ -293,7 +293,8 @@ def test_the_expert_tp_marker_sets_the_experts_tensor_parallelism(tmp_path, monk
 
 # --- The tally of the file as written (counted from the rows' notes while writing them) ------------------------------
 KNOWN_EXCLUSIONS = ("the engine does not represent the run", "no architecture for", "parallel layout (TP/PP) not stated",
-                    "the source contradicts the row", "same configuration as an earlier row of set 8")
+                    "the source contradicts the row", "same configuration as an earlier row of set 8",
+                    "no measured throughput")
 TALLY = {  # (short source, kind) -> rows
     ("fp8-lm-2023", "used"): 6,  # Table 5: BF16 and Transformer Engine FP8 rows of GPT-7B/13B/175B
     ("fp8-lm-2023", "the engine does not represent the run"): 6,  # Table 5: MS-AMP FP8-LM rows
@@ -309,6 +310,11 @@ TALLY = {  # (short source, kind) -> rows
     ("moe-parallel-folding-2025", "used"): 18,  # Mixtral-8x22B MCore / folding rows of Tables 3, 4, 5
     ("moe-parallel-folding-2025", "no architecture for"): 33 + 21 + 14,  # Qwen2-57B-A14B, G8T8, Llama3-8x70B
     ("moe-parallel-folding-2025", "parallel layout (TP/PP) not stated"): 3 + 8 + 4,  # Mixtral baselines, Table 2
+    ("flash-attn1-paper-2022", "used"): 2,  # Table 2: GPT-2 small and medium with FlashAttention
+    # Table 2: HuggingFace 2, Megatron-LM 2; Table 4: Megatron-LM 1k (unfused attention, no FlashAttention)
+    ("flash-attn1-paper-2022", "the engine does not represent the run"): 2 + 2 + 1,
+    ("flash-attn1-paper-2022", "same configuration as an earlier row of set 8"): 1,  # Table 4's FlashAttention 1k row
+    ("flash-attn1-paper-2022", "no measured throughput"): 2,  # Table 4's 2k / 4k rows: their batch and steps not stated
 }
 
 
@@ -328,6 +334,7 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     assert Counter((r.source, _kind(r.status)) for r in runs) == TALLY
     used_sources = {r.source for r in runs if r.used}
     assert len(used_sources) >= 3 and sum(r.used for r in runs) >= 15  # the protocol's size rule, part A alone
+    assert len(used_sources) == 4
 
 
 # The arXiv version with ZB-V (stored text id 45548154975), Section 6.1: Table 6 (16/24/32 GPUs, b 6/2/2) and Table 7
@@ -350,3 +357,24 @@ def test_zero_bubble_v_version_1f1b_rows_and_the_configurations_earlier_rows_hol
     for m in (96, 256):
         assert "same configuration as an earlier row of set 8" in rows[("28.3B", m)][1].status
     assert sum(run.used for _, run in rows.values()) == 7
+
+
+# --- FlashAttention (arXiv:2205.14135) Table 2 with Appendix E.2: GPT-2 small / medium on 8 A100 40GB ---------------
+def test_flash_attention_gpt2_tokens_per_gpu_are_the_runs_tokens_over_their_wall_clock():
+    # E.2: effective batch 512 sequences, 400K steps, context 1,024; Table 2: 2.7 days (small), 6.9 days (medium)
+    rows = [(row, run) for row, run in zip(_rows(), load_external_runs_8())
+            if row["source"] == "FlashAttention paper (Dao et al., 2022) Table 2"]
+    assert len(rows) == 6  # every row: HuggingFace, Megatron-LM and FlashAttention for small and medium
+    used = {row["model"]: (row, run) for row, run in rows if run.used}
+    assert set(used) == {"GPT-2 small", "GPT-2 medium"}
+    for model, days in (("GPT-2 small", 2.7), ("GPT-2 medium", 6.9)):
+        row, run = used[model]
+        expected = 400_000 * 512 * 1024 / (days * 24 * 3600) / 8  # ~112,373 and ~43,972 tokens/s/GPU
+        assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(expected, abs=0.01)
+        assert "FlashAttention" in row["source_locator"] and run.cluster.gpu.id == "a100-40gb"
+        assert (run.strategy.tp, run.strategy.pp, run.cluster.num_gpus, run.setup.global_batch) == (1, 1, 8, 512)
+    # Table 2's speedups: Megatron-LM 4.7 days is 9.5 / 4.7 = 2.0x HuggingFace, FlashAttention 9.5 / 2.7 = 3.5x
+    assert round(9.5 / 4.7, 1) == 2.0 and round(9.5 / 2.7, 1) == 3.5 and round(21.0 / 6.9, 1) == 3.0
+    for row, run in rows:
+        if not run.used:
+            assert "the engine does not represent the run" in run.status  # HuggingFace and Megatron-LM (2022) attention
