@@ -16,6 +16,7 @@ from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
 FILE = "external_runs_8b.csv"
 OLMO = "allenai/OLMo-core@"
 KEMPNER = "KempnerInstitute/KempnerForge@"
+CRUSOE = "crusoecloud/torchtitan@3d0bed97f1ed7d1e105ded7455f868f1fee21bfb:README.md"
 
 
 def _rows() -> list[dict]:
@@ -61,14 +62,15 @@ TALLY = {
     ("torchao", "power-limited to 750 W"): 5,
     ("KempnerForge", "used"): 7, ("KempnerForge", "GPUS PER NODE 4"): 12, ("KempnerForge", "no architecture"): 14,
     ("KempnerForge", "superseded by a later revision"): 2,
+    ("Crusoe", "used"): 11,  # torchtitan Llama 3.1 8B, FSDP2, seq 8192: GB200 x68/36/12, B200 x16/8, H200 x128/64/32, H100 x128/32/16
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 65
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 76
     assert Counter((_source(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
-    assert sum(run.used for run in runs) == 8
+    assert sum(run.used for run in runs) == 19
 
 
 def test_same_columns_as_the_calibration_file():
@@ -83,7 +85,7 @@ def test_part_b_never_reaches_the_fit_or_the_bands():
 
 def test_every_row_cites_a_stored_commit():
     for r in _rows():
-        assert r["source_locator"].startswith((OLMO, KEMPNER, "pytorch/ao@")), r["source_locator"]
+        assert r["source_locator"].startswith((OLMO, KEMPNER, "pytorch/ao@", CRUSOE)), r["source_locator"]
 
 
 # --- torchao: 'Median tokens/second' is the median of torchtitan's per-device 'tps' log field ------------------------
@@ -176,3 +178,29 @@ def test_olmo_core_ranges_are_not_written_as_numbers():
     # the first table (80b143929 ... 10a6ff060) prints '45-46K TPS', '9.7-10K TPS', ...: no single figure
     ranged = [r for r in _rows() if "printed as a range" in r["notes"]]
     assert len(ranged) == 4 and all(not r["measured_tokens_per_sec_per_gpu"] for r in ranged)
+
+
+# --- Crusoe Cloud's torchtitan fork README: each row quotes one torchtitan log line at step 100 ----------------------
+# crusoecloud/torchtitan@3d0bed97f1:README.md 'Torchtitan performance results for various cluster configs', e.g.
+# "|H100 |570/CUDA 12.8|16 (128 GPU) |2 |step: 100 loss: 6.3626 grad_norm: 5.2285 memory: 66.38GiB(83.83%)
+#  tps: 7,169 tflops: 415.21 mfu: 41.98% |"; torchtitan's tps is tokens per second per device.
+CRUSOE_TABLE = {  # (GPU, GPUs): (batch size, printed tps, printed tflops)
+    ("GB200", 68): (5, 17_581, 1_018.20), ("GB200", 36): (5, 17_975, 1_040.99), ("GB200", 12): (5, 18_284, 1_058.93),
+    ("B200", 16): (5, 17_500, 1_013.53), ("B200", 8): (5, 17_469, 1_011.68),
+    ("H200", 128): (4, 9_044, 523.76), ("H200", 64): (4, 8_844, 512.21), ("H200", 32): (4, 8_895, 515.14),
+    ("H100", 128): (2, 7_169, 415.21), ("H100", 32): (2, 7_582, 439.14), ("H100", 16): (2, 8_714, 504.69),
+}
+
+
+@pytest.mark.parametrize("gpu,gpus", sorted(CRUSOE_TABLE))
+def test_crusoe_rows_are_the_printed_tps_per_device(gpu, gpus):
+    batch, tps, tflops = CRUSOE_TABLE[(gpu, gpus)]
+    row, run = _one(f" row {gpu} {gpus} GPU")
+    assert run.used and run.measured_tokens_per_gpu == tps
+    # 'Batch size' is the per-rank local batch: global batch = batch x GPUs, one micro-batch per step
+    assert (run.cluster.num_gpus, run.strategy.micro_batch, run.setup.global_batch) == (gpus, batch, batch * gpus)
+    assert (run.setup.seq_len, run.strategy.tp, run.strategy.zero_stage, run.setup.precision) == (8192, 1, 3, "bf16")
+    assert run.model.name == "Llama-3.1-8B"
+    # every row prints the same FLOPs per token (tflops / tps), so one model and one sequence length throughout:
+    # 415.21e12 / 7,169 = 57.92e9 (torchtitan's count for Llama 3 8B at seq 8192)
+    assert tflops * 1e12 / tps == pytest.approx(415.21e12 / 7_169, rel=0.002)
