@@ -62,7 +62,9 @@ TALLY = {
     ("torchao", "power-limited to 750 W"): 5,
     ("KempnerForge", "used"): 7, ("KempnerForge", "GPUS PER NODE 4"): 12, ("KempnerForge", "no architecture"): 14,
     ("KempnerForge", "superseded by a later revision"): 2,
-    ("Crusoe", "used"): 11,  # torchtitan Llama 3.1 8B, FSDP2, seq 8192: GB200 x68/36/12, B200 x16/8, H200 x128/64/32, H100 x128/32/16
+    # torchtitan Llama 3.1 8B, FSDP2, seq 8192: GB200 x68/36/12, H200 x128/64/32, H100 x128/32/16 used; B200 x16/8 share
+    # the parsed layout of set 5's University-of-Florida MLPerf v5.1 Llama 3.1 8B rows (lines 1116, 1076)
+    ("Crusoe", "used"): 9, ("Crusoe", "the layout of an earlier file's row"): 2,
 }
 
 
@@ -70,7 +72,7 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
     assert len(rows) == len(runs) == sum(TALLY.values()) == 76
     assert Counter((_source(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
-    assert sum(run.used for run in runs) == 19
+    assert sum(run.used for run in runs) == 17
 
 
 def test_same_columns_as_the_calibration_file():
@@ -196,7 +198,8 @@ CRUSOE_TABLE = {  # (GPU, GPUs): (batch size, printed tps, printed tflops)
 def test_crusoe_rows_are_the_printed_tps_per_device(gpu, gpus):
     batch, tps, tflops = CRUSOE_TABLE[(gpu, gpus)]
     row, run = _one(f" row {gpu} {gpus} GPU")
-    assert run.used and run.measured_tokens_per_gpu == tps
+    assert run.measured_tokens_per_gpu == tps
+    assert run.used == (gpu != "B200")  # B200 x8/x16: the layout of set 5's lines 1076/1116
     # 'Batch size' is the per-rank local batch: global batch = batch x GPUs, one micro-batch per step
     assert (run.cluster.num_gpus, run.strategy.micro_batch, run.setup.global_batch) == (gpus, batch, batch * gpus)
     assert (run.setup.seq_len, run.strategy.tp, run.strategy.zero_stage, run.setup.precision) == (8192, 1, 3, "bf16")
@@ -204,3 +207,20 @@ def test_crusoe_rows_are_the_printed_tps_per_device(gpu, gpus):
     # every row prints the same FLOPs per token (tflops / tps), so one model and one sequence length throughout:
     # 415.21e12 / 7,169 = 57.92e9 (torchtitan's count for Llama 3 8B at seq 8192)
     assert tflops * 1e12 / tps == pytest.approx(415.21e12 / 7_169, rel=0.002)
+
+
+def test_no_used_row_shares_a_parsed_layout_with_any_earlier_row():
+    """As part A's guard counts them: every parsed earlier row, used or not (set 5's precision-not-stated MLPerf rows
+    are parsed with the row parser's bf16 default, so they hold the Crusoe B200 layouts)."""
+    from shardwise.engine.calibration.external import (load_external_runs, load_external_runs_2, load_external_runs_3,
+                                                       load_external_runs_4, load_external_runs_5, load_external_runs_6,
+                                                       load_external_runs_7)
+
+    def layout(r):
+        return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
+                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
+    earlier = (load_runs() + load_external_runs() + load_external_runs_2() + load_external_runs_3() + load_external_runs_4()
+               + load_external_runs_5() + load_external_runs_6() + load_external_runs_7())
+    seen = {layout(r) for r in earlier if r.model and r.cluster and r.setup and r.strategy}
+    for r in _runs():
+        assert not r.used or layout(r) not in seen, r.key
