@@ -260,8 +260,11 @@ def main() -> None:
     old_cal, old_combined = calibrated_items(older, runs, cal_band, tp_bands)
     old_cal_cov, old_cal_ci = coverage(old_combined, old_cal)
 
-    # External held-out sets (never fitted, never in a band): the share inside the bands written now.
-    external = {n: external_check({"shipped": {"bands": tp_bands}}, external_set=n)["uncalibrated"]["coverage_shipped"]
+    # External held-out sets (never fitted; in a band only under v5-v8): the share inside the bands written now, as
+    # written (four decimals, _fmt): a set among the items (v8: its extreme residual is a band end wherever the
+    # conformal level passes the last one) has runs ON a band end, which the rounding moves in or out.
+    written = {k: (float(f"{lo:.4f}"), float(f"{hi:.4f}"), n) for k, (lo, hi, n) in tp_bands.items()}
+    external = {n: external_check({"shipped": {"bands": written}}, external_set=n)["uncalibrated"]["coverage_shipped"]
                 for n in EXTERNAL_SETS}
     for n, c in external.items():
         print(f"external set {n}: {c['inside']}/{c['runs']} inside ({c['share']:.1%}, CI {c['ci95'][0]:.0%}-{c['ci95'][1]:.0%})"
