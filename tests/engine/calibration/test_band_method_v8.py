@@ -116,3 +116,20 @@ def test_v8s_items_are_the_out_of_fold_runs_and_every_used_run_of_sets_1_to_7():
         assert external[start][1] == pytest.approx(math.log(first.measured_tokens_per_gpu
                                                             / predict([first])[0].tokens_per_gpu), rel=1e-9)
         start += sum(r.used for r in JUDGED_EXTERNAL_SETS[n]())
+
+
+def test_leave_one_set_out_builds_v8_without_that_sets_items():
+    # benchmarks/band_v8_seen.py's diagnostic: v8 without set k = v3's statistic on the out-of-fold items and the
+    # other sets' items only. Toy: set "a" holds the first five external items, set "b" the other five.
+    from band_v8_seen import v8_without
+
+    by_set = {"a": EXT[:5], "b": EXT[5:]}
+    without_b = v8_without(OOF, by_set, "b")
+    assert without_b == ei.conformal_bands_with_external(OOF, EXT[:5], min_runs=15)
+    # 10 calibration + 5 external groups (the 15-run minimum exactly): K = 15, levels 1 - 0.90 x 16 / 15 = 0.04 and
+    # 0.96. Value i stands at (i - 0.5) / 15; the first two at 1/30 = 0.0333 and 0.1, so the lower end interpolates
+    # between 0.01 (calibration g1) and 0.02 (external h2): 0.01 + 0.01 x (0.04 - 1/30) / (1/15) = 0.011.
+    values = sorted([v for _, v, _, _, _ in OOF] + [v for _, v, _, _ in EXT[:5]])
+    assert values[:2] == [0.01, 0.02]
+    assert without_b["r"][0] == pytest.approx(0.01 + 0.01 * (0.04 - 1 / 30) / (1 / 15))
+    assert without_b["r"][0] == pytest.approx(_hazen(values, 1 - 0.90 * 16 / 15)) and without_b["r"][2] == 15
