@@ -138,7 +138,8 @@ def main() -> None:
     ap.add_argument("check", choices=("cross-fitted", "in-sample", "leave-one-set-out"))
     args = ap.parse_args()
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), {r.key: r for r in load_runs()})
-    {"cross-fitted": cross_fitted, "in-sample": in_sample, "leave-one-set-out": leave_one_set_out}[args.check](oof_units)
+    checks = {"cross-fitted": cross_fitted, "in-sample": in_sample, "leave-one-set-out": leave_one_set_out}
+    checks[args.check](oof_units)
 
 
 if __name__ == "__main__":

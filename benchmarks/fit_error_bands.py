@@ -42,7 +42,8 @@ import numpy as np
 
 from shardwise.engine.calibration.band_statistics import (
     MIN_MEMORY_RUNS, MIN_RUNS, TOTAL, Item, bands_by_level, regime_of)
-from shardwise.engine.calibration.band_methods import CONFORMAL_METHODS, EXTERNAL_SETS_IN_BANDS, NEW_CLUSTER_METHODS, in_sample
+from shardwise.engine.calibration.band_methods import (
+    CONFORMAL_METHODS, EXTERNAL_SETS_IN_BANDS, NEW_CLUSTER_METHODS, in_sample)
 from shardwise.engine.calibration.cross_fit import FoldItem, coverage, cross_fitted_coverage, lookup
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 from shardwise.engine.calibration.external_check import external_check
