@@ -58,7 +58,7 @@ session 11 by two helpers from sources sets 1-7 and the calibration data do not 
 throughput tables - FP8-LM, Zero Bubble pipeline parallelism, MoE Parallel Folding, FlashAttention(-1); part B: projects' READMEs and blog
 posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
 session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
-reporting rule included), with its papers' short source names (SET_8_SOURCES); the two parts are one set, and a
+reporting rule included), with its sources' short names (SET_8_SOURCES: part A's papers; part B's READMEs, added by the lead); the two parts are one set, and a
 configuration both parts hold keeps one row. Two new readings, both on how a source prints a run and written before any
 prediction (none was run on set 8): runs.py's row parser no longer reads 'GH200' (Grace Hopper, not in the catalog) as
 H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor parallelism n (Strategy.etp; the parser's is 1),
@@ -117,7 +117,13 @@ SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
 # Set 8's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
 SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelism paper": "zero-bubble-pp-2023",
                  "moe parallel folding paper": "moe-parallel-folding-2025",
-                 "flashattention paper (dao et al., 2022)": "flash-attn1-paper-2022"}
+                 "flashattention paper (dao et al., 2022)": "flash-attn1-paper-2022",
+                 # part B's READMEs and benchmark reports (the lead, after merging; names only, before any prediction)
+                 "olmo-core readme throughput table": "olmo-core-readme",
+                 "torchao float8 training benchmarks": "torchao-float8-readme",
+                 "torchao mx_formats training benchmarks": "torchao-mx-readme",
+                 "kempnerforge benchmark reports": "kempnerforge-benchmarks",
+                 "crusoe cloud cluster benchmark": "crusoe-torchtitan-readme"}
 
 
 def _superseded(row: dict) -> str:
