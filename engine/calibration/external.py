@@ -58,7 +58,8 @@ session 11 by two helpers from sources sets 1-7 and the calibration data do not 
 throughput tables - FP8-LM, Zero Bubble pipeline parallelism, MoE Parallel Folding, FlashAttention(-1); part B: projects' READMEs and blog
 posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
 session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
-reporting rule included), with its sources' short names (SET_8_SOURCES: part A's papers; part B's READMEs, added by the lead); the two parts are one set, and a
+reporting rule included), with its sources' short names
+(SET_8_SOURCES: part A's papers; part B's READMEs, added by the lead); the two parts are one set, and a
 configuration both parts hold keeps one row. Two new readings, both on how a source prints a run and written before any
 prediction (none was run on set 8): runs.py's row parser no longer reads 'GH200' (Grace Hopper, not in the catalog) as
 H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor parallelism n (Strategy.etp; the parser's is 1),
