@@ -64,8 +64,8 @@ configuration both parts hold keeps one row. Two new readings, both on how a sou
 prediction (none was run on set 8): runs.py's row parser no longer reads 'GH200' (Grace Hopper, not in the catalog) as
 H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor parallelism n (Strategy.etp; the parser's is 1),
 for a Megatron-Core MoE run without MoE parallel folding, whose experts take the attention's TP (the MoE Parallel
-Folding paper's 'MCore' rows print an empty ETP cell). It is in neither JUDGED_EXTERNAL_SETS nor
-EXTERNAL_FILES until its judge has run.
+Folding paper's 'MCore' rows print an empty ETP cell). It joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES (its
+part-B file in EXTERNAL_PART_FILES) for its first run in session 11.
 """
 
 from __future__ import annotations
@@ -411,9 +411,9 @@ def load_external_runs_7() -> tuple[CalibrationRun, ...]:
 @lru_cache(maxsize=1)
 def load_external_runs_8() -> tuple[CalibrationRun, ...]:
     """External set 8 (data/external_runs_8.csv, part A, and data/external_runs_8b.csv, part B, if that file exists):
-    never fitted, never in the bands, in none of sets 1-7; held for session 11's judge (docs/performance.md,
-    "Protocol for session 11") and evaluated by nothing before it. Every earlier set's rules; a configuration both
-    parts hold keeps one row (the newest release's, else part A's, the first read)."""
+    never fitted, never in the bands, in none of sets 1-7; first run in session 11, as the judge of that session's
+    engine candidate and band challenger (docs/performance.md, "Protocol for session 11"). Every earlier set's rules;
+    a configuration both parts hold keeps one row (the newest release's, else part A's, the first read)."""
     runs = list(_load(EXTERNAL_FILE_8))
     if (DATA / EXTERNAL_FILE_8B).exists():
         runs += _load(EXTERNAL_FILE_8B)
@@ -422,6 +422,8 @@ def load_external_runs_8() -> tuple[CalibrationRun, ...]:
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
-                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7}
+                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7, 8: load_external_runs_8}
 EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
-                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7}
+                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8}
+# A set written in two files (its first file above, the others here): set 8, parts A and B
+EXTERNAL_PART_FILES = {8: (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)}

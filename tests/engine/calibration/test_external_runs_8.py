@@ -1,12 +1,11 @@
 """external_runs_8.csv (part A: papers' measured throughput tables) and, when present, external_runs_8b.csv (part B):
-external set 8, held for session 11's judge (docs/performance.md, "Protocol for session 11"). Expected values below
+external set 8, first run in session 11 as its judge (docs/performance.md, "Protocol for session 11"). Expected values below
 are the papers' printed figures quoted (paper, table) or arithmetic on them, and the counts are a tally of the rows as
 written - never the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a band on set 8."""
 
 import csv
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -17,12 +16,10 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6, load_external_runs_7, load_external_runs_8)
 from shardwise.engine.calibration.runs import DATA, gpu_for_row, load_runs, used_runs
-from support.external_file import ExternalFile
+from support.external_file import ExternalFile, assert_judged_and_in_no_band_method_but
 
 SET_8 = ExternalFile(EXTERNAL_FILE_8, load_external_runs_8)
 _rows, _key, _run, _row = SET_8.rows, SET_8.key, SET_8.run, SET_8.row
-PACKAGE = Path(external.__file__).resolve().parents[2]  # the shardwise package (the worktree)
-NAMES = ("external_runs_8", "EXTERNAL_FILE_8", "load_external_runs_8")
 
 
 def _earlier_runs():
@@ -30,22 +27,12 @@ def _earlier_runs():
             + load_external_runs_4() + load_external_runs_5() + load_external_runs_6() + load_external_runs_7())
 
 
-# --- Guards: nothing evaluates set 8 before its judge --------------------------------------------------------------
-def test_set_8_is_in_no_judged_set_table_and_no_band_method():
-    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
-
-    assert 8 not in external.JUDGED_EXTERNAL_SETS and 8 not in external.EXTERNAL_FILES
-    assert EXTERNAL_FILE_8 not in external.EXTERNAL_FILES.values()
-    assert all(8 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
-
-
-def test_nothing_but_the_loader_names_set_8_in_the_engine_the_benchmarks_or_the_performance_doc():
-    engine_and_tools = [p for p in PACKAGE.rglob("*.py") if "tests" not in p.parts and p.name != "external.py"
-                        and ".venv" not in p.parts]
-    assert engine_and_tools  # the scan reads the package, not an empty directory
-    for path in engine_and_tools + [PACKAGE / "docs" / "performance.md"]:
-        text = path.read_text(encoding="utf-8", errors="ignore")
-        assert not any(name in text for name in NAMES), path
+# --- Guards: set 8 has had its first run (session 11); no band method is estimated on it --------------------------
+def test_set_8_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the_loader():
+    # Set 8 joined the judged-set tables for its first run in session 11 (docs/performance.md, "Protocol for session
+    # 11"), judging engine candidate E11 and band challenger v8 against v3; no method is estimated on it.
+    assert_judged_and_in_no_band_method_but(8)
+    assert external.EXTERNAL_PART_FILES[8] == (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 
 
 def test_set_8_never_reaches_the_fit_the_bands_or_sets_1_to_7():
