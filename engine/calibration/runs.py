@@ -288,7 +288,8 @@ BRIDGE_LORA_RANK = 32
 # state otherwise; NeMo 2's LoRA (nemo/collections/llm/peft/lora.py) has the same default.
 BRIDGE_LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
 # What a row's source states, in its notes (spelling shared with the external sets' collectors):
-# 'LORA RANK: 16', 'LORA TARGETS: linear_qkv,linear_proj', 'CUDA GRAPHS: yes' / 'CUDA GRAPHS: no'.
+# 'LORA RANK: 16', 'LORA TARGETS: linear_qkv,linear_proj', 'CUDA GRAPHS: yes' / 'CUDA GRAPHS: no',
+# 'CP COMM TYPE: a2a' (p2p, a2a, a2a+p2p, all_gather).
 # 'yes' reads as Megatron-Core's per-layer capture (NeMo/MLPerf `enable_cuda_graph`, one graph per
 # transformer layer), the only graphs such a row can state without naming the scope.
 NOTES_CUDA_GRAPHS = {"yes": "per-layer", "no": "none"}
@@ -308,6 +309,12 @@ def lora_for_row(row: dict, mode: str, framework: str) -> dict:
     elif framework == "megatron":
         out["lora_targets"] = BRIDGE_LORA_TARGETS
     return out
+
+
+def cp_comm_type_for_row(row: dict) -> dict:
+    """'CP COMM TYPE: a2a' (p2p, a2a, a2a+p2p, all_gather) in notes, as TrainingSetup.cp_comm_type; absent: p2p."""
+    m = re.search(r"CP COMM TYPE: (a2a\+p2p|a2a|p2p|all_gather)\b", row["notes"])
+    return {"cp_comm_type": m.group(1)} if m else {}
 
 
 def cuda_graphs_for_row(row: dict) -> dict:
@@ -522,7 +529,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
         dispatch["recompute_modules"] = modules if modules else None
     framework = framework_for_row(row)
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework,
-                          mode=mode, **lora_for_row(row, mode, framework), **{**dispatch, **cuda_graphs_for_row(row)},
+                          mode=mode, **lora_for_row(row, mode, framework),
+                          **{**dispatch, **cuda_graphs_for_row(row), **cp_comm_type_for_row(row)},
                           mean_doc_len=packed_doc_len_for_row(row))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
                         recompute=recompute, sequence_parallel=True)

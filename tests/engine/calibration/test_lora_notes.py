@@ -28,3 +28,12 @@ def test_cuda_graphs_phrase():
     assert cuda_graphs_for_row({"notes": "x; CUDA GRAPHS: yes"}) == {"cuda_graphs": "per-layer"}
     assert cuda_graphs_for_row({"notes": "CUDA GRAPHS: no; y"}) == {"cuda_graphs": "none"}
     assert cuda_graphs_for_row({"notes": "nothing stated"}) == {}
+
+
+def test_cp_comm_type_phrase():
+    from shardwise.engine.calibration.runs import cp_comm_type_for_row
+
+    assert cp_comm_type_for_row({"notes": "CP COMM TYPE: a2a; x"}) == {"cp_comm_type": "a2a"}
+    assert cp_comm_type_for_row({"notes": "CP COMM TYPE: a2a+p2p"}) == {"cp_comm_type": "a2a+p2p"}
+    assert cp_comm_type_for_row({"notes": "CP COMM TYPE: all_gather"}) == {"cp_comm_type": "all_gather"}
+    assert cp_comm_type_for_row({"notes": "nothing"}) == {}

@@ -87,3 +87,22 @@ def test_megatron_bucket_grows_with_dp():
     params = ShardedParams(dense=np.full(len(grid), 1e9), expert=np.zeros(len(grid)))
     assert bucket_share(params, grid, "megatron") == pytest.approx([0.256, 0.064, 0.064])
     assert bucket_share(params, grid, "fsdp") == pytest.approx([0.04, 0.04, 0.04])
+
+
+def test_a2a_cp_bytes_and_no_ring_kernels(monkeypatch):
+    """Ulysses-style CP (cp_comm_type a2a), TP 1, 4,096 tokens per GPU, BF16 (2 bytes): Q 4096 × 32 heads × 128
+    × 2 = 33,554,432 B; K and V 4096 × 8 × 128 × 2 = 8,388,608 B each; the output as Q. Forward sends these four,
+    backward four more of the same sizes (dO, dQ, dK, dV); no ring kernels, so the fixed kernel costs do not
+    enter. With each all-to-all priced at 1 s per GB: (33.55 + 8.39 + 8.39 + 33.55) MB × 2 = 0.16777 s."""
+    import shardwise.engine.performance.cp as cp_module
+
+    sent = []
+    monkeypatch.setattr(cp_module, "all_to_all_time", lambda b, links: sent.append(np.asarray(b)) or np.asarray(b) / 1e9)
+    cluster = Cluster(gpu=H100, num_gpus=8, gpus_per_node=8, network=IB)
+    grid = PlanGrid.build(8, 8, cp=[2], recompute=[0])  # no recompute: the forward is not sent again
+    tokens = np.array([4096.0])
+    for fixed in (0.0, 50e-6):
+        assume = replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=fixed, small_kernel_fixed_s=fixed)
+        t = cp_module.cp_time_per_layer(LLAMA3_8B, cluster, grid, tokens, np.array([1e-3]), assume, "a2a")
+        assert t == pytest.approx([2 * (33_554_432 + 8_388_608 * 2 + 33_554_432) / 1e9])
+    assert [float(b[0]) for b in sent[:4]] == [33_554_432, 8_388_608, 8_388_608, 33_554_432]
