@@ -36,8 +36,8 @@ def main() -> None:
             print(f"  set 5 LoRA all: {len(lora)} runs, median {np.median([e for _, e in lora]):+.1%}, "
                   f"MAPE {np.mean(np.abs([e for _, e in lora])):.1%}")
             print(f"  set 5 other than LoRA: {len(rest)} runs, MAPE {np.mean(np.abs(rest)):.1%}")
-    print(f"sets 1-5 pooled: {len(pooled_err)} used runs, MAPE {np.mean(np.abs(pooled_err)):.1%}, "
-          f"each group once {mape_each_group_once(pooled_err, pooled_groups):.1%}")
+    print(f"sets 1-5 pooled: {len(pooled_err)} used runs, MAPE {np.mean(np.abs(pooled_err)):.2%}, "
+          f"each group once {mape_each_group_once(pooled_err, pooled_groups):.2%}")
 
 
 if __name__ == "__main__":
