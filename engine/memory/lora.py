@@ -9,7 +9,8 @@ head; norms are not Linear layers). The base is sharded only where the framework
 Adapters: every targeted linear W (d_in → d_out) gets A (r × d_in) and B (d_out × r), r·(d_in + d_out)
 parameters, kept in fp32 with fp32 gradients and AdamW moments (see layouts.adapter_layout).
 Target names follow Hugging Face PEFT (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj,
-down_proj) or Megatron-Core's fused modules (linear_qkv, linear_proj, linear_fc1, linear_fc2); MLP targets apply to dense MLPs, shared experts and every routed expert.
+down_proj) or Megatron-Core's fused modules (linear_qkv, linear_proj, linear_fc1, linear_fc2); MLP
+targets apply to dense MLPs, shared experts and every routed expert.
 """
 
 from __future__ import annotations
