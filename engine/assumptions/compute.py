@@ -64,6 +64,16 @@ KERNEL_FIXED_S: float = calibrated.KERNEL_FIXED_S
 # adds, activation, attention, casts), counted from Megatron-Core's fused layer (~12) and an
 # unfused eager PyTorch layer (~25); we take the middle. Backward launches about twice as many.
 NON_GEMM_KERNELS_PER_LAYER_FWD = 18
+# Fixed cost of one SMALL memory-bound kernel, seconds (an assumption, NOT fitted): norms, rotary,
+# residual adds, activations, casts, the LoRA adapters' rank-r GEMMs and the CP ring's softmax/output
+# corrections. Such a kernel moves a few MB and has no partial-wave tail worth the name, so what it
+# pays beyond its bytes is the launch gap between kernels. KERNEL_FIXED_S (fitted, ~19 µs) stands for
+# the large kernels' prologue/epilogue and last partial wave (GEMMs, the attention core), which is
+# why it is 2-6x the launch-and-tail range quoted above. 4 µs sits in that 3-10 µs range, at its low
+# end: NVIDIA's CUDA Graphs post (A. Gray, "Getting Started with CUDA Graphs", NVIDIA Developer Blog,
+# 2019) measures about 3.8 µs per short kernel launched back to back in a stream (3.4 µs as a graph).
+# Session 9's diagnosis (docs/performance.md) used the same 4 µs.
+SMALL_KERNEL_FIXED_S = 4e-6
 BACKWARD_KERNEL_RATIO = 2.0
 
 # Host (CPU) time to dispatch one transformer layer's forward and backward kernels for one
@@ -116,8 +126,12 @@ ATTENTION_BACKWARD_TIME_RATIO = 2.5
 # the received K/V chunk, flash_attn_fwd_softmax_lse_correction and flash_attn_fwd_out_correction;
 # its backward, per extra step, the attention backward and the dK/dV (and dQ) accumulations. So
 # about three more kernels per extra ring step in each direction than one un-split attention, each
-# paying KERNEL_FIXED_S (a count from the source, not fitted).
+# paying a fixed cost (a count from the source, not fitted). Of the three, one is an attention kernel
+# (priced at KERNEL_FIXED_S like the un-split attention) and two are small corrections/accumulations
+# (priced at SMALL_KERNEL_FIXED_S).
 CP_KERNELS_PER_EXTRA_RING_STEP = 3
+CP_ATTENTION_KERNELS_PER_EXTRA_RING_STEP = 1
+CP_SMALL_KERNELS_PER_EXTRA_RING_STEP = CP_KERNELS_PER_EXTRA_RING_STEP - CP_ATTENTION_KERNELS_PER_EXTRA_RING_STEP
 
 # --- Backward GEMMs ------------------------------------------------------------------------
 # Each forward GEMM has two backward GEMMs of the same size: data gradient and weight gradient

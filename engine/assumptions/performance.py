@@ -23,6 +23,7 @@ class PerformanceAssumptions:
     pytorch_gemm_factor: float = c.PYTORCH_GEMM_FACTOR
     fp8_rowwise_factor: float = c.FP8_ROWWISE_GEMM_FACTOR
     kernel_fixed_s: float = c.KERNEL_FIXED_S
+    small_kernel_fixed_s: float = c.SMALL_KERNEL_FIXED_S  # memory-bound kernels (assumption, not fitted)
     host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
     pipeline_host_time_per_tp: dict[str, float] = field(
         default_factory=lambda: dict(c.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S))

@@ -64,7 +64,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     # Per layer (model-average mix of dense and MoE layers), per micro-batch.
     layer_compute = mb.layer_mix(model, "total")
     tp_layer, tp_ends = tp_time_per_layer(model, cluster, setup, grid, mb.tokens, assume)
-    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
+    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume,
+                                 setup.cp_comm_type)
     moe_window = mb.moe_layer.total if mb.moe_layer is not None else None
     ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (model.num_moe_layers / L)
 
