@@ -19,13 +19,13 @@ from dataclasses import replace
 
 import numpy as np
 
+from shardwise.engine.assumptions.compute import ATTENTION_BACKWARD_TIME_RATIO
 from shardwise.engine.assumptions.performance import DEFAULT_ASSUMPTIONS as BASE
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 from shardwise.engine.calibration.predict import _grid, predict, run_assumptions
 from shardwise.engine.performance import step_time
 
 HAS_SMALL = hasattr(BASE, "small_kernel_fixed_s")  # E10 splits the fixed cost; the shipped engine does not
-NO_OVERLAP = {"tp": "tp_overlap", "dp": "dp_overlap"}
 
 
 def times(run, assume):
@@ -42,9 +42,11 @@ def breakdown(run) -> dict:
     pred = predict([run])[0]
     out = {"measured": step * pred.tokens_per_gpu / run.measured_tokens_per_gpu, "predicted": step}
     out["big-kernel fixed"] = step - ms(times(run, replace(BASE, kernel_fixed_s=0.0)).step)
-    out["small-kernel fixed"] = (step - ms(times(run, replace(BASE, small_kernel_fixed_s=0.0)).step)) if HAS_SMALL else None
+    out["small-kernel fixed"] = None
+    if HAS_SMALL:
+        out["small-kernel fixed"] = step - ms(times(run, replace(BASE, small_kernel_fixed_s=0.0)).step)
     out["memory-bound bytes"] = step - ms(times(run, replace(BASE, hbm_efficiency=BASE.hbm_efficiency * 1000)).step)
-    out["attention fwd+bwd"] = ms(t.details["attention_s"]) * 3.5  # ATTENTION_BACKWARD_TIME_RATIO 2.5 + forward
+    out["attention fwd+bwd"] = ms(t.details["attention_s"]) * (1 + ATTENTION_BACKWARD_TIME_RATIO)  # forward only
     for name in ("compute", "tp_comm", "cp_comm", "dp_comm", "optimizer"):
         out[name] = ms(getattr(t, name))
     out["tp total"] = ms(times(run, replace(BASE, tp_overlap={k: 0.0 for k in BASE.tp_overlap})).tp_comm)
@@ -91,7 +93,8 @@ def main() -> None:
         x = breakdown(run)
         found[(run.model.name, run.cluster.gpu.name, run.strategy.tp)] = x
         print(f"\n{label(run)}: measured {x['measured']:.1f}, predicted {x['predicted']:.1f} "
-              f"({x['predicted'] / x['measured'] - 1:+.1%} step, i.e. throughput {x['measured'] / x['predicted'] - 1:+.1%})")
+              f"({x['predicted'] / x['measured'] - 1:+.1%} step, "
+              f"i.e. throughput {x['measured'] / x['predicted'] - 1:+.1%})")
         print("  " + ", ".join(f"{k} {v:.2f}" for k, v in x.items()
                                if k not in ("measured", "predicted") and v is not None))
     print("\nTwo-layout fits (same recipe and GPU):")
