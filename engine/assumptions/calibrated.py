@@ -26,4 +26,5 @@ FSDP_RING_LATENCY_EXPOSED_FRACTION = {"fsdp": 0.8711}  # PyTorch FSDP, unhidden 
 TP_OVERLAP_FRACTION = 0.85
 FP8_ROWWISE_GEMM_FACTOR = 0.5678  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
 MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = 122.4228e-6  # dropless MoE layer, forward, exposed host time per local expert
+OPTIMIZER_PHASE_FIXED_S = 0.0  # Megatron full training, per optimizer step (before E11's fit: 0)
 FIT_SCORE = 0.0895  # source-weighted mean |log(predicted / measured)| on the fitted runs
