@@ -132,7 +132,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
         pp_bubble=bubble,
         pp_comm=pp_p2p_time(model, cluster, grid, mb.tokens, assume),
         dp_comm=dp + tied_sync,
-        optimizer=optimizer + optimizer_phase,
+        optimizer=optimizer,
+        optimizer_phase=optimizer_phase,
         model_flops_per_step=model_flops.astype(np.float64),
         hardware_flops_per_step=(hw_per_token * tokens).astype(np.float64),
         details={
@@ -141,7 +142,6 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
             "microbatch_s": per_mb_avg,
             "host_wait_s": m * host_wait,
             "tied_embedding_sync_s": tied_sync,
-            "optimizer_phase_s": optimizer_phase,  # included in optimizer
         },
     )
     return add_post_training(policy, model, cluster, setup, grid, assume)
