@@ -10,7 +10,9 @@ Session 6's rule: v2 vs v3, mean of cross-fitted and set 1 (v2 shipped). Session
 external set 2 alone (its first run). Session 8's rule: v4 vs v5 on external set 3's first run (v5 shipped); its second rule: v5 vs v6 (v5 with set 3
 as items) on external set 4's first run. Session 9's rule: v5 vs v7 (v5 with sets 3 and 4 as items) on
 external set 5's first run. v5's bands are estimated on the
-runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so.
+runs of sets 1 and 2 (external_items.py), so its figures there are in-sample and marked so; v8 (session 11's
+challenger: v3's statistic on the out-of-fold residuals and sets 1-7) is printed beside the others, in-sample on
+every set here. Session 11's rule is read by benchmarks/engine_choice.py (v3 vs v8 on the set it judges).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Which engine ships, and which band method: the figures a protocol's judge decides on, over several
-judged external sets pooled (docs/performance.md, "Protocol for session 10").
+judged external sets pooled (docs/performance.md, "Protocol for session 10" and "Protocol for session 11").
 
     python benchmarks/engine_choice.py --sets 6 7 --json OUT.json
 
@@ -30,7 +30,9 @@ from shardwise.engine.calibration.external_check import share  # noqa: E402
 from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
 from shardwise.engine.calibration.predict import predict  # noqa: E402
 
-METHODS = ("v3", "v5")  # the session 10 protocol's challenger and the shipped method
+# The session 11 protocol's pair: the shipped method (v3) and its challenger (v8). Session 10's pair was ("v3", "v5");
+# its stored output (benchmarks/results/engine_choice_session10.json) keeps those keys, bands_v3 and bands_v5.
+METHODS = ("v3", "v8")
 
 
 def mean_abs_log_each_group_once(log_errors: list[float], groups: list[str]) -> float:

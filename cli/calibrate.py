@@ -14,6 +14,7 @@ from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.evaluate import evaluate
+from ..engine.mfu_unit import require_mfu_fraction
 from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
 from ..tools.figures import plan_figures
@@ -50,7 +51,8 @@ def add_measured_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--measured-tokens-per-s-per-gpu", type=positive_float, metavar="X")
     g.add_argument("--measured-step-s", type=positive_float, metavar="S", help="seconds per optimizer step")
     g.add_argument("--measured-mfu", type=positive_float, metavar="F",
-                   help="MFU as a fraction (0.45) or percent (45), in shardwise's definition (README)")
+                   help="MFU as a fraction of the GPU's dense peak: 0.45 for 45 %% (a value above 1 is refused), "
+                        "in shardwise's definition (README)")
     g.add_argument("--measured-peak-gib", type=positive_float, metavar="GIB", help="peak memory per GPU (compared, not fitted)")
 
 
@@ -92,7 +94,7 @@ def measured_tokens(args: argparse.Namespace, m_model, cluster, setup) -> float:
         return args.measured_tokens_per_s_per_gpu
     if args.measured_step_s:
         return tokens_from_step_time(args.measured_step_s, setup, cluster)
-    return tokens_from_mfu(args.measured_mfu, m_model, setup, cluster)
+    return tokens_from_mfu(require_mfu_fraction(args.measured_mfu), m_model, setup, cluster)
 
 
 def apply_log(args: argparse.Namespace, reading: LogReading) -> list[str]:

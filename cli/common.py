@@ -13,7 +13,8 @@ from ..engine.inputs import build_cluster, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import CUDA_GRAPH_MODES, MOE_DISPATCHERS, RECOMPUTE_MODULE_NAMES, TrainingSetup
+from ..engine.training import (CUDA_GRAPH_MODES, DEFAULT_FINE_TUNE_GLOBAL_BATCH, DEFAULT_GLOBAL_BATCH, MOE_DISPATCHERS,
+                               RECOMPUTE_MODULE_NAMES, TrainingSetup)
 from .profile_file import add_profile_arg
 
 
@@ -78,7 +79,8 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seq-len", type=seq_len_arg, help="tokens per sequence (default 4096; 8k accepted; "
                    "grpo/ppo: prompt + response)")
     b = g.add_mutually_exclusive_group()
-    b.add_argument("--global-batch", type=positive_int, help="sequences per optimizer step (default 1024)")
+    b.add_argument("--global-batch", type=positive_int, help=f"sequences per optimizer step (default {DEFAULT_GLOBAL_BATCH}; "
+                        f"lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH})")
     b.add_argument("--global-batch-tokens", help="tokens per optimizer step, e.g. 4M or 4194304")
     g.add_argument("--mode", choices=TRAINING_MODES, default="full", metavar="MODE",
                    help="full, lora, qlora, or post-training dpo, grpo, ppo (policy trained fully) and "

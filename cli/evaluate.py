@@ -9,6 +9,7 @@ from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
+from ..engine.validity.whole_mesh import require_whole_mesh
 from ..present import likely, memory_band_note, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
@@ -33,8 +34,9 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup = setup_from_args(args)
-    result = evaluate(model_from_args(args), cluster_from_args(args), setup, strategy_from_args(args),
-                      **cost_args_from(args), profile=profile_from_args(args))
+    model, cluster, strategy = model_from_args(args), cluster_from_args(args), strategy_from_args(args)
+    require_whole_mesh(model, cluster, setup, strategy)  # no rounded-down DP for degrees that do not divide
+    result = evaluate(model, cluster, setup, strategy, **cost_args_from(args), profile=profile_from_args(args))
     if args.json:
         print_json(result)
     else:

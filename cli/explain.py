@@ -10,6 +10,7 @@ from ..engine.explain import Explanation, explain
 from ..engine.explain_pair import winner_and_runner_up
 from ..engine.plan_text import parse_plan
 from ..engine.plan_label import plan_label
+from ..engine.validity.whole_mesh import require_whole_mesh
 from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     if args.a is not None:
         a = parse_plan(args.a)
         b = parse_plan(args.b) if args.b is not None else None
+        require_whole_mesh(model, cluster, setup, a, "--a")
+        if b is not None:
+            require_whole_mesh(model, cluster, setup, b, "--b")
     else:
         pair = winner_and_runner_up(model, cluster, setup, headroom=args.headroom, profile=profile)
         if pair is None:

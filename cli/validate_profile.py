@@ -9,7 +9,7 @@ import numpy as np
 from ..engine.assumptions import error_bands as eb
 from ..engine.calibration import leave_family_out as lofo
 from ..engine.calibration.band_methods import DESCRIPTIONS, in_sample
-from ..engine.calibration.external import EXTERNAL_FILES
+from ..engine.calibration.external import EXTERNAL_FILES, EXTERNAL_PART_FILES
 from ..engine.calibration.band_statistics import TOTAL
 from ..engine.calibration.external_check import external_check, render
 from ..engine.calibration.transfer import FamilyTransfer, transfer_all, transfer_older_releases
@@ -102,10 +102,11 @@ def render_profile_check(families: bool = True) -> str:
                                eb.OLDER_RELEASE_CALIBRATED_COVERAGE, eb.OLDER_RELEASE_CALIBRATED_COVERAGE_CI)]
     for n, csv in EXTERNAL_FILES.items():
         seen = in_sample(eb.THROUGHPUT_BAND_METHOD, n)
+        files = " + ".join(f"engine/calibration/data/{name}" for name in EXTERNAL_PART_FILES.get(n, (csv,)))
         lines += ["", f"external held-out runs, set {n} (published, never fitted"
                       + (f"; IN-SAMPLE: its runs are among method {eb.THROUGHPUT_BAND_METHOD}'s band items, so its "
                          "coverage below is not a check" if seen else " or banded")
-                      + f": engine/calibration/data/{csv}; shipped bands, method {eb.THROUGHPUT_BAND_METHOD}; "
+                      + f": {files}; shipped bands, method {eb.THROUGHPUT_BAND_METHOD}; "
                       "first run in docs/performance.md):"]
         lines += ["  " + line for line in render(external_check(external_set=n), families_too=families)]
     return "\n".join(lines)

@@ -81,6 +81,15 @@ MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
 
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
+# Sequences per optimizer step when none is given. Pre-training and full fine-tuning: 1,024 (TrainingSetup's
+# field default below; 4M tokens at 4k). A plain LoRA/QLoRA fine-tune: 128, the default of the reference LoRA
+# instruction-tuning recipes — tloen/alpaca-lora `finetune.py` (`batch_size: int = 128`) and Stanford Alpaca's
+# fine-tune (Taori et al. 2023, README: "batch size 128"); a pre-training batch would make a fine-tune's step
+# minutes long. One definition for the CLI, REST, the page and the chat's tools (it used to be 128 in the tools
+# only, 1,024 elsewhere).
+DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
+FINE_TUNE_MODES = ("lora", "qlora")
+
 
 class TrainingSetup(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -178,3 +187,12 @@ class TrainingSetup(BaseModel):
     @property
     def global_batch_tokens(self) -> int:
         return self.seq_len * self.global_batch
+
+
+DEFAULT_GLOBAL_BATCH: int = TrainingSetup.model_fields["global_batch"].default
+
+
+def default_global_batch(mode: str | None) -> int:
+    """Sequences per step when none is given, for a mode as typed ('lora', 'qlora', 'full', 'dpo-lora', …):
+    a fine-tune's batch for plain LoRA/QLoRA, else the engine's default."""
+    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in FINE_TUNE_MODES else DEFAULT_GLOBAL_BATCH

@@ -17,6 +17,7 @@ from ..engine.calibration.intervals import memory_band
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.evaluate import evaluate
+from ..engine.mfu_unit import require_mfu_fraction
 from .base import Result, Tool
 from .figures import ScenarioFacts, plan_figures, r, scenario_facts
 from .log_run import DerivedBatch, apply_reading, derived_global_batch
@@ -38,7 +39,7 @@ class CalibrateArgs(Args):
     plan: Plan
     measured_tokens_per_s_per_gpu: float | None = None
     measured_step_s: float | None = None
-    measured_mfu: float | None = None
+    measured_mfu: float | None = Field(None, description="a fraction of the GPU's dense peak: 0.45 for 45 % MFU")
     log: str | None = None
 
 
@@ -145,7 +146,7 @@ def calibrate(args: CalibrateArgs) -> CalibrateResult:
     if reading is not None:
         m, step_s = tokens_from_log(reading, setup, cluster), reading.step_s
     elif args.measured_mfu is not None:
-        m, step_s = tokens_from_mfu(args.measured_mfu, resolved.model, setup, cluster), None
+        m, step_s = tokens_from_mfu(require_mfu_fraction(args.measured_mfu), resolved.model, setup, cluster), None
     elif args.measured_step_s is not None:
         m, step_s = tokens_from_step_time(args.measured_step_s, setup, cluster), args.measured_step_s
     else:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..engine.explain import explain
 from ..engine.results import Evaluation
+from ..engine.validity.whole_mesh import require_whole_mesh
 from ..present import duration_ms
 from .base import Result, Tool
 from .explanations import BindingFacts, CounterfactualFacts, binding_facts, counterfactual_facts, term_name
@@ -102,6 +103,8 @@ def verdict(comparison, a: PlanFigures, b: PlanFigures, time_diff: list[Differen
 
 def compare_plans(args: ComparePlansArgs) -> ComparePlansResult:
     resolved = args.scenario.resolve()
+    for which, plan in (("plan_a", args.plan_a), ("plan_b", args.plan_b)):
+        require_whole_mesh(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), which)
     ex = explain(resolved.model, resolved.cluster, resolved.setup, args.plan_a.strategy(), args.plan_b.strategy(),
                  headroom=HEADROOM, profile=active_profile())
     c = ex.comparison

@@ -7,6 +7,7 @@ from pydantic import Field
 from ..engine.errors import ShardwiseInputError
 from ..engine.evaluate import evaluate
 from ..engine.results import Evaluation
+from ..engine.validity.whole_mesh import require_whole_mesh
 from .base import Result, Tool
 from .calibration import active_profile
 from ..engine.calibration.intervals import memory_band
@@ -41,7 +42,9 @@ class EvaluatePlanResult(Result):
 
 def evaluate_plan(args: EvaluatePlanArgs) -> EvaluatePlanResult:
     resolved = args.scenario.resolve()
-    e = evaluate(resolved.model, resolved.cluster, resolved.setup, args.plan.strategy(), profile=active_profile())
+    strategy = args.plan.strategy()
+    require_whole_mesh(resolved.model, resolved.cluster, resolved.setup, strategy)
+    e = evaluate(resolved.model, resolved.cluster, resolved.setup, strategy, profile=active_profile())
     return EvaluatePlanResult(scenario=scenario_facts(args.scenario, resolved), plan=plan_figures(e), evaluation=e)
 
 
@@ -113,6 +116,7 @@ def estimate_memory(args: EstimateMemoryArgs) -> EstimateMemoryResult:
         raise ShardwiseInputError(f"measured_peak_gib must be a positive GiB figure, not {args.measured_peak_gib}")
     resolved = args.scenario.resolve()
     plan = args.plan or _default_plan(args.scenario)
+    require_whole_mesh(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
     e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), profile=active_profile())
     f = plan_figures(e)
     return EstimateMemoryResult(

@@ -15,6 +15,7 @@ from ..engine.assumptions.calibration_bounds import COMM_SCALE_BOUNDS, COMPUTE_S
 from ..engine.evaluate import evaluate
 from ..engine.params import total_params
 from ..engine.training import CUDA_GRAPH_FRAMEWORKS, CUDA_GRAPH_MODES
+from ..engine.validity.whole_mesh import require_whole_mesh
 from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
@@ -295,6 +296,7 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
 
             best = run_recommend(args.scenario, top_k=1).best
             plan = Plan.from_strategy(best.strategy) if best else Plan()
+        require_whole_mesh(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
         numbers = numbers_for(args.concept, resolved, plan)
         plan_text = plan_figures(_eval(resolved, plan)).label
         scenario_text = f"{resolved.model.name} on {resolved.cluster.num_gpus} x {resolved.cluster.gpu.name}"

@@ -20,20 +20,10 @@ from ..engine.model_spec import ModelSpec
 from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import TrainingSetup
+from ..engine.training import DEFAULT_FINE_TUNE_GLOBAL_BATCH, DEFAULT_GLOBAL_BATCH, TrainingSetup, default_global_batch
 
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
-DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
-# A LoRA/QLoRA fine-tune given no batch: 128 sequences per step, the default of the reference LoRA
-# instruction-tuning recipes — tloen/alpaca-lora `finetune.py` (`batch_size: int = 128`) and Stanford
-# Alpaca's fine-tune (Taori et al. 2023, README: "batch size 128"). A pre-training batch (1,024 sequences,
-# 4M tokens at 4k) would make a fine-tune's step minutes long.
-DEFAULT_FINE_TUNE_GLOBAL_BATCH = 128
-
-
-def default_global_batch(mode: str | None) -> int:
-    """Sequences per step when none is given: a fine-tune's for plain LoRA/QLoRA, else the engine's default."""
-    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in ("lora", "qlora") else DEFAULT_GLOBAL_BATCH
+# The batch defaults are the engine's (engine/training.py), one definition for every surface.
 
 
 class Args(BaseModel):
@@ -111,10 +101,7 @@ class Scenario(Args):
             raise ShardwiseInputError("give global_batch (sequences) or global_batch_tokens, not both")
         if self.global_batch is not None and self.global_batch <= 0:
             raise ShardwiseInputError(f"global_batch must be positive, got {self.global_batch}")
-        batch = self.global_batch
-        if batch is None and not self.global_batch_tokens and self.mode in ("lora", "qlora"):
-            batch = DEFAULT_FINE_TUNE_GLOBAL_BATCH  # a fine-tune's batch, not pre-training's
-        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=batch,
+        setup = training_setup(self.mode or "full", seq_len=self.seq_len, global_batch=self.global_batch,
                                global_batch_tokens=self.global_batch_tokens or None, prompt_len=self.prompt_len,
                                response_len=self.response_len, group_size=self.group_size,
                                inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,

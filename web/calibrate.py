@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
+from ..engine.mfu_unit import require_mfu_fraction
 from ..engine.training_logs import LogReading
 from .schemas import PlanFields, ScenarioRequest
 
@@ -27,7 +28,8 @@ class CalibrateRequest(PlanFields, ScenarioRequest):
 
     measured_tokens_per_s_per_gpu: float | None = _measured("tokens per second per GPU the run reached")
     measured_step_s: float | None = _measured("seconds per optimizer step")
-    measured_mfu: float | None = _measured("MFU as a fraction (0.45) or percent (45), in shardwise's definition (README)")
+    measured_mfu: float | None = _measured("MFU as a fraction of the GPU's dense peak: 0.45 for 45 % (a value "
+                                                  "above 1 is a 400), in shardwise's definition (README)")
     measured_peak_gib: float | None = _measured("peak memory per GPU (compared, not fitted)")
     profile: CalibrationProfile | None = Field(
         default=None, description="not taken: calibrate fits a profile from the measured run alone (one given is a 400)")
@@ -97,7 +99,7 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     if reading is not None:
         tokens = tokens_from_log(reading, setup, where)
     elif req.measured_mfu is not None:
-        tokens = tokens_from_mfu(req.measured_mfu, model, setup, where)
+        tokens = tokens_from_mfu(require_mfu_fraction(req.measured_mfu), model, setup, where)
     elif req.measured_step_s is not None:
         tokens = tokens_from_step_time(req.measured_step_s, setup, where)
     else:

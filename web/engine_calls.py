@@ -12,6 +12,7 @@ import json
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
+from ..engine.validity.whole_mesh import require_whole_mesh
 from .schemas import (EvaluateRequest, ExplainRequest, ExportRequest, ExportResponse, RecommendRequest, ScenarioRequest,
                       WhatIfRequest)
 
@@ -54,8 +55,9 @@ def cluster(req: ScenarioRequest) -> Cluster:
 def evaluate(req: EvaluateRequest):
     from ..engine.evaluate import evaluate as engine_evaluate
 
-    return engine_evaluate(resolve_model(req), cluster(req), req.setup(), req.strategy(), **req.cost_args(),
-                           profile=req.profile)
+    model, on, setup, strategy = resolve_model(req), cluster(req), req.setup(), req.strategy()
+    require_whole_mesh(model, on, setup, strategy)  # no rounded-down DP for degrees that do not divide
+    return engine_evaluate(model, on, setup, strategy, **req.cost_args(), profile=req.profile)
 
 
 def recommend(req: RecommendRequest):
@@ -72,7 +74,11 @@ def explain(req: ExplainRequest):
     from ..engine.explain_pair import winner_and_runner_up
 
     model, on, setup = resolve_model(req), cluster(req), req.setup()
-    pair = req.plans() or winner_and_runner_up(model, on, setup, headroom=req.headroom, profile=req.profile)
+    given = req.plans()
+    for which, plan in zip(("a", "b"), given or ()):
+        if plan is not None:
+            require_whole_mesh(model, on, setup, plan, f"plan {which}")
+    pair = given or winner_and_runner_up(model, on, setup, headroom=req.headroom, profile=req.profile)
     if pair is None:
         raise ShardwiseInputError("no plan fits, so there is nothing to compare; POST /api/recommend shows what "
                                   "would fit, or give a plan as a")

@@ -17,7 +17,8 @@ from ..engine.errors import ShardwiseInputError
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Recompute, Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
-from ..engine.training import CudaGraphs, Framework, MoEDispatcher, Precision, TrainingSetup
+from ..engine.training import (DEFAULT_FINE_TUNE_GLOBAL_BATCH, DEFAULT_GLOBAL_BATCH, CudaGraphs, Framework, MoEDispatcher,
+                               Precision, TrainingSetup)
 from .settings import MAX_TOP_K
 
 # A Hugging Face config.json pasted as text is a few KB; anything near this is not a config.
@@ -45,7 +46,8 @@ class ScenarioRequest(_Body):
     network: str | None = Field(default=None, max_length=100, description="scale-out network id, e.g. ib-ndr")
     seq_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                 description="tokens per sequence (default 4096; grpo/ppo: prompt + response)")
-    global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description="sequences per optimizer step (default 1024)")
+    global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description=f"sequences per optimizer step (default "
+                                        f"{DEFAULT_GLOBAL_BATCH}; lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH})")
     global_batch_tokens: int | str | None = Field(
         default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
     mode: Literal[TRAINING_MODES] = "full"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ...tools.scenario import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Scenario
+from ...tools.scenario import DEFAULT_SEQ_LEN, Scenario, default_global_batch
 from .setup_words import PACKED
 
 SEQ_WORDS = re.compile(r"\bctx\b|\bcontext\b(?![\s-]*parallel)|\bseq(?:uence)?[\s_-]*len(?:gth)?\b|\bseqlen\b|"
@@ -23,7 +23,7 @@ def unread_defaults(text: str, scenario: Scenario) -> list[tuple[str, str]]:
     if scenario.seq_len is None and SEQ_WORDS.search(text):
         out.append(("sequence length", f"{DEFAULT_SEQ_LEN:,} tokens"))
     if scenario.global_batch is None and not scenario.global_batch_tokens and BATCH_WORDS.search(text):
-        out.append(("global batch", f"{DEFAULT_GLOBAL_BATCH:,} sequences"))
+        out.append(("global batch", f"{default_global_batch(scenario.mode):,} sequences"))
     if scenario.mean_doc_len is None and PACKED.search(text):  # "packed samples", no length: not guessed
         out.append(("mean document length of the packed data", "of one document per sequence (attention over the "
                                                                "whole sequence)"))

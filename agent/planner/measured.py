@@ -119,7 +119,7 @@ class MeasuredRun:
                  "step_s": "measured_step_s", "mfu": "measured_mfu", "log": "log"}
         args = dict.fromkeys(names.values())
         value = self.value / gpus if self.kind == "tokens_per_s_total" else self.value
-        if self.kind == "mfu" and value <= 1:  # the tool reads a value above 1 as percent: 0.5 % goes as 0.005
+        if self.kind == "mfu":  # said in percent here; the tool takes a fraction of the peak (engine/mfu_unit.py)
             value = value / 100
         args[names[self.kind]] = self.log if self.kind == "log" else value
         return args

@@ -27,6 +27,7 @@ from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise, scaled_batch
 from .names import framework_said
+from .nothing_to_scale import nothing_to_scale, nothing_to_scale_answer
 from .intents import ANSWERABLE, Intent, asks_export
 from .cues import COMPARE_STRONG
 from .reading import compares_with_discussed, read
@@ -88,6 +89,8 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
         text = side_by_side(turn, scenario, e, request.sides, state)
     elif request.context is not None:  # several acts, or one read from what it points at
         text = acts_in_order(request, state, scenario, turn)
+    elif nothing_to_scale(e):  # "scale the batch with the gpus" with no GPU change: no empty what-if
+        text = nothing_to_scale_answer(state.scenario)
     else:
         act = request.acts[0] if request.acts else None
         if act is not None and act.kind != intent.family:  # the reading corrected the family ("evaluate it at 16k")

@@ -53,6 +53,19 @@ earlier data) and adds one rule on reporting, written before any row was predict
 read) is reported with the notes' reason, not as 'no measured throughput'. Its notes also carry 'LORA RANK: n',
 'LORA TARGETS: ...', 'CP COMM TYPE: ...' and 'CUDA GRAPHS: yes/no' where the log or config states them, which no
 rule here reads.
+Set 8 (data/external_runs_8.csv and, when it exists, data/external_runs_8b.csv, load_external_runs_8) was collected in
+session 11 by two helpers from sources sets 1-7 and the calibration data do not use (part A: papers' measured
+throughput tables - FP8-LM, Zero Bubble pipeline parallelism, MoE Parallel Folding, FlashAttention(-1); part B: projects' READMEs and blog
+posts), as that session's one judge of an engine candidate and a band method (docs/performance.md, "Protocol for
+session 11"); nothing was predicted on it while collecting. It is read by every earlier set's rules, unchanged (set 7's
+reporting rule included), with its sources' short names
+(SET_8_SOURCES: part A's papers; part B's READMEs, added by the lead); the two parts are one set, and a
+configuration both parts hold keeps one row. Two new readings, both on how a source prints a run and written before any
+prediction (none was run on set 8): runs.py's row parser no longer reads 'GH200' (Grace Hopper, not in the catalog) as
+H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor parallelism n (Strategy.etp; the parser's is 1),
+for a Megatron-Core MoE run without MoE parallel folding, whose experts take the attention's TP (the MoE Parallel
+Folding paper's 'MCore' rows print an empty ETP cell). It joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES (its
+part-B file in EXTERNAL_PART_FILES) for its first run in session 11.
 """
 
 from __future__ import annotations
@@ -80,6 +93,11 @@ EXTERNAL_FILE_7 = "external_runs_7.csv"
 # The MLPerf sets: each round and submitter is a source of its own, and one submitter's round running one
 # configuration on several systems keeps the first-written system (see _dedupe_releases).
 MLPERF_FILES = (EXTERNAL_FILE_5, EXTERNAL_FILE_7)
+# Set 8, collected 2026-11-27 (session 11) as that session's judge, in two parts by two collectors (same columns):
+# part A (papers) and, if present, part B (READMEs and blog posts). Not judged yet: in no set table below.
+EXTERNAL_FILE_8 = "external_runs_8.csv"
+EXTERNAL_FILE_8B = "external_runs_8b.csv"
+SET_8_FILES = (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -95,6 +113,18 @@ SET_6_SOURCES = {"nemotron-4 15b technical report": "nemotron4-15b-report-2024",
                  "nemo megatron launcher examples readme": "nemo-launcher-examples-2024",
                  "megatron-moe-modelzoo": "megatron-moe-modelzoo",
                  "megatron-lm examples/moe_recipes": "megatron-lm-moe-recipes"}
+
+
+# Set 8's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
+SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelism paper": "zero-bubble-pp-2023",
+                 "moe parallel folding paper": "moe-parallel-folding-2025",
+                 "flashattention paper (dao et al., 2022)": "flash-attn1-paper-2022",
+                 # part B's READMEs and benchmark reports (the lead, after merging; names only, before any prediction)
+                 "olmo-core readme throughput table": "olmo-core-readme",
+                 "torchao float8 training benchmarks": "torchao-float8-readme",
+                 "torchao mx_formats training benchmarks": "torchao-mx-readme",
+                 "kempnerforge benchmark reports": "kempnerforge-benchmarks",
+                 "crusoe cloud cluster benchmark": "crusoe-torchtitan-readme"}
 
 
 def _superseded(row: dict) -> str:
@@ -208,6 +238,16 @@ def _with_hsdp(run: CalibrationRun, row: dict) -> CalibrationRun:
     return replace(run, strategy=strategy, config=f"{run.config} hsdp{m.group(1)}")
 
 
+def _with_expert_tp(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """'EXPERT TP: n' in notes (set 8): the experts' tensor parallelism the source states (a Megatron-Core run without
+    MoE parallel folding splits the experts with the attention's TP, which no column holds; the row parser's ETP is 1)."""
+    m = re.search(r"EXPERT TP: (\d+)", row["notes"])
+    if not m or not run.used:
+        return run
+    return replace(run, strategy=run.strategy.model_copy(update={"etp": int(m.group(1))}),
+                   config=f"{run.config} etp{m.group(1)}")
+
+
 def _with_tp_overlap_label(run: CalibrationRun) -> CalibrationRun:
     """A TP run without overlapped TP communication ('vanilla TP' in notes) is another configuration than the same
     plan with it (torchtitan's async TP rows), so the newest-release rule must not fold one into the other."""
@@ -259,6 +299,8 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _short_source(run, row, SET_4_SOURCES)
     if file == EXTERNAL_FILE_6:
         return _short_source(run, row, SET_6_SOURCES)
+    if file in SET_8_FILES:
+        return _short_source(run, row, SET_8_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
@@ -288,6 +330,8 @@ def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[Calibra
         if file in MLPERF_FILES and _release(kept) == _release(r):
             return (f"excluded: same configuration as the first-written system of this source and release "
                     f"({kept.release.rsplit('submission ', 1)[-1].rstrip(')')})")
+        if file in SET_8_FILES and _release(kept) == _release(r):
+            return f"excluded: same configuration as an earlier row of set 8 ({kept.key})"
         return "excluded: same configuration measured with a newer release"
     return [r if not r.used or id(r) in keep else replace(r, status=why(r)) for r in runs]
 
@@ -301,12 +345,13 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                 runs.append(_named_source(_excluded(line, row, early, file), row, file))
                 continue
             run = _with_moe_setup(_with_tp_overlap_label(_with_hsdp(_run(file, line, row), row)), row)
+            run = _with_expert_tp(run, row)
             why = (_superseded(row) or _bracketed(row) or _layout_mismatch(row) or _local_batch_mismatch(row)
                    or _partial_block_ac(row) or _contradicted(row) or _precision_not_stated(row) or _repeat_run(row)
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            elif why and file == EXTERNAL_FILE_7 and run.status == "excluded: no measured throughput":
+            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES) and run.status == "excluded: no measured throughput":
                 run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
@@ -363,8 +408,22 @@ def load_external_runs_7() -> tuple[CalibrationRun, ...]:
     return _load(EXTERNAL_FILE_7)
 
 
+@lru_cache(maxsize=1)
+def load_external_runs_8() -> tuple[CalibrationRun, ...]:
+    """External set 8 (data/external_runs_8.csv, part A, and data/external_runs_8b.csv, part B, if that file exists):
+    never fitted, never in the bands, in none of sets 1-7; first run in session 11, as the judge of that session's
+    engine candidate and band challenger (docs/performance.md, "Protocol for session 11"). Every earlier set's rules;
+    a configuration both parts hold keeps one row (the newest release's, else part A's, the first read)."""
+    runs = list(_load(EXTERNAL_FILE_8))
+    if (DATA / EXTERNAL_FILE_8B).exists():
+        runs += _load(EXTERNAL_FILE_8B)
+    return tuple(_dedupe_releases(runs, EXTERNAL_FILE_8))
+
+
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
-                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7}
+                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7, 8: load_external_runs_8}
 EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
-                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7}
+                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8}
+# A set written in two files (its first file above, the others here): set 8, parts A and B
+EXTERNAL_PART_FILES = {8: (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)}

@@ -1,4 +1,5 @@
-"""Band methods v5, v6 and v7's extra residuals: judged external runs as items of band method v4's statistic.
+"""Band methods v5-v8's extra residuals: judged external runs as items of band method v4's (v5-v7) or v3's (v8)
+statistic.
 
 v4 (new_cluster.py) reads a band for a new cluster as the regime's scatter around its sources plus the
 spread of source levels, both from the calibration runs' out-of-fold residuals — 16 source units, all of
@@ -7,7 +8,9 @@ constant was fitted on, from other teams, clusters and releases: more draws of e
 cluster's level is one more of. v5 is v4's statistic (`new_cluster_bands_by_level`, unchanged) on the
 union of the out-of-fold items and these (docs/performance.md, "Protocol for session 8"); v6 adds set 3 the
 same way ("Protocol for session 8, second judge"), v7 sets 3 and 4 ("Protocol for session 9");
-band_methods.EXTERNAL_SETS_IN_BANDS says which sets.
+band_methods.EXTERNAL_SETS_IN_BANDS says which sets. v8 ("Protocol for session 11") puts the same items, sets 1-7,
+into v3's statistic instead (band_statistics.bands_by_level at finite-cluster conformal levels: each group once,
+no source units), with the same groups and the same cross-fit.
 
 An external run's item is (regime keys, log(measured / predicted) by the shipped engine, uncalibrated,
 its group prefixed with EXTERNAL_GROUP so it never equals a calibration group, its source unit — a
@@ -21,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .band_statistics import MIN_RUNS, regime_of
+from .band_statistics import MIN_RUNS, bands_by_level, regime_of
 from .new_cluster import UnitItem, fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from .predict import predict
 from .runs import CalibrationRun
@@ -53,3 +56,17 @@ def fold_bands_with_external(out_of_fold: Sequence[FoldUnitItem], external: Sequ
     """The v5-v7 bands fold `fold` is checked against: the other folds' out-of-fold items and EVERY external item
     (which no fold holds, so none is ever checked)."""
     return fold_new_cluster_bands(list(out_of_fold), fold, min_runs, always=external)
+
+
+def conformal_bands_with_external(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem],
+                                  min_runs: int = MIN_RUNS) -> Bands:
+    """Band method v8: v3's statistic (each group once, finite-cluster conformal levels) on the union of the
+    out-of-fold items and the external ones; the source unit plays no part in it."""
+    return bands_by_level([(k, v, c) for k, v, c, _, _ in out_of_fold] + [(k, v, c) for k, v, c, _ in external],
+                          min_runs, finite_cluster_correction=True)
+
+
+def fold_conformal_bands_with_external(out_of_fold: Sequence[FoldUnitItem], external: Sequence[UnitItem], fold: int,
+                                       min_runs: int = MIN_RUNS) -> Bands:
+    """The v8 bands fold `fold` is checked against: the other folds' out-of-fold items and EVERY external item."""
+    return conformal_bands_with_external([x for x in out_of_fold if x[4] != fold], external, min_runs)

@@ -61,6 +61,9 @@ CATALOG_NAMES = {
     "GPT-OSS 20B": "gpt-oss-20b", "GPT-OSS 120B": "gpt-oss-120b", "Llama3 70B": "Llama-3.1-70B",
     "Llama3 70B 2-node": "Llama-3.1-70B", "Llama3 8B": "Llama-3.1-8B", "Qwen2.5 7B": "qwen2.5-7b",
     "Qwen2.5 32B": "qwen2.5-32b", "Qwen2.5 32B 2-node": "qwen2.5-32b",
+    # OLMo-core's README (set 8, part B): its 7B/13B rows are OLMo-2 1124 7B/13B (TransformerConfig.olmo_7B /
+    # olmo_13B at the revision printing them), the catalog's models of those names
+    "OLMo-2-7B": "OLMo-2-7B", "OLMo-2-13B": "OLMo-2-13B",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
@@ -209,6 +212,9 @@ def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
         return get_gpu("b300"), 8, ""
     if "b200" in g:
         return get_gpu("b200"), 8, ""
+    if "gh200" in g:
+        # Grace Hopper (an H100-class GPU with 96/144 GB and an NVLink-C2C host link) is not the H200 the name holds
+        return None, 0, f"unknown GPU {row['gpu']!r} (GH200 Grace Hopper: not in the catalog, not an H200)"
     if "h200" in g:
         return get_gpu("h200"), 8, ""
     if "96gb" in g:

@@ -110,6 +110,10 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     if s.ep > 1:
         cfg["expert_parallel"] = {"enabled": True, "autoep_size": s.ep}
         notes.append(f"EP={s.ep} is DeepSpeed AutoEP, which replaces the Hugging Face MoE layers at initialize")
+        if plan.setup.moe_dispatcher == "deepep":  # AutoEP's DeepEP backend (module_inject/auto_ep_config.py)
+            cfg["expert_parallel"]["comm_backend"] = "deepep"
+            notes.append("the plan was priced with DeepEP: expert_parallel.comm_backend = \"deepep\" (needs the "
+                         "DeepEP package, github.com/deepseek-ai/DeepEP)")
     if s.cp > 1:
         cfg["sequence_parallel_size"] = s.cp
         notes.append(f"CP={s.cp} is Ulysses sequence parallelism: register it with "

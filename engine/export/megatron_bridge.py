@@ -183,7 +183,8 @@ def export(plan: ExportPlan, notes: list[str]) -> ExportResult:
     lines += [f"    {k}={v} \\" for k, v in pairs[:-1]] + [f"    {pairs[-1][0]}={pairs[-1][1]}"]
     body = "\n".join(line for line in lines if line) + "\n"
     own += host_notes + cuda_graph_notes(plan) + precision_notes(plan)
-    own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
+    if plan.strategy.pp > 1:  # megatron-core's ModelParallelConfig.__post_init__ asks for it only then
+        own.append("mixed_precision sets model.pipeline_dtype (required by megatron-core when PP > 1)")
     overlap = megatron.a2a_overlap_applies(plan)  # asked for on a plan that cannot overlap: priced without it
     if plan.model.moe is not None and (plan.setup.moe_dispatcher != "alltoall" or overlap):
         # Not written as overrides: the checked Bridge config schema (tests/engine/export/data) does not

@@ -145,6 +145,10 @@ def job_config(plan: ExportPlan) -> tuple[dict, list[str]]:
                    "context_parallel_degree": s.cp, "expert_parallel_degree": s.ep,
                    "expert_tensor_parallel_degree": s.etp, "pipeline_parallel_degree": s.pp}
     parallelism.update(pipeline_settings(plan))
+    if plan.model.is_moe and s.ep > 1 and plan.setup.moe_dispatcher == "deepep":  # 0.2.2 job_config.py
+        parallelism["expert_parallel_comm_backend"] = "deepep"
+        notes.append("the plan was priced with DeepEP: expert_parallel_comm_backend = \"deepep\" (torchtitan calls "
+                     "it experimental; needs the DeepEP package, github.com/deepseek-ai/DeepEP)")
     model = {"name": name, "flavor": flavor, "hf_assets_path": f"./assets/hf/{plan.model.name}"}
     config = {
         "job": {"description": f"shardwise plan: {s.label()}"},

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from ..errors import SettingsInputError, ShardwiseInputError
 from ..inputs import global_batch_from_tokens
-from ..training import TrainingSetup
+from ..training import TrainingSetup, default_global_batch
 from .spec import ALGORITHMS, PostTraining, post_training
 
 WEIGHT_MODES = ("full", "lora", "qlora")
 TRAINING_MODES: tuple[str, ...] = WEIGHT_MODES + tuple(
     f"{algorithm}{'' if weights == 'full' else '-' + weights}" for algorithm in ALGORITHMS for weights in WEIGHT_MODES)
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
-DEFAULT_GLOBAL_BATCH = TrainingSetup.model_fields["global_batch"].default
 
 
 def split_mode(text: str) -> tuple[str, str | None]:
@@ -65,5 +64,6 @@ def training_setup(mode: str = "full", *, seq_len: int | None = None, global_bat
         global_batch = global_batch_from_tokens(global_batch_tokens, seq_len)
         if algorithm == "dpo" and global_batch % 2:
             global_batch += 1  # whole chosen/rejected pairs
-    return TrainingSetup(seq_len=seq_len, global_batch=global_batch or DEFAULT_GLOBAL_BATCH, mode=weights,
+    global_batch = global_batch or default_global_batch(weights if algorithm is None else mode)
+    return TrainingSetup(seq_len=seq_len, global_batch=global_batch, mode=weights,
                          post_training=post, **rest)

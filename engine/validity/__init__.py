@@ -16,7 +16,7 @@ from ..plans import PlanGrid
 from ..results import Violation
 from ..strategy import Strategy
 from ..training import TrainingSetup
-from . import batch, experts, frameworks, graphs, mesh, shapes
+from . import batch, dispatchers, experts, frameworks, graphs, mesh, shapes
 from .rule import STAGES, Plan, Rule, Scenario, Stage
 
 # Order matters only for the search's `excluded` counts: a plan is counted under the first
@@ -40,6 +40,8 @@ RULES: tuple[Rule, ...] = (
     experts.EXPERT_MESH_DIVIDES_GPUS,
     frameworks.FRAMEWORK_SUPPORTS_ETP,
     frameworks.FRAMEWORK_SUPPORTS_EP,
+    dispatchers.MOE_DISPATCHER_OFFERED,
+    dispatchers.DEEPEP_WITH_ETP,
     mesh.UNEVEN_PIPELINE_SPLIT,
     mesh.TP_CROSSES_NODE,
     mesh.GPUS_NOT_MULTIPLE_OF_NODE,
@@ -62,6 +64,7 @@ RULES: tuple[Rule, ...] = (
     experts.MOE_TP_EP_WITHOUT_SP,
     experts.EXPERT_ALL_TO_ALL_PRICING,
     experts.MOE_A2A_OVERLAP_NOT_APPLIED,
+    dispatchers.MOE_DISPATCHER_NOT_OFFERED,
     frameworks.FP8_UNSUPPORTED,
 )
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}

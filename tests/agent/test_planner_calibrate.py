@@ -109,9 +109,9 @@ def test_a_measured_mfu_is_calibrated_and_one_above_100_percent_is_refused(tmp_p
     service = ChatService(AgentConfig(session_db=tmp_path / "s.db"))
     done = ask_all(service, OPENING, "we measured 38.6% MFU with TP4 PP4")
     call = done.tool_calls[-1]
-    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 38.6` converts it (the tool, through the same engine
-    # function, engine/calibration/measured_value.py)
-    assert call["arguments"]["measured_mfu"] == pytest.approx(38.6)
+    # MFU -> tokens/s per GPU as `calibrate --measured-mfu 0.386` converts it (the tool, through the same engine
+    # function, engine/calibration/measured_value.py); the tool takes a fraction (engine/mfu_unit.py): 38.6 % = 0.386
+    assert call["arguments"]["measured_mfu"] == pytest.approx(0.386)
     resolved_tokens = call["result"]["measured_tokens_per_s_per_gpu"]
     cli = Measurement(get_model("llama-3.1-70b"), build_cluster("h100-sxm", 64), TrainingSetup(seq_len=8192, global_batch=512),
                       Strategy(tp=4, pp=4), resolved_tokens)
@@ -230,11 +230,10 @@ def test_a_pasted_log_with_calibrate_if_not_is_calibrated_not_told_how(tmp_path)
 
 
 def test_an_mfu_below_one_percent_reaches_the_tool_as_a_fraction():
-    # The tool reads measured_mfu above 1 as percent and at most 1 as a fraction (measured_value.mfu_fraction):
-    # "MFU 0.5%" must go as 0.005, not 0.5 (which it would read as 50 %); "MFU 37%" goes as 37.
+    # The tool takes measured_mfu as a fraction of the peak (engine/mfu_unit.py): "MFU 0.5%" must go as 0.005,
+    # not 0.5 (which is 50 %); "MFU 37%" goes as 0.37.
     from shardwise.agent.planner.measured import measured_run
-    from shardwise.engine.calibration.measured_value import mfu_fraction
 
     low = measured_run("the dashboard shows 0.5% mfu").tool_arguments()["measured_mfu"]
-    assert mfu_fraction(low) == pytest.approx(0.005)
-    assert measured_run("the dashboard shows 37% mfu").tool_arguments()["measured_mfu"] == 37
+    assert low == pytest.approx(0.005)
+    assert measured_run("the dashboard shows 37% mfu").tool_arguments()["measured_mfu"] == pytest.approx(0.37)

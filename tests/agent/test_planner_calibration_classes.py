@@ -59,7 +59,7 @@ def test_a_reported_mfu_is_calibrated(make_service):
     [(calls, answer)] = ask(make_service(), "llama 3.1 8b on 16 h100, 4k ctx, gbs 512, tp2 zero1 mb2. our grafana board "
                                             "shows MFU 37%, fit the model to that")
     name, args = calls[0]
-    assert name == "calibrate_to_measurement" and args["measured_mfu"] == 37
+    assert name == "calibrate_to_measurement" and args["measured_mfu"] == pytest.approx(0.37)  # 37 % as a fraction
     # shardwise's MFU (engine/flops.py): 6 x GEMM params + causal attention, per token. Llama-3.1-8B: 8.030 B params
     # minus the 128,256 x 4,096 = 0.525 B embedding (a lookup) = 7.505 B -> 45.03 GFLOP; attention 3 x 32 layers x
     # 2 x (4,096 / 2) keys x 32 heads x (128 + 128) = 3.22 GFLOP; 48.25 GFLOP per token.

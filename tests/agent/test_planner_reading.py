@@ -621,3 +621,14 @@ def test_lora_rank_in_a_qlora_setup_changes_the_rank_not_the_mode(make_service):
     assert names(calls) == ["what_if"]
     assert calls[0][1]["change"]["lora_rank"] == 64 and calls[0][1]["change"]["mode"] is None  # still QLoRA
     assert calls[0][1]["scenario"]["mode"] == "qlora"
+
+
+def test_an_unread_batch_in_a_lora_message_names_the_fine_tunes_default():
+    # The "defaults used" note said "1,024 sequences" for a LoRA scenario though its tools ran with 128 (the
+    # fine-tune default, engine/training.py: alpaca-lora's batch_size 128); now it names the batch the tools used.
+    from shardwise.agent.planner.defaults import unread_defaults
+    from shardwise.tools.scenario import Scenario
+
+    lora = unread_defaults("what batch should a lora fine-tune use?", Scenario(model="llama-3.1-8b", mode="lora"))
+    full = unread_defaults("what batch should we use?", Scenario(model="llama-3.1-8b"))
+    assert ("global batch", "128 sequences") in lora and ("global batch", "1,024 sequences") in full

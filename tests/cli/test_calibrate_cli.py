@@ -132,8 +132,8 @@ def test_an_invalid_measured_plan_is_refused_with_the_rule(capsys):
     ["--measured-tokens-per-s-per-gpu", "8500"],
     # 7 s per step: 512 x 8,192 tokens / 7 s / 64 GPUs = 9,362 tokens/s/GPU > 2,372
     ["--measured-step-s", "7"],
-    # 150 % MFU, stated directly
-    ["--measured-mfu", "150"],
+    # 150 % MFU, stated directly (a fraction of the peak, engine/mfu_unit.py)
+    ["--measured-mfu", "1.5"],
 ])
 def test_a_measurement_above_the_gpus_peak_is_refused_not_fitted(capsys, tmp_path, measured):
     # It used to fit compute x1.25 (the bound), warn, exit 0 and save the profile.
@@ -259,3 +259,18 @@ def test_a_profile_that_applies_nowhere_does_not_say_calibrated(capsys, tmp_path
 def test_a_refused_run_names_the_flags_describing_it(capsys, extra, flags):
     code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, *extra)
     assert code == 2 and flags in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("value, meant", [("1.5", "for 1.5 % give 0.015"), ("45", "for 45 % give 0.45")])
+def test_measured_mfu_is_a_fraction_and_above_1_is_refused_naming_the_fraction(capsys, tmp_path, value, meant):
+    # --measured-mfu 1.5 was read as 1.5 % (a value above 1 was a percent): the unit is now a fraction of the dense
+    # peak (its help says so, engine/mfu_unit.py) and 1.5 would be 150 %, more than the peak: one line, exit 2
+    path = tmp_path / "p.json"
+    code, out, err = run(capsys, "calibrate", *SCENARIO, *PLAN, "--measured-mfu", value, "--save", path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and not path.exists()
+    assert f"--measured-mfu {value} is above 1: the MFU is a fraction" in err and meant in err
+
+
+def test_measured_mfu_help_states_the_unit(capsys):
+    code, out, err = run(capsys, "calibrate", "--help")
+    assert code == 0 and "MFU as a fraction of the GPU's dense peak: 0.45 for 45 %" in " ".join(out.split())

@@ -112,7 +112,10 @@ EVALUATE_CASES = {
                            "--recompute", "full", "--tp", 2],
     "synthetic": ["--params", "3e9", "--gpu", "l40s", "--gpus", 4],
     "train tokens": ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", 8, "--tp", 2, "--train-tokens", "1T"],
-    "invalid": ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", 8, "--tp", 3],
+    # invalid but priced: 256 sequences are not divisible by DP·micro-batch = (8 / 2)·3 = 12 (degrees that do
+    # not divide the GPUs, e.g. TP=3 on 8, are refused instead: tests/cli/test_plan_without_whole_dp.py)
+    "invalid": ["--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", 8, "--tp", 2, "--micro-batch", 3,
+                "--global-batch", 256],
     "does not fit": ["--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", 8],
 }
 

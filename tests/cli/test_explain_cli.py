@@ -38,7 +38,8 @@ def test_single_plan_is_named_with_its_numbers(capsys):
 
 
 def test_single_invalid_plan_is_named_and_marked_invalid(capsys):
-    code, out, err = run(capsys, "explain", *SCENARIO, "--a", "tp=3")
+    # on 24 GPUs TP=3 leaves a whole DP (24 / 3 = 8): an invalid plan to explain, not one refused as input
+    code, out, err = run(capsys, "explain", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "24", "--a", "tp=3")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("plan  TP=3") and "INVALID" in lines[1]

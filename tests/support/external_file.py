@@ -38,16 +38,17 @@ class ExternalFile:
         assert sum(r.used for r in runs) >= at_least
 
 
-def assert_judged_in_no_band_method(n: int) -> None:
-    """Set `n` has had its first run (in the judged-set tables), no band method is estimated on it, and no engine
-    module but the loader (engine/calibration/external.py) names its file or loader."""
+def assert_judged_and_in_no_band_method_but(n: int, later: tuple[str, ...] = ()) -> None:
+    """Set `n` has had its first run (in the judged-set tables), no band method is estimated on it but `later` (the
+    methods written after that first run), and no engine module but the loader (engine/calibration/external.py)
+    names its file or loader."""
     from pathlib import Path
 
     from shardwise.engine.calibration import external
     from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
 
     assert n in external.JUDGED_EXTERNAL_SETS and external.EXTERNAL_FILES[n] == getattr(external, f"EXTERNAL_FILE_{n}")
-    assert all(n not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
+    assert [m for m, sets in EXTERNAL_SETS_IN_BANDS.items() if n in sets] == list(later)
     names = (f"external_runs_{n}", f"EXTERNAL_FILE_{n}", f"load_external_runs_{n}")
     for path in (Path(external.__file__).resolve().parents[1]).rglob("*.py"):
         if path.name != "external.py":

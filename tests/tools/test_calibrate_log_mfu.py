@@ -35,10 +35,14 @@ def test_an_hf_trainer_log_uses_the_sequence_length():
     assert out.ok and out.result.measured_tokens_per_s_per_gpu == pytest.approx(5120.0)
 
 
-def test_mfu_in_percent_and_as_a_fraction_agree():
-    a, b = call(measured_mfu=40), call(measured_mfu=0.4)
-    assert a.ok and b.ok and a.result.measured_tokens_per_s_per_gpu == b.result.measured_tokens_per_s_per_gpu
-    assert a.result.measured_mfu_percent == 40.0 and "--measured-mfu 40" in a.result.command
+def test_mfu_is_a_fraction_and_a_value_above_1_is_refused_with_the_fraction_to_give():
+    # The unit contract (engine/mfu_unit.py): a fraction of the dense peak. 0.4 is 40 %; 40 used to be read as
+    # 40 % and 1.5 as 1.5 % — now both are refused (as fractions they exceed the peak), naming 0.4 and 0.015.
+    b = call(measured_mfu=0.4)
+    assert b.ok and b.result.measured_mfu_percent == 40.0 and "--measured-mfu 0.4" in b.result.command
+    for value, meant in ((40, "for 40 % give 0.4"), (1.5, "for 1.5 % give 0.015")):
+        a = call(measured_mfu=value)
+        assert not a.ok and len(a.errors) == 1 and meant in a.errors[0] and "a fraction" in a.errors[0]
 
 
 def test_bad_logs_and_double_measurements_are_one_clear_error():

@@ -87,8 +87,23 @@ def test_evaluate_plan_figures_and_an_invalid_plan_is_a_normal_result():
     shares = {t.name: t.percent for t in result.plan.memory_terms}
     assert shares["weights"] == round(100 * m.weights_gib / m.total_gib, 1)
     assert result.plan.time_terms[0].value == max(t.value for t in result.plan.time_terms)
-    bad = call("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 3}})
+    # micro-batch 3 with DP = 16 / 2 = 8: 256 sequences are not divisible by 8·3 = 24
+    bad = call("evaluate_plan", {"scenario": SCENARIO, "plan": {"tp": 2, "micro_batch": 3}})
     assert bad.plan.valid is False and bad.plan.violations and bad.plan.step_ms is None
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("evaluate_plan", {"plan": {"tp": 3}}),
+    ("estimate_memory", {"plan": {"tp": 3}}),
+    ("compare_plans", {"plan_a": {"tp": 2}, "plan_b": {"tp": 3}}),
+    ("explain_concept", {"concept": "tensor_parallel", "plan": {"tp": 3}}),
+])
+def test_a_plan_without_a_whole_dp_is_refused_not_priced_with_a_rounded_down_dp(name, arguments):
+    # TP=3 on 16 GPUs used to come back with DP = 16 // 3 = 5; 16 / 3 is not whole, and the TP values that
+    # divide 16 (CP = PP = 1) are its divisors 1, 2, 4, 8, 16
+    out = dispatch(name, json.dumps({"scenario": SCENARIO, **arguments}), result_id="R1")
+    assert not out.ok and len(out.errors) == 1
+    assert "TP·CP·PP = 3·1·1 = 3 does not divide 16 GPUs" in out.errors[0] and "1, 2, 4, 8, 16" in out.errors[0]
 
 
 def test_incomplete_scenario_is_a_fix_list():

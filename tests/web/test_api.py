@@ -91,7 +91,8 @@ def test_config_json_object_is_accepted_inline(client):
 
 
 def test_an_invalid_plan_is_a_result_not_an_error(client):
-    r = client.post("/api/evaluate", json={**SCENARIO, "tp": 3})
+    # 32 heads are not divisible by TP=3; 24 / 3 = 8 is a whole DP, so the plan is priced and marked invalid
+    r = client.post("/api/evaluate", json={**SCENARIO, "gpus": 24, "tp": 3})
     assert r.status_code == 200
     assert r.json()["valid"] is False and r.json()["violations"]
 

@@ -109,8 +109,10 @@ def test_an_unreadable_log_names_what_was_looked_for(client):
     ({"measured_tokens_per_s_per_gpu": 0}, 422, "measured_tokens_per_s_per_gpu: Input should be greater than 0"),
     ({"measured_step_s": -1}, 422, "measured_step_s: Input should be greater than 0"),
     ({"log": ""}, 422, "log:"),
-    # 150 % MFU: no run exceeds the dense peak (calibration_bounds.MAX_MEASURED_MFU)
-    ({"measured_mfu": 150}, 400, "150% MFU"),
+    # MFU is a fraction of the dense peak (engine/mfu_unit.py): 1.5 is 150 %, above calibration_bounds.MAX_MEASURED_MFU
+    # (it used to be read as 1.5 %); 150 is refused too, with the fraction for 150 %
+    ({"measured_mfu": 1.5}, 400, "measured_mfu 1.5 is above 1: the MFU is a fraction"),
+    ({"measured_mfu": 150}, 400, "for 150 % give 1.5"),
     # 1e12 tokens/s/GPU x 6 x 70e9 FLOPs/token is ~4e23 FLOP/s, against the H100's 989e12 bf16 peak
     ({"measured_tokens_per_s_per_gpu": 1e12}, 400, "more than the GPU can do"),
     ({"measured_tokens_per_s_per_gpu": 850, "measured_peak_gib": 100}, 400, "more than the h100-sxm's 80 GiB"),

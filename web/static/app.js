@@ -28,9 +28,14 @@
     return s;
   }
 
+  /* Refreshes can overlap (the chat's answer loads its scenario into the form and refreshes while the next
+     question refreshes too): only the newest request's answer is shown, whatever order they return in. A quick
+     refusal would otherwise be replaced by an older, slower search's results. */
+  var newestRefresh = 0;
   async function submitForm(ev, quiet) {
     if (ev) ev.preventDefault();
     var button = form.querySelector("button[type=submit]");
+    var mine = ++newestRefresh;
     button.setAttribute("aria-busy", "true");
     try {
       var key = formKey();
@@ -40,11 +45,14 @@
          server's own error in the chat too, and a cleared one is dropped (not the last accepted one kept). */
       var chat = window.ShardwiseChat && window.ShardwiseChat.instance;
       if (chat && chat.setProfile) chat.setProfile(formProfile());
-      if ((res.headers.get("content-type") || "").indexOf("application/json") === 0) {
-        showError((await res.json()).message || ("the server answered " + res.status));  /* 413, 429, … */
+      var isJson = (res.headers.get("content-type") || "").indexOf("application/json") === 0;
+      var body = isJson ? await res.json() : await res.text();
+      if (mine !== newestRefresh) return;  /* a newer refresh started meanwhile: its answer is the one to show */
+      if (isJson) {
+        showError(body.message || ("the server answered " + res.status));  /* 413, 429, … */
         return;
       }
-      results.innerHTML = await res.text();
+      results.innerHTML = body;
       enhance(results);
       var title = results.querySelector("#results-title");
       announce.textContent = title ? title.textContent : "Results updated";
@@ -53,9 +61,9 @@
          so the chat's next question refreshes them first (else a profile replaced mid-refresh never shows). */
       if (res.ok) { shownKey = key; if (formKey() === key) touched = false; }
     } catch (e) {
-      showError("Could not reach the server: " + e.message);
+      if (mine === newestRefresh) showError("Could not reach the server: " + e.message);
     } finally {
-      button.removeAttribute("aria-busy");
+      if (mine === newestRefresh) button.removeAttribute("aria-busy");
     }
   }
 

@@ -11,8 +11,11 @@ import numpy as np
 from shardwise.engine.assumptions import error_bands as eb
 from shardwise.engine.calibration.band_statistics import bands_by_level, regime_of
 from shardwise.engine.calibration.cross_fit import cross_fitted_coverage
-from shardwise.engine.calibration.external import load_external_runs, load_external_runs_2
-from shardwise.engine.calibration.external_items import external_items, bands_with_external, fold_bands_with_external
+from shardwise.engine.calibration.band_methods import CONFORMAL_METHODS, DESCRIPTIONS, EXTERNAL_SETS_IN_BANDS
+from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
+from shardwise.engine.calibration.external_items import (
+    bands_with_external, conformal_bands_with_external, external_items, fold_bands_with_external,
+    fold_conformal_bands_with_external)
 from shardwise.engine.calibration.new_cluster import fold_new_cluster_bands, new_cluster_bands_by_level, source_unit
 from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.runs import load_runs
@@ -32,31 +35,35 @@ def _items():
 
 
 def _external_items():
-    """Band method v5's extra items: the runs of external sets 1 and 2 (external_items.py)."""
-    return external_items(load_external_runs() + load_external_runs_2())
+    """The shipped method's extra items: the runs of the external sets it is estimated on (band_methods.
+    EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, ..., v8 sets 1-7; external_items.py)."""
+    return external_items([r for n in EXTERNAL_SETS_IN_BANDS[eb.THROUGHPUT_BAND_METHOD] for r in JUDGED_EXTERNAL_SETS[n]()])
 
 
 def _fresh_bands():
-    if eb.THROUGHPUT_BAND_METHOD == "v5":
-        return bands_with_external(_unit_items(), _external_items())
-    if eb.THROUGHPUT_BAND_METHOD == "v4":
+    method = eb.THROUGHPUT_BAND_METHOD
+    if method in EXTERNAL_SETS_IN_BANDS:  # v5-v7: v4's statistic; v8: v3's
+        with_external = conformal_bands_with_external if method in CONFORMAL_METHODS else bands_with_external
+        return with_external(_unit_items(), _external_items())
+    if method == "v4":
         return new_cluster_bands_by_level([(k, v, g, u) for k, v, g, u, _ in _unit_items()])
-    return bands_by_level([(k, v, g) for k, v, g, _ in _items()],
-                          finite_cluster_correction=eb.THROUGHPUT_BAND_METHOD == "v3")
+    return bands_by_level([(k, v, g) for k, v, g, _ in _items()], finite_cluster_correction=method in CONFORMAL_METHODS)
 
 
 def _fresh_coverage():
-    if eb.THROUGHPUT_BAND_METHOD == "v5":
+    method = eb.THROUGHPUT_BAND_METHOD
+    if method in EXTERNAL_SETS_IN_BANDS:
         units, external = _unit_items(), _external_items()
-        return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_bands_with_external(units, external, fold))
-    if eb.THROUGHPUT_BAND_METHOD == "v4":
+        fold_bands = fold_conformal_bands_with_external if method in CONFORMAL_METHODS else fold_bands_with_external
+        return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_bands(units, external, fold))
+    if method == "v4":
         units = _unit_items()
         return cross_fitted_coverage(_items(), bands_for_fold=lambda fold: fold_new_cluster_bands(units, fold))
-    return cross_fitted_coverage(_items(), v3=eb.THROUGHPUT_BAND_METHOD == "v3")
+    return cross_fitted_coverage(_items(), v3=method in CONFORMAL_METHODS)
 
 
 def test_the_band_method_is_a_known_one():
-    assert eb.THROUGHPUT_BAND_METHOD in ("v2", "v3", "v4", "v5")
+    assert eb.THROUGHPUT_BAND_METHOD in DESCRIPTIONS  # band_methods.py: every method the generated file can hold
 
 
 def test_stored_throughput_bands_match_the_out_of_fold_predictions():

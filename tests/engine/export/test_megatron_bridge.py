@@ -224,3 +224,17 @@ def test_an_uneven_pipeline_split_puts_the_extra_layers_on_the_end_stages(scenar
     # An even split says nothing.
     even = scenario("llama-3-70b", 64, tp=8, pp=4, zero_stage=1).export("megatron-bridge").text
     assert "num_layers_in_first_pipeline_stage" not in even
+
+
+@pytest.mark.parametrize("pp, said", [(1, False), (2, True)])
+def test_the_pipeline_dtype_note_appears_only_with_a_pipeline(scenario, pp, said):
+    """megatron-core's ModelParallelConfig.__post_init__ (installed 0.16, model_parallel_config.py) raises
+    "When using pipeline parallelism, pipeline_dtype must be specified" only when pipeline_model_parallel_size > 1;
+    Bridge's GPT provider is that config. The note used to appear at PP 1 too."""
+    from megatron.core.model_parallel_config import ModelParallelConfig
+
+    ModelParallelConfig(pipeline_model_parallel_size=1)  # PP 1 without pipeline_dtype: accepted
+    with pytest.raises(ValueError, match="pipeline_dtype must be specified"):
+        ModelParallelConfig(pipeline_model_parallel_size=2)
+    sc = scenario("llama-3-8b", 16, global_batch=128, pp=pp)
+    assert ("pipeline_dtype" in " ".join(sc.export("megatron-bridge").warnings)) == said
