@@ -34,11 +34,13 @@ def named_rows(n: int, runs, errors) -> list[str]:
     pairs = list(zip(runs, errors))
     lines = []
     if n in (5, 7):
-        lines.append(median_line(f"set {n} LoRA CP>=8", [e for r, e in pairs if r.setup.mode == "lora" and r.strategy.cp >= 8]))
+        lora_cp8 = [e for r, e in pairs if r.setup.mode == "lora" and r.strategy.cp >= 8]
+        lines.append(median_line(f"set {n} LoRA CP>=8", lora_cp8))
     if n == 5:
         eight_b = [(r, e) for r, e in pairs if r.model.name.startswith("Llama-3.1-8B") and r.setup.mode == "full"]
-        lines.append(median_line("set 5 8B full CP 2 (TP 1)", [e for r, e in eight_b if r.strategy.tp == 1 and r.strategy.cp == 2]))
-        lines.append(median_line("set 5 8B full TP 2 x CP 4", [e for r, e in eight_b if r.strategy.tp == 2 and r.strategy.cp == 4]))
+        for tp, cp, name in ((1, 2, "CP 2 (TP 1)"), (2, 4, "TP 2 x CP 4")):
+            lines.append(median_line(f"set 5 8B full {name}",
+                                     [e for r, e in eight_b if r.strategy.tp == tp and r.strategy.cp == cp]))
         lines.append(median_line("set 5 LoRA all", [e for r, e in pairs if r.setup.mode == "lora"]))
         lines.append(median_line("set 5 other than LoRA", [e for r, e in pairs if r.setup.mode != "lora"]))
     if n == 4:

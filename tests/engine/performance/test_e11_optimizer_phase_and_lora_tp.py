@@ -82,7 +82,8 @@ def test_lora_backward_hides_half_the_tp_collectives_full_hides():
     tokens = np.array([8192.0])
     for f, ratio in ((0.8, 2.0), (0.0, 1.0)):
         assume = replace(DEFAULT_ASSUMPTIONS, tp_overlap={"megatron": f})
-        full, full_ends = tp_time_per_layer(LLAMA3_8B, CLUSTER, TrainingSetup(framework="megatron"), grid, tokens, assume)
+        full_setup = TrainingSetup(framework="megatron")
+        full, full_ends = tp_time_per_layer(LLAMA3_8B, CLUSTER, full_setup, grid, tokens, assume)
         lora, lora_ends = tp_time_per_layer(LLAMA3_8B, CLUSTER, TrainingSetup(framework="megatron", mode="lora"),
                                             grid, tokens, assume)
         assert lora == pytest.approx(ratio * full)
