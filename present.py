@@ -13,7 +13,8 @@ from .engine.results import Evaluation, MemoryReport, StrategySummary
 TERM_LABELS = {
     "compute_s": "compute", "tp_comm_s": "TP communication", "cp_comm_s": "CP communication",
     "ep_comm_s": "EP communication", "pp_bubble_s": "pipeline bubble", "pp_comm_s": "PP communication",
-    "dp_comm_s": "DP communication", "optimizer_s": "optimizer step", "step_s": "step",
+    "dp_comm_s": "DP communication", "optimizer_s": "optimizer step",
+    "optimizer_phase_s": "optimizer phase", "step_s": "step",
     "rollout_s": "rollout generation", "old_logprob_s": "policy log-prob fwd", "reference_s": "reference forward",
     "reward_s": "reward model forward", "critic_s": "critic",
     "weights_gib": "weights", "gradients_gib": "gradients", "optimizer_gib": "optimizer states",

@@ -30,7 +30,7 @@ from shardwise.engine.calibration.out_of_fold import load_out_of_fold
 from shardwise.engine.calibration.predict import predict
 from shardwise.engine.calibration.runs import used_runs
 
-NO_FIXED_COST = replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=0.0)
+NO_FIXED_COST = replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=0.0, small_kernel_fixed_s=0.0)  # both fixed costs (E10)
 TOKEN_BINS = ((0, 1024, "<= 1,024"), (1024, 4096, "1,025-4,096"), (4096, 1e12, "> 4,096"))
 SHARE_BINS = ((0.0, 0.10, "< 10 %"), (0.10, 0.20, "10-20 %"), (0.20, 0.35, "20-35 %"), (0.35, 1.0, ">= 35 %"))
 

@@ -131,7 +131,8 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         for label, value in [("compute", t.compute_s), ("TP communication", t.tp_comm_s), ("CP communication", t.cp_comm_s),
                              ("EP communication", t.ep_comm_s), ("pipeline bubble", t.pp_bubble_s),
                              ("PP communication", t.pp_comm_s), ("DP communication", t.dp_comm_s),
-                             ("optimizer step", t.optimizer_s), *time_rows(e)]:
+                             ("optimizer step", t.optimizer_s), ("optimizer phase", t.optimizer_phase_s),
+                             *time_rows(e)]:
             if value > 0 or label == "compute":
                 lines.append(f"  {label:<38}{seconds(value):>11}")
         lines.append(f"  {'step':<38}{seconds(t.step_s):>11}" + (

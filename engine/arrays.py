@@ -49,12 +49,14 @@ class TimeArrays:
     old_logprob: np.ndarray | float = 0.0
     reward: np.ndarray | float = 0.0
     critic: np.ndarray | float = 0.0
+    # Megatron-family full training: the optimizer phase beside AdamW's bytes (performance/optimizer_phase.py).
+    optimizer_phase: np.ndarray | float = 0.0
 
     @property
     def training_step(self) -> np.ndarray:
         """The policy's training step alone."""
         return (self.compute + self.tp_comm + self.cp_comm + self.ep_comm + self.pp_bubble
-                + self.pp_comm + self.dp_comm + self.optimizer)
+                + self.pp_comm + self.dp_comm + self.optimizer + self.optimizer_phase)
 
     @property
     def step(self) -> np.ndarray:

@@ -73,6 +73,7 @@ def time_report(t: TimeArrays, i: int) -> TimeReport:
                       cp_comm_s=float(t.cp_comm[i]), ep_comm_s=float(t.ep_comm[i]),
                       pp_bubble_s=float(t.pp_bubble[i]), pp_comm_s=float(t.pp_comm[i]),
                       dp_comm_s=float(t.dp_comm[i]), optimizer_s=float(t.optimizer[i]),
+                      optimizer_phase_s=float(np.broadcast_to(t.optimizer_phase, t.step.shape)[i]),
                       **{f"{name}_s": float(np.broadcast_to(getattr(t, name), t.step.shape)[i])
                          for name in POST_TRAINING_PASSES})
 

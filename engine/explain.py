@@ -22,7 +22,7 @@ from .training import TrainingSetup
 from .validity.frameworks import capabilities
 
 TIME_TERMS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_bubble_s", "pp_comm_s", "dp_comm_s",
-              "optimizer_s")
+              "optimizer_s", "optimizer_phase_s")
 POST_TRAINING_TIME_TERMS = ("rollout_s", "old_logprob_s", "reference_s", "reward_s", "critic_s")
 MEMORY_TERMS = ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "other_gib")
 KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",

@@ -119,21 +119,34 @@ def _attention_non_gemm_params(model: ModelSpec) -> int:
 
 
 # --- LoRA adapters -------------------------------------------------------------------------------
+# Target names: PEFT's (one adapter per projection) and Megatron-Core's fused modules (one adapter per
+# module: linear_qkv = q, k and v in one GEMM; linear_fc1 = gate and up; Megatron-Bridge
+# megatron/bridge/peft/lora.py, NeMo 2 nemo/collections/llm/peft/lora.py). A Megatron-stack run adapts
+# whole fused modules, so its recipe is written in Megatron names (calibration/runs.py reads them).
+PEFT_ATTENTION_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
+PEFT_MLP_TARGETS = ("gate_proj", "up_proj", "down_proj")
+MEGATRON_ATTENTION_TARGETS = ("linear_qkv", "linear_proj")
+MEGATRON_MLP_TARGETS = ("linear_fc1", "linear_fc2")
+
+
 def lora_target_dims(model: ModelSpec, target: str, ffn: int) -> tuple[int, int]:
-    """(in, out) features of the projection a LoRA target name (PEFT spelling) adapts."""
+    """(in, out) features of the projection a LoRA target name (PEFT or Megatron spelling) adapts."""
     h, heads, kv, d = model.hidden_size, model.num_attention_heads, model.kv_heads, model.head_size
     _, d_qk, d_v = attention_dims(model)
+    up = 2 if model.gated_mlp else 1
     dims = {
         "q_proj": (h, heads * d_qk), "k_proj": (h, kv * d), "v_proj": (h, kv * d), "o_proj": (heads * d_v, h),
         "gate_proj": (h, ffn), "up_proj": (h, ffn), "down_proj": (ffn, h),
+        "linear_qkv": (h, heads * d_qk + 2 * kv * d), "linear_proj": (heads * d_v, h),
+        "linear_fc1": (h, up * ffn), "linear_fc2": (ffn, h),
     }
     return dims.get(target, (0, 0))
 
 
 def lora_targets_by_block(model: ModelSpec, setup: TrainingSetup) -> tuple[list[str], list[str]]:
     """The LoRA targets that exist in this model: (attention projections, MLP projections)."""
-    attn = [t for t in setup.lora_targets if t in ("q_proj", "k_proj", "v_proj", "o_proj")]
-    mlp = [t for t in setup.lora_targets if t in ("gate_proj", "up_proj", "down_proj")]
+    attn = [t for t in setup.lora_targets if t in PEFT_ATTENTION_TARGETS + MEGATRON_ATTENTION_TARGETS]
+    mlp = [t for t in setup.lora_targets if t in PEFT_MLP_TARGETS + MEGATRON_MLP_TARGETS]
     if not model.gated_mlp:  # a plain MLP has no gate projection
         mlp = [t for t in mlp if t != "gate_proj"]
     return attn, mlp

@@ -100,6 +100,9 @@ class TimeReport(_Result):
     pp_comm_s: float
     dp_comm_s: float
     optimizer_s: float
+    optimizer_phase_s: float = Field(default=0.0, description=(
+        "the Megatron-family optimizer phase beside AdamW's bytes (gradient clipping, main-gradient zeroing, "
+        "FP8 re-quantisation, their launches); a part of step_s like optimizer_s; 0 for LoRA and other frameworks"))
     step_s_range: list[float] | None = Field(default=None, description="[low, high] 80 % interval of step_s")
     # Post-training passes outside the policy's training step (docs/post_training.md); 0 for plain training.
     rollout_s: float = 0.0

@@ -106,6 +106,9 @@ class TrainingSetup(BaseModel):
                                                              "expert all-to-all hidden behind the other micro-batch")
     cuda_graphs: CudaGraphs = Field(default="none", description="CUDA graphs the step is replayed with (Megatron-Core "
                                                                 "--cuda-graph-impl): none, per-layer or full-iteration")
+    cp_comm_type: Literal["p2p", "a2a", "a2a+p2p", "all_gather"] = Field(
+        default="p2p", description="Megatron-Core/Transformer Engine --cp-comm-type: p2p (ring attention), a2a "
+                                   "(Ulysses all-to-all of heads); a2a+p2p and all_gather are priced as p2p")
     recompute_modules: tuple[str, ...] | None = Field(
         default=None, description="Megatron-Core --recompute-modules that recompute=selective means (subset of "
                                   "core_attn, layernorm, mla_up_proj, moe_act); None = shardwise's set for the "

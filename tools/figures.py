@@ -19,6 +19,7 @@ MEMORY_TERMS = {"weights": "weights_gib", "gradients": "gradients_gib", "optimiz
 TIME_TERMS = {"compute": "compute_s", "TP communication": "tp_comm_s", "CP communication": "cp_comm_s",
               "EP communication": "ep_comm_s", "pipeline bubble": "pp_bubble_s", "PP communication": "pp_comm_s",
               "DP communication": "dp_comm_s", "optimizer step": "optimizer_s",
+              "optimizer phase": "optimizer_phase_s",
               # post-training passes (0 and left out for plain training)
               "rollout generation": "rollout_s", "policy log-prob forward": "old_logprob_s",
               "reference forward": "reference_s", "reward model forward": "reward_s", "critic": "critic_s"}

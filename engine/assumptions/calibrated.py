@@ -6,24 +6,25 @@ network.py name and document each constant; docs/performance.md reports the erro
 Host times for megatron/fsdp/deepspeed are assumptions the data cannot identify (see the script).
 """
 
-GEMM_EFFICIENCY = {"ampere": 0.712, "hopper": 0.6409, "blackwell": 0.527}  # Blackwell: FP8 value × Hopper's BF16/FP8 ratio
-FP8_GEMM_EFFICIENCY = {"hopper": 0.631, "blackwell": 0.5189}
-ATTENTION_EFFICIENCY = {'ampere': 0.3119, 'hopper': 0.1695, 'blackwell': 0.1695}  # FlashAttention-2-class kernels; Blackwell assumed = Hopper
-PYTORCH_GEMM_FACTOR = 0.9533
+GEMM_EFFICIENCY = {"ampere": 0.6998, "hopper": 0.5979, "blackwell": 0.5389}  # Blackwell: FP8 value × Hopper's BF16/FP8 ratio
+FP8_GEMM_EFFICIENCY = {"hopper": 0.5693, "blackwell": 0.5132}
+ATTENTION_EFFICIENCY = {'ampere': 0.3116, 'hopper': 0.1701, 'blackwell': 0.1701}  # FlashAttention-2-class kernels; Blackwell assumed = Hopper
+PYTORCH_GEMM_FACTOR = 0.9547
 FUSED_ATTENTION_SPEEDUP = 3.0
-KERNEL_FIXED_S = 18.7145e-6
-HOST_TIME_PER_LAYER_S = {"megatron": 0.3e-3, "fsdp": 0.5e-3, "deepspeed": 0.5e-3, "nanotron": 4.5965e-3}
-PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S = {"nanotron": 2.6736e-3}  # nanotron, pipeline sends across nodes
-NVLINK_BANDWIDTH_FRACTION = 0.7309
+KERNEL_FIXED_S = 23.5436e-6
+HOST_TIME_PER_LAYER_S = {"megatron": 0.3e-3, "fsdp": 0.5e-3, "deepspeed": 0.5e-3, "nanotron": 4.6117e-3}
+PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S = {"nanotron": 2.6572e-3}  # nanotron, pipeline sends across nodes
+NVLINK_BANDWIDTH_FRACTION = 0.7225
 INFINIBAND_BANDWIDTH_FRACTION = 0.98
-EFA_BANDWIDTH_FRACTION = 0.4292
+EFA_BANDWIDTH_FRACTION = 0.4087
 DP_OVERLAP_FRACTION = {"megatron": 1.0, "fsdp": 1.0, "deepspeed": 1.0, "nanotron": 1.0}  # nanotron: assumed (see the script)
 DP_OVERLAP_FRACTION_ZERO1 = {"nanotron": 0.0}  # others: as DP_OVERLAP_FRACTION
-ZERO1_GATHER_HOST_S_PER_RANK_TENSOR = {"nanotron": 10.1566e-6}  # nanotron ZeRO-1 copies
-ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR = {"nanotron": 3.4421e-6}  # nanotron ZeRO-0 per-tensor rings
+ZERO1_GATHER_HOST_S_PER_RANK_TENSOR = {"nanotron": 10.7702e-6}  # nanotron ZeRO-1 copies
+ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR = {"nanotron": 3.4956e-6}  # nanotron ZeRO-0 per-tensor rings
 FSDP_OVERLAP_FRACTION = 1.0
-FSDP_RING_LATENCY_EXPOSED_FRACTION = {"fsdp": 0.8992}  # PyTorch FSDP, unhidden ring-step latency
+FSDP_RING_LATENCY_EXPOSED_FRACTION = {"fsdp": 0.8474}  # PyTorch FSDP, unhidden ring-step latency
 TP_OVERLAP_FRACTION = 0.85
-FP8_ROWWISE_GEMM_FACTOR = 0.5098  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
-MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = 108.9529e-6  # dropless MoE layer, forward, exposed host time per local expert
-FIT_SCORE = 0.0902  # source-weighted mean |log(predicted / measured)| on the fitted runs
+FP8_ROWWISE_GEMM_FACTOR = 0.5657  # torchao rowwise FP8 vs tensorwise (torchtitan rows)
+MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S = 122.4139e-6  # dropless MoE layer, forward, exposed host time per local expert
+OPTIMIZER_PHASE_FIXED_S = 44.474e-3  # Megatron full training, optimizer phase per step (compute.py)
+FIT_SCORE = 0.0884  # source-weighted mean |log(predicted / measured)| on the fitted runs

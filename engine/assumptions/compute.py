@@ -64,6 +64,16 @@ KERNEL_FIXED_S: float = calibrated.KERNEL_FIXED_S
 # adds, activation, attention, casts), counted from Megatron-Core's fused layer (~12) and an
 # unfused eager PyTorch layer (~25); we take the middle. Backward launches about twice as many.
 NON_GEMM_KERNELS_PER_LAYER_FWD = 18
+# Fixed cost of one SMALL memory-bound kernel, seconds (an assumption, NOT fitted): norms, rotary,
+# residual adds, activations, casts, the LoRA adapters' rank-r GEMMs and the CP ring's softmax/output
+# corrections. Such a kernel moves a few MB and has no partial-wave tail worth the name, so what it
+# pays beyond its bytes is the launch gap between kernels. KERNEL_FIXED_S (fitted, ~19 µs) stands for
+# the large kernels' prologue/epilogue and last partial wave (GEMMs, the attention core), which is
+# why it is 2-6x the launch-and-tail range quoted above. 4 µs sits in that 3-10 µs range, at its low
+# end: NVIDIA's CUDA Graphs post (A. Gray, "Getting Started with CUDA Graphs", NVIDIA Developer Blog,
+# 2019) measures about 3.8 µs per short kernel launched back to back in a stream (3.4 µs as a graph).
+# Session 9's diagnosis (docs/performance.md) used the same 4 µs.
+SMALL_KERNEL_FIXED_S = 4e-6
 BACKWARD_KERNEL_RATIO = 2.0
 
 # Host (CPU) time to dispatch one transformer layer's forward and backward kernels for one
@@ -116,14 +126,22 @@ ATTENTION_BACKWARD_TIME_RATIO = 2.5
 # the received K/V chunk, flash_attn_fwd_softmax_lse_correction and flash_attn_fwd_out_correction;
 # its backward, per extra step, the attention backward and the dK/dV (and dQ) accumulations. So
 # about three more kernels per extra ring step in each direction than one un-split attention, each
-# paying KERNEL_FIXED_S (a count from the source, not fitted).
+# paying a fixed cost (a count from the source, not fitted). Of the three, one is an attention kernel
+# (priced at KERNEL_FIXED_S like the un-split attention) and two are small corrections/accumulations
+# (priced at SMALL_KERNEL_FIXED_S).
 CP_KERNELS_PER_EXTRA_RING_STEP = 3
+CP_ATTENTION_KERNELS_PER_EXTRA_RING_STEP = 1
+CP_SMALL_KERNELS_PER_EXTRA_RING_STEP = CP_KERNELS_PER_EXTRA_RING_STEP - CP_ATTENTION_KERNELS_PER_EXTRA_RING_STEP
 
 # --- Backward GEMMs ------------------------------------------------------------------------
 # Each forward GEMM has two backward GEMMs of the same size: data gradient and weight gradient
 # (Narayanan et al. 2021, appendix). Frozen base weights (LoRA/QLoRA) skip the weight gradient.
 BACKWARD_GEMMS_PER_FORWARD_GEMM = 2
 FROZEN_BACKWARD_GEMMS_PER_FORWARD_GEMM = 1
+# Share of the backward's GEMM time a frozen base (LoRA/QLoRA) keeps, and so of the TP collectives
+# the backward can hide behind GEMMs (performance/tp.py): data-gradient GEMMs only, 1 of 2 per
+# forward GEMM. The adapters' own GEMMs are tiny (rank 16-32) and hide nothing.
+FROZEN_BACKWARD_GEMM_SHARE = FROZEN_BACKWARD_GEMMS_PER_FORWARD_GEMM / BACKWARD_GEMMS_PER_FORWARD_GEMM
 
 # --- Memory-bound work ---------------------------------------------------------------------
 # Fraction of the HBM datasheet bandwidth elementwise kernels reach (STREAM-like copies reach
@@ -162,6 +180,29 @@ QLORA_DEQUANT_BYTES_PER_WEIGHT = 2.6
 # read the FP32 gradient (4), write the BF16 weight copy (2), zero the gradient buffer (4),
 # plus the gradient-norm pass for clipping (4): 38 bytes, memory-bound.
 OPTIMIZER_BYTES_PER_PARAM = 38
+
+# --- Optimizer phase of full training in the Megatron family (performance/optimizer_phase.py) ----
+# Megatron-LM / NeMo / Megatron-Bridge (the engine's framework "megatron") run, once per optimizer
+# step and outside the forward-backward (after a CUDA-graph replay, not overlapped), more than
+# AdamW's bytes above: gradient-norm clipping (the norm of every owned main gradient, already in the
+# 38 bytes, plus a small all-reduce of the norm), zero_grad_buffer over the WHOLE local main-gradient
+# buffer (every parameter of the GPU's TP/PP chunk, not only the owned ZeRO shard: the buffer is the
+# DDP's param-and-grad buffer, reduce-scattered into the shard; megatron/core/distributed/
+# param_and_grad_buffer.py), FP8 re-quantisation of the updated weights (FP8 runs), and the
+# launches of all of these per parameter tensor. Which frameworks pay it: the keys of
+# OPTIMIZER_PHASE_FIXED_S below.
+# FP8 re-quantisation with per-tensor (current / delayed) scaling, per local weight: read the BF16
+# weight for its amax (2 B), read it again and write the FP8 copy (2 + 1 B) = 5 bytes, memory-bound
+# (Transformer Engine's cast_to_fp8 after the optimizer step, as with --fp8-param-gather).
+FP8_REQUANT_BYTES_PER_PARAM = 5
+# The phase's per-step constant: the norm all-reduce's latency, the per-tensor launches of clipping,
+# zeroing and casting, the optimizer's own host loop (multi-tensor-apply chunks), whatever of it the
+# byte counts above do not price. FITTED (benchmarks/fit_calibration.py, `optimizer_phase_ms`, on the
+# calibration runs only, bounds 0-100 ms): the bound is Megatron's own timer log in NVIDIA/nccl issue
+# #743 (`optimizer` 57.5 ms, `optimizer-inner-step` 7.3-46 ms per step for a BERT-size model).
+# Not charged to LoRA/QLoRA (frozen base: no main gradients; the adapters' are tiny) nor to FSDP,
+# DeepSpeed, torchtitan or nanotron (no measured phase for them; their optimizer stays AdamW's bytes).
+OPTIMIZER_PHASE_FIXED_S: dict[str, float] = {"megatron": calibrated.OPTIMIZER_PHASE_FIXED_S}
 
 # --- Pipeline ---------------------------------------------------------------------------
 # Frameworks can give the last stage fewer layers so the logit layer and loss do not make it

@@ -93,6 +93,10 @@ ZERO0_ALL_REDUCE_S_PER_RING_STEP_TENSOR: dict[str, float] = getattr(
 # Gradient bucket, in parameters: Megatron's DDP default is max(40M, 1M·dp) elements; the last
 # bucket is always exposed.
 DP_BUCKET_PARAMS = 40_000_000
+# ... and grows with the data-parallel group: Megatron-Core's DistributedDataParallel sets bucket_size =
+# max(40_000_000, 1_000_000 × DP size including CP) when none is given (megatron/core/distributed/
+# distributed_data_parallel.py), so each rank's reduce-scatter chunk stays large enough.
+DP_BUCKET_PARAMS_PER_DP_RANK = 1_000_000
 # ZeRO-3/FSDP: share of the per-micro-batch parameter all-gathers and gradient reduce-scatters
 # hidden behind that micro-batch's compute by prefetching (calibrated).
 FSDP_OVERLAP_FRACTION: float = calibrated.FSDP_OVERLAP_FRACTION

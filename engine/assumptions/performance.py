@@ -23,6 +23,7 @@ class PerformanceAssumptions:
     pytorch_gemm_factor: float = c.PYTORCH_GEMM_FACTOR
     fp8_rowwise_factor: float = c.FP8_ROWWISE_GEMM_FACTOR
     kernel_fixed_s: float = c.KERNEL_FIXED_S
+    small_kernel_fixed_s: float = c.SMALL_KERNEL_FIXED_S  # memory-bound kernels (assumption, not fitted)
     host_time_per_layer: dict[str, float] = field(default_factory=lambda: dict(c.HOST_TIME_PER_LAYER_S))
     pipeline_host_time_per_tp: dict[str, float] = field(
         default_factory=lambda: dict(c.PIPELINE_HOST_TIME_PER_LAYER_PER_TP_S))
@@ -45,6 +46,7 @@ class PerformanceAssumptions:
     pp_overlap_interleaved: float = n.PP_P2P_OVERLAP_FRACTION_INTERLEAVED
     pp_overlap_1f1b: float = n.PP_P2P_OVERLAP_FRACTION_1F1B
     moe_host_time_per_expert_fwd: float = m.MOE_HOST_TIME_PER_LOCAL_EXPERT_FWD_S
+    optimizer_phase_fixed: dict[str, float] = field(default_factory=lambda: dict(c.OPTIMIZER_PHASE_FIXED_S))
 
     def gemm_eff(self, gpu: GPUSpec, precision: str, framework: str = "megatron") -> float:
         gen = c.gpu_generation(gpu)
@@ -89,9 +91,16 @@ class PerformanceAssumptions:
     def tp_overlap_for(self, framework: str) -> float:
         return self.tp_overlap.get(framework, 0.0)
 
+    def has_optimizer_phase(self, framework: str) -> bool:
+        """Whether full training under `framework` pays the Megatron-family optimizer phase."""
+        return framework in self.optimizer_phase_fixed
+
+    def optimizer_phase_fixed_for(self, framework: str) -> float:
+        return self.optimizer_phase_fixed.get(framework, 0.0)
+
     def running_as(self, framework: str, software: str) -> "PerformanceAssumptions":
         """These assumptions with `framework`'s software profile (host dispatch, pipeline host cost,
-        DP and TP overlap, kernel stack, ZeRO gradient reduction) replaced by `software`'s: how a
+        DP and TP overlap, kernel stack, ZeRO gradient reduction, optimizer phase) replaced by `software`'s: how a
         plan made for `framework` runs under another framework's software (e.g. a Megatron plan exported
         to nanotron: engine/export/nanotron.py)."""
         if software == framework:
@@ -110,6 +119,9 @@ class PerformanceAssumptions:
             fsdp_ring_latency_exposed={**self.fsdp_ring_latency_exposed,
                                        framework: self.fsdp_ring_latency_exposed_for(software)},
             tp_overlap={**self.tp_overlap, framework: self.tp_overlap_for(software)},
+            optimizer_phase_fixed=({**self.optimizer_phase_fixed, framework: self.optimizer_phase_fixed[software]}
+                                   if software in self.optimizer_phase_fixed else
+                                   {k: v for k, v in self.optimizer_phase_fixed.items() if k != framework}),
             kernel_stack={**self.kernel_stack, framework: self.kernel_stack.get(software, "pytorch")},
             zero_grads_all_reduced={**self.zero_grads_all_reduced,
                                     framework: self.zero_grads_all_reduced.get(software, False)})

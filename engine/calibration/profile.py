@@ -147,7 +147,8 @@ def scaled_assumptions(base: PerformanceAssumptions, cluster: Cluster, compute_s
         fp8 = {gen: DEFAULT_FP8_GEMM_EFFICIENCY, **base.fp8_gemm_efficiency}
         attn = {gen: DEFAULT_ATTENTION_EFFICIENCY, **base.attention_efficiency}
         changes.update(gemm_efficiency=scale(gemm), fp8_gemm_efficiency=scale(fp8), attention_efficiency=scale(attn),
-                       hbm_efficiency=min(base.hbm_efficiency * s, MAX_EFFICIENCY), kernel_fixed_s=base.kernel_fixed_s / s)
+                       hbm_efficiency=min(base.hbm_efficiency * s, MAX_EFFICIENCY),
+                       kernel_fixed_s=base.kernel_fixed_s / s, small_kernel_fixed_s=base.small_kernel_fixed_s / s)
     if comm_scale != 1.0:
         kind = link_kind(cluster.network)
         fraction = base.bandwidth_fraction.get(kind, base.bandwidth_fraction["other"])

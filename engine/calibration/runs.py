@@ -289,6 +289,44 @@ def recompute_for_row(row: dict) -> str:
 # Megatron-Bridge's LoRA recipe (megatron/bridge/peft/lora.py, class LoRA): rank ``dim`` 32 on
 # every linear layer (linear_qkv, linear_proj, linear_fc1, linear_fc2), base model frozen.
 BRIDGE_LORA_RANK = 32
+# ... and its target_modules default: the four fused Megatron-Core linears, one adapter each (q/k/v are one
+# module, gate/up another), not PEFT's seven projections. Megatron-stack LoRA rows read these unless notes
+# state otherwise; NeMo 2's LoRA (nemo/collections/llm/peft/lora.py) has the same default.
+BRIDGE_LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
+# What a row's source states, in its notes (spelling shared with the external sets' collectors):
+# 'LORA RANK: 16', 'LORA TARGETS: linear_qkv,linear_proj', 'CUDA GRAPHS: yes' / 'CUDA GRAPHS: no',
+# 'CP COMM TYPE: a2a' (p2p, a2a, a2a+p2p, all_gather).
+# 'yes' reads as Megatron-Core's per-layer capture (NeMo/MLPerf `enable_cuda_graph`, one graph per
+# transformer layer), the only graphs such a row can state without naming the scope.
+NOTES_CUDA_GRAPHS = {"yes": "per-layer", "no": "none"}
+
+
+def lora_for_row(row: dict, mode: str, framework: str) -> dict:
+    """TrainingSetup LoRA fields of a LoRA row: rank and targets as its notes state them, else Bridge's
+    default rank and, on the Megatron stack, its fused modules (elsewhere PEFT's default targets)."""
+    if mode != "lora":
+        return {}
+    notes = row["notes"]
+    rank = re.search(r"LORA RANK: (\d+)", notes)
+    targets = re.search(r"LORA TARGETS: ([\w,]+)", notes)
+    out = {"lora_rank": int(rank.group(1)) if rank else BRIDGE_LORA_RANK}
+    if targets:
+        out["lora_targets"] = tuple(t.strip() for t in targets.group(1).split(",") if t.strip())
+    elif framework == "megatron":
+        out["lora_targets"] = BRIDGE_LORA_TARGETS
+    return out
+
+
+def cp_comm_type_for_row(row: dict) -> dict:
+    """'CP COMM TYPE: a2a' (p2p, a2a, a2a+p2p, all_gather) in notes, as TrainingSetup.cp_comm_type; absent: p2p."""
+    m = re.search(r"CP COMM TYPE: (a2a\+p2p|a2a|p2p|all_gather)\b", row["notes"])
+    return {"cp_comm_type": m.group(1)} if m else {}
+
+
+def cuda_graphs_for_row(row: dict) -> dict:
+    """'CUDA GRAPHS: yes/no' in notes, as TrainingSetup.cuda_graphs; absent: nothing (the recipe's or none)."""
+    m = re.search(r"CUDA GRAPHS: (yes|no)\b", row["notes"])
+    return {"cuda_graphs": NOTES_CUDA_GRAPHS[m.group(1)]} if m else {}
 
 
 # Megatron-Bridge's fine-tuning performance rows ("SFT Performance", "LoRA Performance") train on
@@ -495,8 +533,10 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     if modules is not None:  # the row states none; the recipe it ran says what was recomputed
         recompute = "selective" if modules else "none"
         dispatch["recompute_modules"] = modules if modules else None
-    setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework_for_row(row),
-                          mode=mode, **({"lora_rank": BRIDGE_LORA_RANK} if mode == "lora" else {}), **dispatch,
+    framework = framework_for_row(row)
+    setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework,
+                          mode=mode, **lora_for_row(row, mode, framework),
+                          **{**dispatch, **cuda_graphs_for_row(row), **cp_comm_type_for_row(row)},
                           mean_doc_len=packed_doc_len_for_row(row))
     strategy = Strategy(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, zero_stage=zero_for_row(row), micro_batch=micro,
                         recompute=recompute, sequence_parallel=True)

@@ -9,7 +9,8 @@ head; norms are not Linear layers). The base is sharded only where the framework
 Adapters: every targeted linear W (d_in → d_out) gets A (r × d_in) and B (d_out × r), r·(d_in + d_out)
 parameters, kept in fp32 with fp32 gradients and AdamW moments (see layouts.adapter_layout).
 Target names follow Hugging Face PEFT (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj,
-down_proj); MLP targets apply to dense MLPs, shared experts and every routed expert.
+down_proj) or Megatron-Core's fused modules (linear_qkv, linear_proj, linear_fc1, linear_fc2); MLP
+targets apply to dense MLPs, shared experts and every routed expert.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ def _linear_shapes(model: ModelSpec, ffn: int) -> dict[str, tuple[int, int]]:
     w = attention_widths(model)
     mlp = {"gate_proj": (h, ffn), "up_proj": (h, ffn), "down_proj": (ffn, h)} if model.gated_mlp else \
         {"up_proj": (h, ffn), "down_proj": (ffn, h)}
-    return {"q_proj": (h, w.q), "k_proj": (h, w.k), "v_proj": (h, w.v), "o_proj": (w.out, h), **mlp}
+    # Megatron-Core's fused modules (one adapter per module): linear_qkv = q|k|v, linear_fc1 = gate|up
+    fc1 = (h, (2 if model.gated_mlp else 1) * ffn)
+    megatron = {"linear_qkv": (h, w.q + w.k + w.v), "linear_proj": (w.out, h), "linear_fc1": fc1,
+                "linear_fc2": (ffn, h)}
+    return {"q_proj": (h, w.q), "k_proj": (h, w.k), "v_proj": (h, w.v), "o_proj": (w.out, h), **mlp, **megatron}
 
 
-ATTENTION_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
+ATTENTION_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "linear_qkv", "linear_proj")
 
 
 def adapter_params(model: ModelSpec, targets: tuple[str, ...], rank: int, ffn: int, *, attention: bool) -> int:

@@ -11,7 +11,7 @@ them: per GPU (M/tp)·top_k·etp token copies spread over E/ep local experts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..assumptions import compute as c
 from ..assumptions.cuda_graphs import MOE_HOST_TIME_KEPT
 from ..assumptions.performance import PerformanceAssumptions
 from ..cluster import Cluster
-from ..flops import attention_core_flops_per_token, attention_dims, lora_target_dims
+from ..flops import attention_core_flops_per_token, attention_dims, lora_target_dims, lora_targets_by_block
 from ..model_spec import ModelSpec
 from ..plans import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, PlanGrid
 from ..recompute_modules import selective_modules
@@ -119,7 +119,8 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     rotary_elems = M * (heads * d_qk + model.kv_heads * d_qk) / tp
     common_bytes = c.ACTIVATION_BYTES * (c.HIDDEN_ELEMENTWISE_PASSES_FWD * M * h / hidden_shard
                                          + c.ROTARY_PASSES_FWD * rotary_elems)
-    kernels = c.NON_GEMM_KERNELS_PER_LAYER_FWD * assume.kernel_fixed_s
+    # memory-bound kernels pay the small-kernel launch gap, not the large kernels' fitted fixed cost
+    kernels = c.NON_GEMM_KERNELS_PER_LAYER_FWD * assume.small_kernel_fixed_s
 
     # Megatron-Core's fine-grained selective recompute (MoE/MLA models; recompute_modules.py) also
     # repeats the norms (read input, write output), the MLA up-projections and the experts' activation.
@@ -128,14 +129,14 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     recipe_recompute = 0.0
     if "layernorm" in modules:
         recipe_recompute = (c.ACTIVATION_BYTES * c.NORM_RECOMPUTE_PASSES * max(model.norms_per_layer, 1)
-                            * M * h / hidden_shard / hbm + max(model.norms_per_layer, 1) * assume.kernel_fixed_s)
+                            * M * h / hidden_shard / hbm + max(model.norms_per_layer, 1) * assume.small_kernel_fixed_s)
     if "mla_up_proj" in modules:
         up_shapes = [attn_shapes[1]] + ([attn_shapes[4]] if model.mla.q_lora_rank else [])  # KV up, Q up
         recipe_recompute = recipe_recompute + gemms(up_shapes)[0]
 
     def layer(mlp_shapes, mlp_elementwise_bytes, extra_fwd=0.0, act_recompute=0.0) -> LayerTimes:
         gemm_fwd, weights = gemms(attn_shapes + mlp_shapes)
-        adapters = _lora_time(model, setup, M, tp, linear, mlp_shapes is dense_shapes)
+        adapters = _lora_time(model, setup, M, tp, linear, mlp_shapes is dense_shapes, assume.small_kernel_fixed_s)
         dequant = (weights * c.QLORA_DEQUANT_BYTES_PER_WEIGHT / hbm) if setup.mode == "qlora" else 0.0
         elementwise = (common_bytes + mlp_elementwise_bytes) / hbm + kernels + extra_fwd
         fwd = gemm_fwd + attn_fwd + elementwise + adapters + dequant
@@ -163,7 +164,7 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
             s_ffn = moe.num_shared_experts * moe.shared_ffn
             moe_shapes += [(M, up * s_ffn / tp, h, 1), (M, h, s_ffn / tp, 1)]
             moe_bytes = moe_bytes + c.ACTIVATION_BYTES * ffn_passes * M * s_ffn / tp
-        act = (c.ACTIVATION_BYTES * c.GATED_ACTIVATION_RECOMPUTE_PASSES * copies * e_ffn / hbm + assume.kernel_fixed_s
+        act = (c.ACTIVATION_BYTES * c.GATED_ACTIVATION_RECOMPUTE_PASSES * copies * e_ffn / hbm + assume.small_kernel_fixed_s
                if "moe_act" in modules else 0.0)
         # Exposed host time of the dropless MoE layer (assumptions/moe.py), per local expert,
         # forward; the backward's share follows ELEMENTWISE_BACKWARD_RATIO. Full-iteration CUDA
@@ -174,22 +175,27 @@ def microbatch_compute(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,
     # Logit layer and loss (last stage); embedding gather/scatter (first stage).
     logit_fwd, _ = gemms([(M, model.vocab_size / tp, h, 1)])
     ce = M * model.vocab_size / tp * c.CROSS_ENTROPY_BYTES_PER_LOGIT / hbm
-    logits = (1 + bwd_gemm) * logit_fwd + ce + 3 * assume.kernel_fixed_s
-    embedding = 3 * c.ACTIVATION_BYTES * M * h / hidden_shard / hbm + 2 * assume.kernel_fixed_s
+    logits = (1 + bwd_gemm) * logit_fwd + ce + 3 * assume.small_kernel_fixed_s  # cross-entropy kernels
+    embedding = 3 * c.ACTIVATION_BYTES * M * h / hidden_shard / hbm + 2 * assume.small_kernel_fixed_s
     return MicrobatchCompute(dense_layer=dense, moe_layer=moe_times, embedding=embedding, logits=logits, tokens=M)
 
 
-def _lora_time(model: ModelSpec, setup: TrainingSetup, M, tp, roof: Roofline, dense_mlp: bool) -> np.ndarray | float:
-    """Forward time of the LoRA adapters of one layer: per target an (in→r) and an (r→out) GEMM.
-    Adapters follow their base layer's TP split (Megatron/NeMo LoRA shard the larger factor)."""
+def _lora_time(model: ModelSpec, setup: TrainingSetup, M, tp, roof: Roofline, dense_mlp: bool,
+               small_kernel_fixed_s: float) -> np.ndarray | float:
+    """Forward time of the LoRA adapters of one layer: per adapted module (flops.lora_modules: the
+    Megatron stack adapts fused modules) an (in→r) and an (r→out) GEMM. Adapters follow their base
+    layer's TP split (Megatron/NeMo LoRA shard the larger factor). A rank-r GEMM is memory-bound and
+    tiny, so it pays the small-kernel launch gap (SMALL_KERNEL_FIXED_S), not KERNEL_FIXED_S."""
     if setup.mode == "full":
         return 0.0
     r = setup.lora_rank
     ffn = model.ffn_hidden_size if dense_mlp or model.moe is None else model.moe.expert_ffn_hidden_size
+    adapter = replace(roof, kernel_fixed_s=small_kernel_fixed_s)
+    attn, mlp = lora_targets_by_block(model, setup)
     total = 0.0
-    for target in setup.lora_targets:
+    for target in attn + mlp:
         d_in, d_out = lora_target_dims(model, target, ffn)
         if d_in == 0:
             continue
-        total = total + roof.gemm_time(M, r, d_in / tp) + roof.gemm_time(M, d_out / tp, r)
+        total = total + adapter.gemm_time(M, r, d_in / tp) + adapter.gemm_time(M, d_out / tp, r)
     return total

@@ -7,10 +7,15 @@ all-gather every layer's parameters for forward and again for backward, and redu
 its gradients, on every micro-batch. HSDP adds an all-reduce of the sharded gradients across
 replicas. Dense weights sync over DP×CP; expert weights over the expert-data-parallel group.
 
-Overlap: gradient buckets are reduced while backward continues, so everything but the last
-bucket can hide behind the last micro-batch's backward; parameter gathers hide behind the next
-forward (Megatron --overlap-param-gather) or, for ZeRO-3, behind the current micro-batch's
-compute by prefetching. Only what does not fit the overlap window is exposed. A framework that
+Overlap (ZeRO 0-2): gradients accumulate over the step's micro-batches, so the reduction can start only
+in the LAST micro-batch's backward, bucket by bucket as the buckets fill (Li et al. 2020, "PyTorch
+Distributed", VLDB, sec. 3.2.3; Megatron-Core overlap_grad_reduce). With B equal buckets (share f = 1/B of
+the reduction time R each) ready at k·T/B of a backward of T and reduced one after another, the last one
+finishes at max(T + R/B, T/B + R): exposed = max(f·R, R − (1 − f)·T). The last bucket (the first layers'
+gradients) is never hidden; the rest hides behind at most the (1 − f)·T of backward that follows the first
+bucket, of which DP_OVERLAP_FRACTION (fitted) is usable. The parameter gather mirrors it before the next
+forward (Megatron --overlap-param-gather): the first bucket is needed before the first layer runs.
+ZeRO-3 hides behind the current micro-batch's compute by prefetching. Only what does not fit is exposed. A framework that
 reduces ZeRO-0 gradients with one all-reduce per parameter tensor also pays the rings' step latency.
 """
 
@@ -80,9 +85,9 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     reduce_d, gather_d = _sync_once(params.dense, dense_links, zero, all_reduce, grad_bytes, gather_bytes)
     reduce_e, gather_e = _sync_once(params.expert, expert_links, zero, all_reduce, grad_bytes, gather_bytes)
     reduce, gather = reduce_d + reduce_e, gather_d + gather_e
-    bucket = np.minimum(1.0, n.DP_BUCKET_PARAMS / np.maximum(params.dense + params.expert, 1.0))
-    exposed_reduce = np.maximum(reduce - overlap * mb_backward, bucket * reduce)
-    exposed_gather = np.maximum(gather - overlap * mb_forward, bucket * gather)
+    bucket = bucket_share(params, grid, framework)
+    exposed_reduce = pipelined_bucket_exposure(reduce, overlap * mb_backward, bucket)
+    exposed_gather = pipelined_bucket_exposure(gather, overlap * mb_forward, bucket)
     # nanotron's ZeRO-1 copies the gathered shards back tensor by tensor, per DP rank (assumption).
     tensors = n.ZERO1_GATHER_TENSORS_PER_LAYER * layers_per_stage
     gather_copies = np.where((zero >= 1) & (zero <= 2),
@@ -111,10 +116,25 @@ def dp_exposed_time(cluster: Cluster, grid: PlanGrid, params: ShardedParams, lay
     first_layer = hideable / np.maximum(layers_per_stage, 1)
     exposed_mb = unhidden + np.maximum(hideable - assume.fsdp_overlap * (mb_forward + mb_backward), first_layer)
     hsdp = np.where(replicas > 1, all_reduce_time(params.dense / replicas * grad_bytes, replica_links), 0.0)
-    zero3 = grid.num_microbatches * exposed_mb + np.maximum(hsdp - overlap * mb_backward, bucket * hsdp)
+    zero3 = grid.num_microbatches * exposed_mb + pipelined_bucket_exposure(hsdp, overlap * mb_backward, bucket)
 
     total = np.where(zero == 3, zero3, once)
     return np.where((grid.dp * grid.cp > 1) | (grid.expert_dp > 1), total, 0.0)
+
+
+def bucket_share(params: ShardedParams, grid: PlanGrid, framework: str) -> np.ndarray:
+    """Share f of the gradients in one bucket (the last one is always exposed). Megatron-Core sizes its buckets
+    max(40M, 1M × data-parallel size with CP) elements (network.py); other frameworks use the fixed size."""
+    size = n.DP_BUCKET_PARAMS
+    if framework == "megatron":
+        size = np.maximum(size, n.DP_BUCKET_PARAMS_PER_DP_RANK * grid.dp * grid.cp)
+    return np.minimum(1.0, size / np.maximum(params.dense + params.expert, 1.0))
+
+
+def pipelined_bucket_exposure(total: np.ndarray, window: np.ndarray, bucket: np.ndarray) -> np.ndarray:
+    """Exposed seconds of `total` seconds of bucketed communication that starts as the buckets fill during
+    `window` seconds of usable compute: max(f·total, total − (1 − f)·window), f = one bucket's share."""
+    return np.maximum(bucket * total, total - (1.0 - bucket) * window)
 
 
 def _choose(mask: np.ndarray, a: GroupLinks, b: GroupLinks) -> GroupLinks:

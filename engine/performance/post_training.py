@@ -43,7 +43,8 @@ def forward_pass_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, 
     all_reduces = ALL_REDUCES_PER_LAYER_FWD + ALL_REDUCES_PER_LAYER_BWD + np.where(
         grid.recompute == RECOMPUTE_FULL, ALL_REDUCES_PER_LAYER_FWD, 0)
     tp_forward = tp_layer * ALL_REDUCES_PER_LAYER_FWD / all_reduces
-    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
+    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume,
+                                 setup.cp_comm_type)
     moe_window = mb.moe_layer.total if mb.moe_layer is not None else None  # as step.py prices it
     ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (
         model.num_moe_layers / L)

@@ -3,7 +3,8 @@
 Per micro-batch on one rank: compute (layers of its stage, plus embedding / logits on the
 first / last stage) and the exposed TP, CP and EP communication inside it. The pipeline runs
 m micro-batches at the busiest stage's pace plus the fill/drain bubble; then the exposed
-data-parallel synchronisation and the optimizer step. Reported parts are exposed seconds that
+data-parallel synchronisation and the optimizer step (in the Megatron family with its
+optimizer phase: optimizer_phase.py). Reported parts are exposed seconds that
 add up to the step: compute, tp/cp/ep are the average stage's; pp_bubble is everything the
 pipeline adds on top (fill/drain and stage imbalance).
 """
@@ -28,6 +29,7 @@ from .cp import cp_time_per_layer
 from .dp import ShardedParams, dp_exposed_time
 from .ep import ep_time_per_moe_layer
 from .optimizer import optimizer_time
+from .optimizer_phase import optimizer_phase_time
 from .post_training import add_post_training
 from .pp import busiest_stage_layers, pipeline_time, pipeline_time_uneven, pp_p2p_time
 from .tied_embeddings import tied_embedding_sync_time
@@ -64,7 +66,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     # Per layer (model-average mix of dense and MoE layers), per micro-batch.
     layer_compute = mb.layer_mix(model, "total")
     tp_layer, tp_ends = tp_time_per_layer(model, cluster, setup, grid, mb.tokens, assume)
-    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume)
+    cp_layer = cp_time_per_layer(model, cluster, grid, mb.tokens, mb.dense_layer.attention_forward, assume,
+                                 setup.cp_comm_type)
     moe_window = mb.moe_layer.total if mb.moe_layer is not None else None
     ep_layer = ep_time_per_moe_layer(model, cluster, setup, grid, mb.tokens, assume, moe_window) * (model.num_moe_layers / L)
 
@@ -110,6 +113,8 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
     # A tied embedding's two copies (first and last stage) are summed after the DP sync, exposed.
     tied_sync = tied_embedding_sync_time(model, cluster, setup, grid, grad_bytes, assume)
     optimizer = optimizer_time(cluster, grid, params.dense, params.expert, assume)
+    # Megatron-family full training: the rest of the optimizer phase (clipping, buffer zeroing, FP8 re-cast).
+    optimizer_phase = optimizer_phase_time(cluster, setup, grid, params, grad_bytes, assume)
 
     # FLOPs per step, whole cluster.
     tokens = grid.dp * grid.micro_batch * m * setup.seq_len
@@ -128,6 +133,7 @@ def step_time(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, grid: Pl
         pp_comm=pp_p2p_time(model, cluster, grid, mb.tokens, assume),
         dp_comm=dp + tied_sync,
         optimizer=optimizer,
+        optimizer_phase=optimizer_phase,
         model_flops_per_step=model_flops.astype(np.float64),
         hardware_flops_per_step=(hw_per_token * tokens).astype(np.float64),
         details={

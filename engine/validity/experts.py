@@ -95,7 +95,7 @@ MOE_TP_EP_WITHOUT_SP = Rule(
 # of a token in BF16; DeepEP (flex dispatcher) sends one copy per destination node, FP8 when training in
 # FP8, under node-limited routing; EP-A2A overlap (--moe-a2a-overlap) hides it where Megatron-Core allows.
 # Of the four H100 calibration runs with EP across nodes, the two priced as alltoall without overlap
-# measured 20-28 % more throughput than predicted; the one that ran HybridEP (priced as DeepEP) 7 % less,
+# measured 18-29 % more throughput than predicted; the one that ran HybridEP (priced as DeepEP) 9 % less,
 # the one with EP-A2A overlap 22 % less (data/bridge_moe_recipes.csv). DeepEP pricing is first-principles.
 # Said on every multi-node MoE plan, because the pricing also decides whether the search puts EP across
 # nodes at all.
@@ -123,7 +123,7 @@ def _a2a_message(s: Scenario, p: Plan) -> SettingsText:
         overlap = "; overlapped with the other micro-batch (Megatron-Core --overlap-moe-expert-parallel-comm)"
     if p.ep * p.etp > s.cluster.gpus_per_node:
         text = (f"EP={p.ep} spans nodes: its all-to-all is {pricing}{overlap} (H100 calibration runs "
-                f"with cross-node EP measured 20-28 % more throughput than the alltoall pricing predicts, 7 % less "
+                f"with cross-node EP measured 18-29 % more throughput than the alltoall pricing predicts, 9 % less "
                 f"than the DeepEP pricing, 22 % less than the alltoall pricing with overlap)")
     else:
         text = (f"EP={p.ep} stays inside a node; expert parallelism across nodes is {pricing}{overlap} — "

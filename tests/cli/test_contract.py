@@ -23,6 +23,7 @@ MEMORY = {"weights_gib": NUMBER, "gradients_gib": NUMBER, "optimizer_gib": NUMBE
           "other_gib": NUMBER, "total_gib": NUMBER, "capacity_gib": NUMBER, "fits": bool, "details_gib": dict}
 TIME = {"step_s": NUMBER, "compute_s": NUMBER, "tp_comm_s": NUMBER, "cp_comm_s": NUMBER, "ep_comm_s": NUMBER,
         "pp_bubble_s": NUMBER, "pp_comm_s": NUMBER, "dp_comm_s": NUMBER, "optimizer_s": NUMBER,
+        "optimizer_phase_s": NUMBER,
         "rollout_s": NUMBER, "reference_s": NUMBER, "old_logprob_s": NUMBER, "reward_s": NUMBER, "critic_s": NUMBER}
 THROUGHPUT = {"tokens_per_s": NUMBER, "tokens_per_s_per_gpu": NUMBER, "mfu": NUMBER, "hfu": NUMBER,
               "model_tflops_per_gpu": NUMBER}
@@ -32,7 +33,7 @@ COST = {"price_per_gpu_hour": NUMBER, "price_source": str, "cluster_cost_per_hou
         "total_cost": (NUMBER, type(None))}
 CATEGORIES = ("weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "other_gib")
 TIME_PARTS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_bubble_s", "pp_comm_s", "dp_comm_s",
-              "optimizer_s", "rollout_s", "reference_s", "old_logprob_s", "reward_s", "critic_s")
+              "optimizer_s", "optimizer_phase_s", "rollout_s", "reference_s", "old_logprob_s", "reward_s", "critic_s")
 RECOMPUTE = {"none", "selective", "full"}
 # GPU ids the issue names as stable (issue 2, "CLI and output contract").
 STABLE_GPU_IDS = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h800", "h200", "b200", "gb200", "mi300x"}

@@ -54,7 +54,8 @@ def test_recommend_matches_the_engine_and_derives_why_it_wins():
     # the deciding term is the time term where the runner-up spends the most extra time
     terms = {"compute": "compute_s", "TP communication": "tp_comm_s", "CP communication": "cp_comm_s",
              "EP communication": "ep_comm_s", "pipeline bubble": "pp_bubble_s", "PP communication": "pp_comm_s",
-             "DP communication": "dp_comm_s", "optimizer step": "optimizer_s"}
+             "DP communication": "dp_comm_s", "optimizer step": "optimizer_s",
+             "optimizer phase": "optimizer_phase_s"}
     extra = {name: getattr(runner.time, attr) - getattr(best.time, attr) for name, attr in terms.items()}
     assert why.deciding_term.term == max(extra, key=extra.get)
     assert result.binding is not None and result.counterfactuals

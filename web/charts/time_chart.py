@@ -15,6 +15,7 @@ TIME_PARTS: list[tuple[str, str, str]] = [
     ("dp_comm_s", "DP comm", "#009E73"),
     ("pp_bubble_s", "pipeline bubble", "#BDBDBD"),
     ("optimizer_s", "optimizer step", "#CC79A7"),
+    ("optimizer_phase_s", "optimizer phase", "#E7B8D4"),
     # post-training passes (absent, so without a legend entry, in plain training)
     ("rollout_s", "rollout generation", "#882255"),
     ("old_logprob_s", "policy log-prob fwd", "#44AA99"),

