@@ -54,3 +54,17 @@ def assert_judged_and_in_no_band_method_but(n: int, later: tuple[str, ...] = ())
         if path.name != "external.py":
             text = path.read_text(encoding="utf-8", errors="ignore")
             assert not any(name in text for name in names), path
+
+
+def run_layout(r) -> tuple:
+    """What makes two runs one configuration for the 'no repeated layout' checks (with the mode: a LoRA run of a plan
+    is not the pre-training run of that plan)."""
+    return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
+            r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
+
+
+def assert_no_used_run_repeats_an_earlier_layout(runs, earlier) -> None:
+    """No used run of a set has the layout of a parsed run of the earlier files (calibration data, earlier sets)."""
+    seen = {run_layout(r) for r in earlier if r.model and r.cluster and r.setup and r.strategy}
+    for r in runs:
+        assert not r.used or run_layout(r) not in seen, r.key

@@ -13,7 +13,8 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6)
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import ExternalFile, assert_judged_and_in_no_band_method_but
+from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
+                                   assert_no_used_run_repeats_an_earlier_layout)
 
 KNOWN_EXCLUSIONS = (
     "no architecture",  # FlashAttention-2 Table 1: the paper prints no dimensions, batch or plan for its GPT3 models
@@ -90,12 +91,7 @@ def test_set_6_never_reaches_the_fit_the_bands_or_sets_1_to_5():
 
 
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_5():
-    def layout(r):  # with the mode: a LoRA run of a plan is not the pre-training run of that plan
-        return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
-                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
-    seen = {layout(r) for r in _earlier_runs() if r.model and r.cluster and r.setup and r.strategy}
-    for r in load_external_runs_6():
-        assert not r.used or layout(r) not in seen, r.key
+    assert_no_used_run_repeats_an_earlier_layout(load_external_runs_6(), _earlier_runs())
 
 
 def test_set_6_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the_loader():

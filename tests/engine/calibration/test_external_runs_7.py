@@ -15,7 +15,8 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6, load_external_runs_7)
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import ExternalFile, assert_judged_and_in_no_band_method_but
+from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
+                                   assert_no_used_run_repeats_an_earlier_layout)
 
 # The stored copy of the v6.0 results repository these rows were read from (a fork of mlcommons/training_results_v6.0).
 V60 = "Richardyu114/training_results_v6.0@eabf23a07b:"
@@ -213,12 +214,7 @@ def test_set_7_never_reaches_the_fit_the_bands_or_sets_1_to_6():
 
 
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_6():
-    def layout(r):
-        return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
-                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
-    seen = {layout(r) for r in _earlier_runs() if r.model and r.cluster and r.setup and r.strategy}
-    for r in load_external_runs_7():
-        assert not r.used or layout(r) not in seen, r.key
+    assert_no_used_run_repeats_an_earlier_layout(load_external_runs_7(), _earlier_runs())
 
 
 def test_set_7_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the_loader():

@@ -16,7 +16,8 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6, load_external_runs_7, load_external_runs_8)
 from shardwise.engine.calibration.runs import DATA, gpu_for_row, load_runs, used_runs
-from support.external_file import ExternalFile, assert_judged_and_in_no_band_method_but
+from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
+                                   assert_no_used_run_repeats_an_earlier_layout)
 
 SET_8 = ExternalFile(EXTERNAL_FILE_8, load_external_runs_8)
 _rows, _key, _run, _row = SET_8.rows, SET_8.key, SET_8.run, SET_8.row
@@ -53,12 +54,7 @@ def test_set_8_sources_are_no_earlier_files_sources():
 
 
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_7():
-    def layout(r):
-        return (r.model.name, r.cluster.gpu.id, r.cluster.num_gpus, r.setup.seq_len, r.setup.precision,
-                r.strategy.tp, r.strategy.pp, r.strategy.cp, r.strategy.vpp, r.strategy.ep, r.setup.mode)
-    seen = {layout(r) for r in _earlier_runs() if r.model and r.cluster and r.setup and r.strategy}
-    for r in load_external_runs_8():
-        assert not r.used or layout(r) not in seen, r.key
+    assert_no_used_run_repeats_an_earlier_layout(load_external_runs_8(), _earlier_runs())
 
 
 def test_same_columns_as_the_calibration_file():
