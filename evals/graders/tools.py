@@ -172,6 +172,10 @@ def _plan_default(name: str):
     return getattr(defaults, {"zero": "zero_stage"}.get(name, name), None)
 
 
+# A case's plan may spell a field as the case format allows (scenario.strategy: mb, sp); the tools spell it in full.
+CASE_PLAN_ALIASES = {"mb": "micro_batch", "sp": "sequence_parallel"}
+
+
 def plan_problems(args: dict, plans: list[dict]) -> list[str]:
     """Each plan the user asked about must be passed (a null field is the default value)."""
     problems = []
@@ -179,6 +183,8 @@ def plan_problems(args: dict, plans: list[dict]) -> list[str]:
     for plan in plans:
         if "from" in plan:
             continue  # relative to the engine's recommendation: not knowable from the case
+        plan = {CASE_PLAN_ALIASES.get(k, k): v for k, v in plan.items()}
+
         def same(d: dict) -> bool:
             return all(str(d.get(k) if d.get(k) is not None else _plan_default(k)).lower() == str(v).lower()
                        for k, v in plan.items())

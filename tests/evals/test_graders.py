@@ -150,6 +150,17 @@ def test_plan_arguments_must_be_the_users_plan():
     assert any("not passed" in f for f in tools.grade(ctx(calls=(wrong,), c=c)))
 
 
+def test_a_case_plan_may_spell_the_micro_batch_as_mb():
+    # The case format's aliases (evals/scenario.py strategy(): mb, sp) name the same fields the tools spell in full.
+    c = case(family="evaluate", plan={"tp": 8, "pp": 4, "zero": 1, "mb": 2}, expect={"tools": ["evaluate_plan"]})
+    ok = {"name": "evaluate_plan", "result": {},
+          "arguments": {"scenario": CALL["arguments"]["scenario"],
+                        "plan": {"tp": 8, "pp": 4, "zero": 1, "micro_batch": 2}}}
+    assert tools.grade(ctx(calls=(ok,), c=c)) == []
+    wrong = {**ok, "arguments": {**ok["arguments"], "plan": {"tp": 8, "pp": 4, "zero": 1, "micro_batch": 1}}}
+    assert any("not passed" in f for f in tools.grade(ctx(calls=(wrong,), c=c)))
+
+
 def test_a_calibration_call_carries_the_measured_plan_only():
     # a measured TP8 PP2 run compared with TP4 PP4: calibrate_to_measurement takes the run's plan (its schema has
     # one), the comparison's call takes both
