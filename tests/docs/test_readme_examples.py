@@ -2,12 +2,10 @@
 in-process and its output compared with the page line by line (whitespace-normalised). A refit that moves a
 figure fails here until the page is re-run, instead of leaving the README's first example stale."""
 
-import shutil
-
 import pytest
 
 from support.cli_runner import run
-from support.shown_commands import ROOT, normalised, shown_commands
+from support.shown_commands import normalised, prepare_scratch, shown_commands
 
 COMMANDS = shown_commands()
 FIRST_EXAMPLE = "README.md:33"  # the README's "First example"; if it moves, update this and keep it checked
@@ -21,16 +19,14 @@ def test_the_pages_show_the_readme_first_example_and_others():
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda command: command.id)
 def test_shown_output_is_what_the_command_prints(command, capsys, tmp_path, monkeypatch):
-    # Run where a relative path in the command (a log under tests/fixtures, a --save file) resolves to a copy,
-    # so the example runs as written and writes nothing into the repository.
-    shutil.copytree(ROOT / "tests" / "fixtures" / "logs", tmp_path / "tests" / "fixtures" / "logs")
+    prepare_scratch(tmp_path)  # the example runs as written and writes nothing into the repository
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *command.argv)
     assert code == 0, err
     printed, shown = normalised(out.splitlines()), normalised(command.output)
     assert printed == shown, (
         f"{command.id} shows output that `shardwise {' '.join(command.argv)}` no longer prints; "
-        "re-run it and paste its output (and fix prose quoting its figures)"
+        "`python benchmarks/refresh_doc_examples.py` writes what it prints now (then fix prose quoting its figures)"
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,3 +65,22 @@ def normalised(lines) -> list[str]:
     while out and not out[-1]:
         out.pop()
     return out
+
+
+def prepare_scratch(directory: Path) -> None:
+    """Make `directory` a place to run the examples as written: the relative paths they name (logs under
+    tests/fixtures) resolve to copies, and what they save (`--save mine.json`) lands there, not in the repository."""
+    shutil.copytree(ROOT / "tests" / "fixtures" / "logs", directory / "tests" / "fixtures" / "logs")
+
+
+def write_output(command: ShownCommand, printed: list[str]) -> None:
+    """Write `printed` into the page in place of the output `command` shows (the prompt lines are kept)."""
+    page = ROOT / command.page
+    lines = page.read_text().splitlines(keepends=True)
+    first = command.line - 1
+    while lines[first].rstrip("\n").endswith("\\"):
+        first += 1
+    start = first + 1
+    lines[start:start + len(command.output)] = [text + "\n" for text in printed]
+    page.write_text("".join(lines))
+
