@@ -82,11 +82,13 @@ def percent_change(before: float | None, after: float | None) -> float | None:
 
 
 def after_scenario(args: WhatIfArgs) -> Scenario:
-    """The scenario the conversation continues with. A new sequence length keeps the tokens per
-    step unless the batch is given too (as the engine's what-if does)."""
+    """The scenario the conversation continues with. A batch never set stays unset, so it is the new
+    scenario's default (as the engine's what-if with batch_set=False); a batch set in sequences keeps its
+    tokens per step under a new sequence length unless the batch is given too (docs/search.md)."""
     base, change = args.scenario, args.change
     merged = change.merged_over(base)
-    if change.seq_len and change.global_batch is None and not change.global_batch_tokens and not base.global_batch_tokens:
+    if (change.seq_len and change.global_batch is None and not change.global_batch_tokens
+            and base.global_batch is not None and not base.global_batch_tokens):
         tokens = base.resolve().setup.global_batch_tokens
         merged = merged.model_copy(update={"global_batch": max(1, round(tokens / change.seq_len))})
     return merged
