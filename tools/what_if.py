@@ -120,9 +120,15 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     before_r, after_r = args.scenario.resolve(), new.resolve()
     model_changed = before_r.model != after_r.model
     change = engine_change(args.scenario, new)
+    # A batch nobody set: the engine derives the new scenario's default itself (the same default_global_batch
+    # the scenario resolves to) and names it in its global_batch reason (docs/search.md, "A batch you never set").
+    batch_set = any((args.scenario.global_batch is not None, args.scenario.global_batch_tokens,
+                     args.change.global_batch is not None, args.change.global_batch_tokens))
+    if not batch_set and ("mode" in change or "seq_len" in change):
+        change.pop("global_batch", None)
     if change and not model_changed:
         w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3,
-                           profile=active_profile())
+                           profile=active_profile(), batch_set=batch_set)
         reasons = [reason_facts(x) for x in w.reasons]
         before = run_recommend(args.scenario, explain_best=False, rec=w.before)
         after = run_recommend(new, rec=w.after)

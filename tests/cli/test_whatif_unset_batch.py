@@ -71,3 +71,11 @@ def test_the_cli_says_the_batch_followed_the_mode(capsys):
     assert "batch    none was set, so it is mode lora's default (128 sequences)" in out
     code, out, err = run(capsys, "what-if", *FLAGS, "--global-batch", "1024", "--change", "mode=lora")
     assert "global_batch" not in out.splitlines()[0] and "batch    none was set" not in out
+
+
+def test_the_chats_tool_names_why_the_batch_moved():
+    out = dispatch("what_if", json.dumps({"scenario": SCENARIO, "change": {"mode": "lora"}}), result_id="R1")
+    assert out.ok, out.errors
+    reason = next(r for r in out.result.reasons if r.rule == "global_batch")
+    assert (reason.numbers["before"], reason.numbers["after"]) == (1024, 128)
+    assert reason.numbers["why"] == "none was set, so it is mode lora's default"
