@@ -29,6 +29,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     result = what_if(model_from_args(args), cluster_from_args(args), setup_from_args(args), ",".join(args.change),
                      top_k=args.top, headroom=args.headroom, profile=profile_from_args(args),
+                     batch_set=args.global_batch is not None or bool(args.global_batch_tokens),
                      **constraints_from_args(args))
     if args.json:
         print_json(result)
@@ -45,7 +46,12 @@ def _applies_differently(before: str | None, after: str | None) -> bool:
 
 
 def render_whatif(w: WhatIf) -> str:
-    lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes), ""]
+    lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes)]
+    followed = next((r for r in w.reasons if r.rule == "global_batch" and "why" in r.numbers), None)
+    if followed:  # the user never set a batch: say it moved with the scenario, and how to keep one
+        lines.append(f"batch    {followed.numbers['why']} ({followed.numbers['after']:,} sequences); "
+                     f"--global-batch N keeps a batch of your own")
+    lines.append("")
     for label, rec in (("before", w.before), ("after", w.after)):
         if rec.plans:
             lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0])}",

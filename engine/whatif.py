@@ -125,7 +125,11 @@ def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
     return out
 
 
-def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any]) -> tuple[Cluster, TrainingSetup]:
+def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any],
+                  batch_set: bool = True) -> tuple[Cluster, TrainingSetup]:
+    """`batch_set`: the user gave the batch (sequences or tokens). One that was never set is the default of
+    the scenario as it stands (default_global_batch, engine/training.py): a change of mode or sequence length
+    re-derives it, as `recommend` would for the new scenario (docs/search.md, "A batch you never set")."""
     from .hardware_catalog import get_gpu, get_network
 
     gpu = get_gpu(str(changes["gpu"])) if "gpu" in changes else cluster.gpu
@@ -151,8 +155,10 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     elif "global_batch_tokens" in changes:
         with _named_as_changes():
             update["global_batch"] = global_batch_from_tokens(changes["global_batch_tokens"], seq)
+    elif not batch_set and ("mode" in changes or "seq_len" in changes):
+        pass  # the new scenario's default, set below once its mode is known
     elif "seq_len" in changes:
-        # Keep the tokens per step, as a recipe would when it changes the context length.
+        # A batch the user set keeps its tokens per step, as a recipe would when it changes the context length.
         update["global_batch"] = max(1, round(setup.global_batch_tokens / seq))
     for name in ("precision", "framework", "moe_dispatcher", "cuda_graphs"):
         if name in changes:
@@ -171,6 +177,12 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     if "mean_doc_len" in changes:  # "none" unpacks: one document per sequence
         doc = changes["mean_doc_len"]
         update["mean_doc_len"] = None if doc is None or str(doc).lower() == "none" else _parse_int("mean_doc_len", doc)
+    if not batch_set and "global_batch" not in update and ("mode" in changes or "seq_len" in changes):
+        from .post_training.modes import mode_name
+        from .training import default_global_batch
+
+        update["global_batch"] = default_global_batch(mode_name(TrainingSetup.model_validate(
+            {**setup.model_dump(), **update})))
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
 
@@ -254,7 +266,7 @@ def _input_changes(cluster: Cluster, setup: TrainingSetup, new_cluster: Cluster,
 
 def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_setup: TrainingSetup,
              before: Recommendation, after: Recommendation, ratio: float | None,
-             time: list[TermDiff]) -> list[Reason]:
+             time: list[TermDiff], batch_set: bool = True, changes: dict[str, Any] | None = None) -> list[Reason]:
     out: list[Reason] = []
     fits_b, fits_a = bool(before.plans), bool(after.plans)
     if fits_b != fits_a:
@@ -282,8 +294,12 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
     if setup.seq_len != new_setup.seq_len:
         out.append(Reason(rule="sequence_length", numbers={"before": setup.seq_len, "after": new_setup.seq_len}))
     if setup.global_batch != new_setup.global_batch:
-        out.append(Reason(rule="global_batch", numbers={"before": setup.global_batch,
-                                                        "after": new_setup.global_batch}))
+        numbers: dict[str, Any] = {"before": setup.global_batch, "after": new_setup.global_batch}
+        if not batch_set and not {"global_batch", "global_batch_tokens"} & set(changes or {}):
+            from .post_training.modes import mode_name
+
+            numbers["why"] = f"none was set, so it is mode {mode_name(new_setup)}'s default"
+        out.append(Reason(rule="global_batch", numbers=numbers))
     from .post_training.modes import mode_name
 
     if mode_name(setup) != mode_name(new_setup):
@@ -302,9 +318,11 @@ def _reasons(cluster: Cluster, new_cluster: Cluster, setup: TrainingSetup, new_s
 
 def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: dict[str, Any] | str,
             top_k: int = 3, headroom: float = 0.1, profile: CalibrationProfile | None = None,
-            **constraints) -> WhatIf:
+            batch_set: bool = True, **constraints) -> WhatIf:
+    """`batch_set=False`: the setup's batch is the default, not the user's; a change of mode or sequence
+    length then takes the new scenario's default batch (apply_changes)."""
     changes = parse_changes(change)
-    new_cluster, new_setup = apply_changes(cluster, setup, changes)
+    new_cluster, new_setup = apply_changes(cluster, setup, changes, batch_set)
     if not _input_changes(cluster, setup, new_cluster, new_setup):
         asked = ", ".join(f"{k}={v}" for k, v in changes.items())
         raise ShardwiseInputError(f"what-if {asked} changes nothing: the scenario already has it; "
@@ -325,5 +343,5 @@ def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: di
         throughput_ratio=ratio, tokens_per_s_per_gpu_ratio=per_gpu,
         plan_changes=knob_changes(b.strategy, a.strategy) if (a and b) else [],
         time=time, memory=memory_diffs(b, a) if (a and b) else [],
-        reasons=_reasons(cluster, new_cluster, setup, new_setup, before, after, ratio, time),
+        reasons=_reasons(cluster, new_cluster, setup, new_setup, before, after, ratio, time, batch_set, changes),
     )

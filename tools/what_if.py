@@ -82,11 +82,13 @@ def percent_change(before: float | None, after: float | None) -> float | None:
 
 
 def after_scenario(args: WhatIfArgs) -> Scenario:
-    """The scenario the conversation continues with. A new sequence length keeps the tokens per
-    step unless the batch is given too (as the engine's what-if does)."""
+    """The scenario the conversation continues with. A batch never set stays unset, so it is the new
+    scenario's default (as the engine's what-if with batch_set=False); a batch set in sequences keeps its
+    tokens per step under a new sequence length unless the batch is given too (docs/search.md)."""
     base, change = args.scenario, args.change
     merged = change.merged_over(base)
-    if change.seq_len and change.global_batch is None and not change.global_batch_tokens and not base.global_batch_tokens:
+    if (change.seq_len and change.global_batch is None and not change.global_batch_tokens
+            and base.global_batch is not None and not base.global_batch_tokens):
         tokens = base.resolve().setup.global_batch_tokens
         merged = merged.model_copy(update={"global_batch": max(1, round(tokens / change.seq_len))})
     return merged
@@ -118,9 +120,15 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
     before_r, after_r = args.scenario.resolve(), new.resolve()
     model_changed = before_r.model != after_r.model
     change = engine_change(args.scenario, new)
+    # A batch nobody set: the engine derives the new scenario's default itself (the same default_global_batch
+    # the scenario resolves to) and names it in its global_batch reason (docs/search.md, "A batch you never set").
+    batch_set = any((args.scenario.global_batch is not None, args.scenario.global_batch_tokens,
+                     args.change.global_batch is not None, args.change.global_batch_tokens))
+    if not batch_set and ("mode" in change or "seq_len" in change):
+        change.pop("global_batch", None)
     if change and not model_changed:
         w = engine_what_if(before_r.model, before_r.cluster, before_r.setup, change, top_k=3,
-                           profile=active_profile())
+                           profile=active_profile(), batch_set=batch_set)
         reasons = [reason_facts(x) for x in w.reasons]
         before = run_recommend(args.scenario, explain_best=False, rec=w.before)
         after = run_recommend(new, rec=w.after)

@@ -89,8 +89,10 @@ def what_if(req: WhatIfRequest):
     """`shardwise what-if --json`: the recommendation before and after the change."""
     from ..engine.whatif import what_if as engine_what_if
 
+    batch_set = req.global_batch is not None or req.global_batch_tokens is not None  # else the default follows
     return engine_what_if(resolve_model(req), cluster(req), req.setup(), req.change, top_k=req.top_k,
-                          headroom=req.headroom, profile=req.profile, **(req.constraints or {}))
+                          headroom=req.headroom, profile=req.profile, batch_set=batch_set,
+                          **(req.constraints or {}))
 
 
 def export(req: ExportRequest) -> ExportResponse:

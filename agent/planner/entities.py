@@ -175,12 +175,12 @@ def normalise(text: str) -> str:
 # the batch's tokens held while the length changes: "keep the tokens per step the same", "same tokens per batch",
 # "at a constant token budget per step"
 STEP_WORD = r"(?:step|batch|iter\w*|update)"
-# The batch per GPU held while the GPUs change ("scale the batch with the gpus", "keep the per-gpu batch", "same local
-# batch", "weak scaling"): the global batch grows with them, as a torchtitan local batch or a DeepSpeed micro-batch does.
+# The batch per GPU held while the GPUs change ("scale the batch with the gpus", "128 GPUs, scaling the batch with
+# them", "keep the per-gpu batch", "same local batch", "weak scaling"): the global batch grows with them, as a torchtitan local batch or a DeepSpeed micro-batch does.
 # normalise() has written a per-device batch as "micro-batch" by then; with no value after it, it is the batch kept.
 BATCH_WITH_GPUS = re.compile(
     r"\bscal\w*\s+(?:the\s+|our\s+)?(?:global\s+)?(?:batch|gbs)(?:\s+size)?\s+(?:(?:up\s+)?(?:with|by|along\s+with|in\s+line\s+with|"
-    r"linearly\s+with)\s+(?:the\s+)?(?:gpus?|dp|data[\s-]parallel\w*|nodes?|gpu\s+count)\b|too\b|as\s+well\b|accordingly\b|"
+    r"linearly\s+with)\s+(?:the\s+)?(?:gpus?|dp|data[\s-]parallel\w*|nodes?|gpu\s+count|them)\b|too\b|as\s+well\b|accordingly\b|"
     r"proportionally\b)|\b(?:same|keep\w*\s+(?:the\s+|our\s+)?|constant|fixed|unchanged)\s*micro-batch\b(?!\s*(?:of\s+|=\s*)?\d)|"
     r"\bmicro-batch\s+(?:stays|kept|fixed|constant|(?:is\s+)?the\s+same|unchanged)\b|"
     r"\bweak[\s-]scal\w*")

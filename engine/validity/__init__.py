@@ -16,7 +16,7 @@ from ..plans import PlanGrid
 from ..results import Violation
 from ..strategy import Strategy
 from ..training import TrainingSetup
-from . import batch, dispatchers, experts, frameworks, graphs, mesh, shapes
+from . import batch, deepspeed_config, dispatchers, experts, frameworks, graphs, mesh, shapes
 from .rule import STAGES, Plan, Rule, Scenario, Stage
 
 # Order matters only for the search's `excluded` counts: a plan is counted under the first
@@ -40,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     experts.EXPERT_MESH_DIVIDES_GPUS,
     frameworks.FRAMEWORK_SUPPORTS_ETP,
     frameworks.FRAMEWORK_SUPPORTS_EP,
+    deepspeed_config.DEEPSPEED_CONFIG_LAYOUT,
     dispatchers.MOE_DISPATCHER_OFFERED,
     dispatchers.DEEPEP_WITH_ETP,
     mesh.UNEVEN_PIPELINE_SPLIT,
@@ -58,6 +59,7 @@ RULES: tuple[Rule, ...] = (
     shapes.SP_DIVIDES_SEQ,
     frameworks.HSDP_DIVIDES_DP,
     frameworks.HSDP_REQUIRES_SHARDING,
+    deepspeed_config.DEEPSPEED_CONFIG_OPTIONS,
     frameworks.ZERO_WITHOUT_DP,
     frameworks.ZERO_STAGE_ALIAS,
     graphs.PER_LAYER_GRAPHS_WITHOUT_FULL_RECOMPUTE,

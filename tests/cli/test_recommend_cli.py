@@ -105,19 +105,22 @@ def test_near_ties_are_counted_and_said(capsys):
 # which ds_config cannot write (tests/engine/export/test_recommend_exportable.py checks that premise).
 DS_SCENARIO = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--gpus", "64", "--seq-len", "16384",
                "--global-batch", "256", "--framework", "deepspeed"]
+# Since session 11 --framework deepspeed ranks only layouts ds_config writes, so the export filter is shown on
+# plans ranked for Megatron (whose best uses TP with CP, a layout ds_config cannot write).
+MEGATRON_FOR_DS = DS_SCENARIO[:-1] + ["megatron"]
 
 
 def test_recommend_export_ranks_only_plans_the_format_writes(capsys):
-    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--top", "3", "--export", "deepspeed", "--json")
+    code, out, _ = run(capsys, "recommend", *MEGATRON_FOR_DS, "--top", "3", "--export", "deepspeed", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["export_format"] == "deepspeed" and len(data["plans"]) == 3
     for plan in data["plans"]:
         assert "deepspeed" in plan["export_formats"]
         s = plan["strategy"]
-        assert not (s["tp"] > 1 and s["cp"] > 1)  # the export's tp_with_ulysses_cp refusal
+        assert not (s["tp"] > 1 and s["cp"] > 1)  # ds_config cannot write TP with Ulysses CP
     rules = {a["rule"]: a["count"] for a in data["set_aside"]}
-    assert rules.get("tp_with_ulysses_cp", 0) >= 1
+    assert rules.get("invalid_for_deepspeed:deepspeed_config_layout", 0) >= 1
     # the file the user asked for is then written for the best plan, not refused
     from shardwise.cli.export import strategy_from_summary
     from shardwise.engine.export import export_plan
@@ -125,21 +128,32 @@ def test_recommend_export_ranks_only_plans_the_format_writes(capsys):
     from shardwise.engine.model_catalog import get_model
     from shardwise.engine.training import TrainingSetup
     export_plan("deepspeed", get_model("llama-3-70b"), build_cluster("h100-sxm", 64),
-                TrainingSetup(seq_len=16384, global_batch=256, framework="deepspeed"),
+                TrainingSetup(seq_len=16384, global_batch=256, framework="megatron"),
                 strategy_from_summary(data["plans"][0]["strategy"]))
 
 
 def test_recommend_export_text_says_what_was_set_aside_and_which_formats_write_each_plan(capsys):
-    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--top", "2", "--export", "deepspeed")
+    code, out, _ = run(capsys, "recommend", *MEGATRON_FOR_DS, "--top", "2", "--export", "deepspeed")
     assert code == 0
     assert "export   deepspeed: only plans it writes are ranked;" in out
-    assert "Ulysses sequence parallelism (CP=" in out and "over the best plan kept" in out
+    assert "DeepSpeed's Ulysses (CP=" in out and "over the best plan kept" in out
     assert "exports (formats that write each plan" in out
-    without = run(capsys, "recommend", *DS_SCENARIO, "--top", "2")[1]
+    without = run(capsys, "recommend", *MEGATRON_FOR_DS, "--top", "2")[1]
     best_unfiltered = next(line for line in without.splitlines() if line.startswith("BEST"))
     assert "CP=" in best_unfiltered and "TP=1 " not in best_unfiltered and best_unfiltered not in out
     listed = without.split("exports (formats that write each plan")[1].splitlines()[1]
     assert "deepspeed" not in listed  # the unfiltered best says ds_config cannot carry it
+
+
+def test_recommend_for_deepspeed_lists_deepspeed_among_the_formats_of_every_plan(capsys):
+    # The user-visible contract: a plan ranked for --framework deepspeed is one ds_config writes
+    # (before session 11 the best here was TP=2 CP=16-style, which `export --format deepspeed` refused).
+    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--top", "5", "--exports", "--json")
+    assert code == 0
+    plans = json.loads(out)["plans"]
+    assert plans
+    for plan in plans:
+        assert "deepspeed" in plan["export_formats"], plan["strategy"]
 
 
 def test_recommend_export_when_the_format_writes_no_fitting_plan(capsys):

@@ -398,7 +398,9 @@ def test_a_refresh_that_returns_late_does_not_replace_newer_results(browser, sit
             held.append(route)
 
     page.route("**/ui/results", hold_the_late_one)
-    ask(page, "what plan?", 0)
+    # an answer that changes the scenario (8 -> 16 GPUs): one on the scenario already on show refreshes nothing
+    # (session 11), so there would be no late refresh to race
+    ask(page, "what if we had 16 GPUs?", 0)
     while not held:  # the answer's scenario reaches the form, whose refresh reaches the route
         page.wait_for_timeout(50)
 
@@ -438,6 +440,31 @@ def test_a_profile_replaced_while_the_results_refresh_still_reaches_the_results(
     # calibration_bounds.COMPUTE_SCALE_BOUNDS = (0.5, 1.25): the replaced profile reached the results
     page.wait_for_selector("#results .error-message", timeout=10000)
     assert "compute_scale 9 is outside" in page.inner_text("#results .error-message")
+    page.close()
+
+
+def test_a_chat_answer_on_the_scenario_on_show_runs_no_second_search(browser, site):
+    """The page used to re-run the full search after every chat answer, even when the form already showed the
+    answer's scenario. Contract: a search runs only when the scenario on show changes. Counted here: the
+    /ui/results requests after the form's own search — none for an answer on the same scenario, one for a
+    what-if that changes it (8 -> 64 GPUs)."""
+    page = new_page(browser, LAPTOP)
+    page.goto(site + "/")
+    with page.expect_response(lambda r: r.url.endswith("/ui/results")):
+        submit_form(page, "llama-3.1-8b", "h100-sxm", 8, "4096", "256", "sequences")
+    page.wait_for_selector("#results .plan-label")
+    page.wait_for_function("() => !document.querySelector('#scenario button[type=submit]').hasAttribute('aria-busy')")
+    searches: list[str] = []
+    page.on("request", lambda r: searches.append(r.url) if r.url.endswith("/ui/results") else None)
+
+    ask(page, "what plan?", 0)
+    page.wait_for_timeout(1500)  # a search the answer started would have been sent within this
+    assert searches == []
+
+    ask(page, "what if we had 64 GPUs instead?", 1)
+    page.wait_for_function("document.querySelector('#f-gpus').value === '64'")
+    page.wait_for_function("() => !document.querySelector('#scenario button[type=submit]').hasAttribute('aria-busy')")
+    assert len(searches) == 1
     page.close()
 
 

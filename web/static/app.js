@@ -146,6 +146,10 @@
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
     toggleModelFields();
+    if (!force && formKey() === shownKey) {  /* the results on show are of this very scenario: no second search */
+      sentKey = JSON.stringify([formScenario(), chatPlanShown()]);
+      return;
+    }
     sentKey = JSON.stringify([formScenario(), null]);  /* the chat already knows this scenario and its plan */
     submitForm(null, true).then(function () { sentKey = JSON.stringify([formScenario(), chatPlanShown()]); });
   }

@@ -1,0 +1,85 @@
+"""`--framework deepspeed` ranks only layouts DeepSpeed's JSON config can express (the ones
+engine/export/deepspeed.py writes). Expectations come from the rule's definition, read in the
+installed DeepSpeed 0.19 (engine/validity/deepspeed_config.py), never from running the code."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.engine.export import ExportRefused, export_plan
+from shardwise.engine.inputs import build_cluster
+from shardwise.engine.model_catalog import get_model
+from shardwise.engine.search import recommend
+from shardwise.engine.strategy import Strategy
+from shardwise.engine.training import TrainingSetup
+
+from shardwise.engine import validity
+from shardwise.engine.model_spec import ModelSpec, MoESpec
+
+# Llama-3-70B-shaped (64 heads, 8 KV heads) and Mixtral-8x7B-shaped (8 experts), as in test_rules.py.
+DENSE = ModelSpec(name="dense", num_layers=80, hidden_size=8192, num_attention_heads=64, num_kv_heads=8,
+                  ffn_hidden_size=28672, vocab_size=128256)
+MOE = ModelSpec(name="moe", num_layers=32, hidden_size=4096, num_attention_heads=32, num_kv_heads=8,
+                ffn_hidden_size=14336, vocab_size=32000,
+                moe=MoESpec(num_experts=8, top_k=2, expert_ffn_hidden_size=14336))
+CLUSTER64 = build_cluster("h100-sxm", 64)
+
+
+def check(model=DENSE, seq=4096, framework="deepspeed", **plan):
+    setup = TrainingSetup(seq_len=seq, global_batch=1024, framework=framework)
+    errors, warnings = validity.violations(model, CLUSTER64, setup, Strategy(**plan))
+    return {v.rule: v.message for v in errors}, {v.rule: v.message for v in warnings}
+
+
+LAYOUT, OPTIONS = "deepspeed_config_layout", "deepspeed_config_options"
+
+
+@pytest.mark.parametrize("plan", [
+    dict(tp=8, pp=2),  # 64 = 8·2·4: AutoTP inside PipelineModule
+    dict(tp=2, cp=4, seq=8192),  # 64 = 2·4·8: Ulysses is SP x DP only
+    dict(pp=2, cp=2, seq=8192),  # Ulysses inside PipelineModule
+])
+def test_layouts_ds_config_cannot_write_are_errors(plan):
+    errors, _ = check(framework="deepspeed", zero_stage=1, **plan)
+    assert LAYOUT in errors
+
+
+def test_pipeline_with_expert_parallelism_and_expert_tp_are_errors():
+    assert LAYOUT in check(model=MOE, framework="deepspeed", zero_stage=1, pp=2, ep=8)[0]
+    assert LAYOUT in check(model=MOE, framework="deepspeed", zero_stage=1, tp=2, ep=4, etp=2)[0]
+
+
+def test_ep_with_ulysses_under_zero3_and_hsdp_are_errors():
+    assert OPTIONS in check(model=MOE, framework="deepspeed", zero_stage=3, ep=8, cp=2, seq=8192)[0]
+    assert OPTIONS not in check(model=MOE, framework="deepspeed", zero_stage=2, ep=8, cp=2, seq=8192)[0]
+    assert OPTIONS in check(framework="deepspeed", zero_stage=3, hsdp_replicas=2)[0]
+
+
+@pytest.mark.parametrize("plan", [dict(tp=8), dict(pp=4), dict(cp=8, seq=8192), dict(tp=8, seq=8192)])
+def test_what_ds_config_writes_is_allowed(plan):
+    errors, _ = check(framework="deepspeed", zero_stage=1, **plan)
+    assert LAYOUT not in errors and OPTIONS not in errors
+
+
+def test_other_frameworks_are_untouched():
+    # Megatron(-DeepSpeed) runs TP with PP and CP; torchtitan runs HSDP.
+    assert LAYOUT not in check(framework="megatron", tp=8, pp=2)[0]
+    assert LAYOUT not in check(framework="fsdp", zero_stage=3, tp=2, cp=4, seq=8192)[0]
+    assert OPTIONS not in check(framework="fsdp", zero_stage=3, hsdp_replicas=2)[0]
+
+
+def test_recommend_for_deepspeed_ranks_only_plans_its_exporter_writes():
+    # Before session 11 the best plan here was TP=2 CP=16 (Ulysses with AutoTP), which export refused.
+    model, cluster = get_model("llama-3-70b"), build_cluster("h100-sxm", 64)
+    setup = TrainingSetup(seq_len=16384, global_batch=256, framework="deepspeed")
+    rec = recommend(model, cluster, setup, top_k=8)
+    assert rec.plans
+    for p in rec.plans:
+        s = p.strategy
+        try:
+            export_plan("deepspeed", model, cluster, setup, Strategy(
+                tp=s.tp, pp=s.pp, vpp=s.vpp, cp=s.cp, ep=s.ep, etp=s.etp, zero_stage=s.zero_stage,
+                hsdp_replicas=s.hsdp_replicas, sequence_parallel=s.sequence_parallel,
+                micro_batch=s.micro_batch, recompute=s.recompute))
+        except ExportRefused as refused:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"recommend ranked {s} for deepspeed but export refuses it: {refused}")
