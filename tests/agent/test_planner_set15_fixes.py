@@ -1,0 +1,52 @@
+"""Session 11's fixes for the failures of fresh set 15's first run (branch chatfix15), each checked on fresh phrasings
+written for these tests (not the eval cases' text): an MFU written as a fraction without its leading zero ("mfu .33")
+and a throughput whose rate is named before the figure and "per GPU" after it ("tps ~4.8k per gpu") are measurements
+to calibrate on.
+
+Expected values are the user's own figures or the tools' results in the same test, never the planner's answer copied
+in."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise.agent.config import AgentConfig
+from shardwise.agent.events import DoneEvent
+from shardwise.agent.planner.measured import measured_run
+from shardwise.agent.service import ChatService
+
+from support.chat import calls, turns
+
+
+@pytest.fixture
+def service(tmp_path):
+    return ChatService(AgentConfig(session_db=tmp_path / "s.sqlite3"))
+
+
+def call(done: DoneEvent, name: str) -> dict:
+    return next(c for c in done.tool_calls if c["name"] == name)
+
+
+@pytest.mark.parametrize("text, fraction", [
+    ("qwen2.5 7b on 8 h100, tp2 zero1 mb1, seq 4k, gbs 128. wandb says mfu .33, calibrate to it", 0.33),
+    ("llama 3.1 8b fsdp on 16 h100, 8k ctx, gbs 64, mb 1: our run sits at .405 mfu. recalibrate pls", 0.405),
+])
+def test_an_mfu_fraction_without_its_leading_zero_is_calibrated_on(service, text, fraction):
+    [done] = turns(service, text)
+    assert calls(done) == ["calibrate_to_measurement"]
+    assert call(done, "calibrate_to_measurement")["arguments"]["measured_mfu"] == pytest.approx(fraction)
+
+
+def test_a_whole_number_before_mfu_stays_a_plans():
+    # "tp 8 mfu 41%": the 8 is the TP degree; the MFU is the 41 % after the word
+    assert measured_run("we measured tp 8 mfu 41% on our cluster").value == pytest.approx(41.0)
+
+
+@pytest.mark.parametrize("text, per_gpu", [
+    ("mistral 7b on 16 h100, fsdp, 4k, gbs 256, mb 2, no tp. tps ~4.8k per gpu, calibrate", 4800.0),
+    ("qwen2.5 14b, 32 h100, megatron tp4 zero1 mbs1, seq 8192, gbs 512; tok/s 2,150/gpu measured. fit to that", 2150.0),
+])
+def test_a_rate_named_before_its_per_gpu_figure_is_calibrated_on(service, text, per_gpu):
+    [done] = turns(service, text)
+    assert calls(done) == ["calibrate_to_measurement"]
+    assert call(done, "calibrate_to_measurement")["arguments"]["measured_tokens_per_s_per_gpu"] == pytest.approx(per_gpu)
