@@ -50,3 +50,38 @@ def test_a_rate_named_before_its_per_gpu_figure_is_calibrated_on(service, text, 
     [done] = turns(service, text)
     assert calls(done) == ["calibrate_to_measurement"]
     assert call(done, "calibrate_to_measurement")["arguments"]["measured_tokens_per_s_per_gpu"] == pytest.approx(per_gpu)
+
+
+@pytest.mark.parametrize("text, measured, capacity", [
+    # the A100 SXM4 40GB holds 40 GiB and the H100 SXM5 80GB 80 GiB (the catalog's memory_gib); each figure is above
+    ("mistral 7b on 8 a100 40gb, zero2 mb1, seq 2k, gbs 64. nvidia-smi shows 52 GB used per gpu at peak, is that expected?",
+     52.0, 40),
+    ("qwen2.5 14b on 16 h100, tp2 zero1 mb1, 8k, gbs 128; max_memory_allocated came back as 88.2 GiB on rank 0. "
+     "can you fit memory to that?", 88.2, 80),
+])
+def test_a_measured_peak_above_the_gpus_memory_is_refused_as_impossible(service, text, measured, capacity):
+    [done] = turns(service, text)
+    peak = call(done, "estimate_memory")["result"]["measured_peak"]
+    assert peak["measured_gib"] == pytest.approx(measured) and peak["above_capacity"] is True
+    assert f"Your measured {measured:.1f} GiB per GPU is impossible" in done.answer
+    assert f"its whole memory, {capacity} GiB" in done.answer
+    assert "outside" not in done.answer and "holds your" not in done.answer  # set against no band, no setting blamed
+
+
+def test_a_logs_peak_above_the_gpus_memory_is_said_impossible_beside_the_calibration(service):
+    # DeepSpeed's timer line prints MaxMemAllocated per rank; 45.61 on a 40 GiB A100 cannot be one GPU's peak
+    log = "\n".join([
+        "llama 2 7b on 8 a100 40gb, deepspeed, seq 4096. here's the log, please calibrate",
+        "[2026-03-07 15:20:40,512] [INFO] [config.py:988:print] DeepSpeedEngine configuration:",
+        "[2026-03-07 15:20:40,512] [INFO] [config.py:992:print]   train_batch_size ............. 64",
+        "[2026-03-07 15:20:40,512] [INFO] [config.py:992:print]   train_micro_batch_size_per_gpu  1",
+        "[2026-03-07 15:20:40,513] [INFO] [config.py:992:print]   world_size ................... 8",
+        "[2026-03-07 15:20:40,513] [INFO] [config.py:992:print]   zero_optimization_stage ...... 3",
+        "[2026-03-07 15:25:44,931] [INFO] [timer.py:260:stop] epoch=0/micro_step=10/global_step=10, "
+        "RunningAvgSamplesPerSec=3.10, CurrSamplesPerSec=3.12, MemAllocated=6.01GB, MaxMemAllocated=45.52GB",
+        "[2026-03-07 15:26:02,646] [INFO] [timer.py:260:stop] epoch=0/micro_step=20/global_step=20, "
+        "RunningAvgSamplesPerSec=3.11, CurrSamplesPerSec=3.13, MemAllocated=6.01GB, MaxMemAllocated=45.61GB"])
+    [done] = turns(service, log)
+    assert calls(done) == ["calibrate_to_measurement"]
+    assert call(done, "calibrate_to_measurement")["result"]["measured_peak"]["above_capacity"] is True
+    assert "Your measured 45.6 GiB per GPU is impossible" in done.answer and "its whole memory, 40 GiB" in done.answer
