@@ -276,6 +276,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
     if e.concept == "calibration" and not e.plans:  # "what does calibrating change?": the entry, not the how-to
         return Intent("explain", "calibration")
+    if e.concept == "moe_dispatcher" and not e.plans:  # "which frameworks even have deepep?": the engine's rule, listed
+        return Intent("explain", "moe_dispatcher")
     if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
         return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:

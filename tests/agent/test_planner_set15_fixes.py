@@ -85,3 +85,30 @@ def test_a_logs_peak_above_the_gpus_memory_is_said_impossible_beside_the_calibra
     assert calls(done) == ["calibrate_to_measurement"]
     assert call(done, "calibrate_to_measurement")["result"]["measured_peak"]["above_capacity"] is True
     assert "Your measured 45.6 GiB per GPU is impossible" in done.answer and "its whole memory, 40 GiB" in done.answer
+
+
+@pytest.mark.parametrize("text", [
+    "is deepep even supported in deepspeed or torchtitan, or is it a megatron-only thing? and nanotron?",
+    "qwen3 30b-a3b moe: which training stacks can do deepep dispatch these days?",
+])
+def test_which_frameworks_offer_deepep_is_answered_from_the_engines_rule(service, text):
+    [done] = turns(service, text)
+    assert calls(done) == ["explain_concept"]
+    result = call(done, "explain_concept")["result"]
+    assert call(done, "explain_concept")["arguments"]["concept"] == "moe_dispatcher"
+    # the frameworks offering DeepEP, read in their packages (docs/search.md, session 11): Megatron-Core's flex
+    # dispatcher, DeepSpeed AutoEP, torchtitan; nanotron has no expert parallelism
+    assert result["numbers"]["deepep_frameworks"] == "megatron, deepspeed, fsdp"
+    assert "and not by nanotron" in done.answer and "torchtitan (FSDP2)" in done.answer
+
+
+def test_would_deepep_help_and_who_has_it_after_a_run_prices_it_and_lists_the_frameworks(service):
+    first, second = turns(service, "deepseek-v2-lite on 16 h100, megatron tp1 ep8 zero1 mb1, 4k, gbs 256, alltoall "
+                                    "dispatcher. we measured 6100 tok/s/gpu, calibrate",
+                          "is deepep worth it for us? also, should we leave megatron - does deepspeed or "
+                          "nanotron support deepep at all?")
+    assert calls(first) == ["calibrate_to_measurement"]
+    assert calls(second) == ["what_if", "explain_concept"]
+    change = call(second, "what_if")["arguments"]["change"]
+    assert change["moe_dispatcher"] == "deepep" and change["framework"] is None  # the frameworks asked about stay topics
+    assert "and not by nanotron" in second.answer
