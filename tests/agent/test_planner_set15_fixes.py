@@ -112,3 +112,17 @@ def test_would_deepep_help_and_who_has_it_after_a_run_prices_it_and_lists_the_fr
     change = call(second, "what_if")["arguments"]["change"]
     assert change["moe_dispatcher"] == "deepep" and change["framework"] is None  # the frameworks asked about stay topics
     assert "and not by nanotron" in second.answer
+
+
+@pytest.mark.parametrize("text, a, b", [
+    ("qwen2.5 14b on 16 h100, 8k, gbs 128, mb 1 for both. my teammate wants tp4 + zero1, i'd rather tp2 + zero3. "
+     "who's right?", {"tp": 4, "zero": 1, "micro_batch": 1}, {"tp": 2, "zero": 3, "micro_batch": 1}),
+    ("llama 3.1 70b on 64 h100, seq 8k, gbs 512: my lead runs tp 8 pp 2; I would go tp 4 pp 4 - which is better?",
+     {"tp": 8, "pp": 2}, {"tp": 4, "pp": 4}),
+])
+def test_two_peoples_plans_in_one_message_are_compared(service, text, a, b):
+    [done] = turns(service, text)
+    assert calls(done) == ["compare_plans"]
+    args = call(done, "compare_plans")["arguments"]
+    assert {k: v for k, v in args["plan_a"].items() if v is not None} == a
+    assert {k: v for k, v in args["plan_b"].items() if v is not None} == b
