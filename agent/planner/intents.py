@@ -293,7 +293,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("out_of_domain", "optimisation")
     if PRICING.search(text):
         return Intent("out_of_domain", "pricing")
-    if e.unknown and not (e.model or e.params) or any(u in UNSUPPORTED_ACCELERATORS.values() for u in e.unknown):
+    if e.unknown and not (e.model or e.params) or any(u in UNSUPPORTED_ACCELERATORS.values() for u in e.unknown) \
+            or e.unlisted_gpu:  # "32 tenstorrent blackhole p150 cards": an accelerator the catalog lacks
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")

@@ -126,3 +126,20 @@ def test_two_peoples_plans_in_one_message_are_compared(service, text, a, b):
     args = call(done, "compare_plans")["arguments"]
     assert {k: v for k, v in args["plan_a"].items() if v is not None} == a
     assert {k: v for k, v in args["plan_b"].items() if v is not None} == b
+
+
+@pytest.mark.parametrize("text, written", [
+    ("what layout for qwen2.5 7b across 64 tenstorrent wormhole n300 boards, 4k seq?", "tenstorrent wormhole n300"),
+    ("can you plan mistral 7b on 16 v100s?", "v100"),  # an NVIDIA GPU, but not one the catalog has specs for
+])
+def test_an_accelerator_the_catalog_lacks_is_refused_naming_the_catalog(service, text, written):
+    [done] = turns(service, text)
+    assert calls(done) == ["list_hardware"]
+    assert f'I can\'t plan for "{written}": it is not a supported accelerator' in done.answer
+    assert "`h100-sxm`" in done.answer and "`mi300x`" in done.answer  # the catalog's GPUs, named
+
+
+def test_a_vendor_alone_is_no_unlisted_accelerator(service):
+    # "8 nvidia gpus" names no GPU model: asked for, not refused
+    [done] = turns(service, "plan for llama 3.1 8b on 8 nvidia gpus")
+    assert "not a supported accelerator" not in done.answer and "gpu" in done.answer.lower()
