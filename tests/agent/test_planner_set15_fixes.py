@@ -143,3 +143,18 @@ def test_a_vendor_alone_is_no_unlisted_accelerator(service):
     # "8 nvidia gpus" names no GPU model: asked for, not refused
     [done] = turns(service, "plan for llama 3.1 8b on 8 nvidia gpus")
     assert "not a supported accelerator" not in done.answer and "gpu" in done.answer.lower()
+
+
+@pytest.mark.parametrize("question", [
+    "ok so where is the step time spent for that plan? does the optimizer matter at all?",
+    "what eats the step time there - compute, comms, optimizer?",
+])
+def test_where_the_step_time_goes_is_the_plans_time_terms(service, question):
+    first, second = turns(service, "qwen2.5 32b on 32 h100, megatron, 8k seq, gbs 256 - what plan?", question)
+    assert calls(first) == ["recommend_plans"] and calls(second) == ["evaluate_plan"]
+    best = call(first, "recommend_plans")["result"]["best"]["strategy"]
+    plan = call(second, "evaluate_plan")["arguments"]["plan"]
+    assert (plan["tp"], plan["zero"], plan["micro_batch"]) == (best["tp"], best["zero_stage"], best["micro_batch"])
+    terms = {t["name"]: t["value"] for t in call(second, "evaluate_plan")["result"]["plan"]["time_terms"]}
+    assert "optimizer phase" in terms and "compute" in terms  # the step's parts, the optimizer phase among them
+    assert "- optimizer phase:" in second.answer and "- compute:" in second.answer
