@@ -22,7 +22,9 @@ GENERIC = {"nvidia", "amd", "intel", "the", "our", "my", "their", "your", "more"
            "small", "smaller", "spare", "free", "idle", "available", "rented", "cloud", "local", "total", "whole", "modern",
            "consumer", "datacenter", "data", "center", "sxm", "sxm4", "sxm5", "pcie", "nvlink", "nvlinked", "connected",
            "such", "those", "these", "single", "separate", "different", "gpu", "gpus", "of", "x", "a", "an", "in", "on",
-           "per", "each", "all", "total", "physical", "virtual", "shared", "dedicated", "h100", "a100", "similar"}
+           "per", "each", "all", "total", "physical", "virtual", "shared", "dedicated", "h100", "a100", "similar",
+           # an architecture, not a part: "8 blackwell gpus" may be a catalog B200, so it is asked which
+           "ampere", "hopper", "blackwell", "ada", "lovelace", "instinct", "cdna3", "geforce", "rtx", "radeon"}
 NOT_A_CODE = re.compile(rf"^(?:tp|pp|cp|ep|vpp|etp|dp|mbs?|gbs|bs|zero|fp|bf|int|nf|sm|ib|gen|rank|layer)\d|^(?:{MODEL_FAMILIES})")
 MEMORY_SIZE = re.compile(r"^\d+g(?:i)?b$|gb$")
 

@@ -139,9 +139,10 @@ def test_an_accelerator_the_catalog_lacks_is_refused_naming_the_catalog(service,
     assert "`h100-sxm`" in done.answer and "`mi300x`" in done.answer  # the catalog's GPUs, named
 
 
-def test_a_vendor_alone_is_no_unlisted_accelerator(service):
-    # "8 nvidia gpus" names no GPU model: asked for, not refused
-    [done] = turns(service, "plan for llama 3.1 8b on 8 nvidia gpus")
+@pytest.mark.parametrize("text", ["plan for llama 3.1 8b on 8 nvidia gpus", "plan for llama 3.1 8b on 8 blackwell gpus"])
+def test_a_vendor_or_architecture_alone_is_no_unlisted_accelerator(service, text):
+    # "8 nvidia gpus", "8 blackwell gpus" name no part (a Blackwell may be the catalog's B200): asked for, not refused
+    [done] = turns(service, text)
     assert "not a supported accelerator" not in done.answer and "gpu" in done.answer.lower()
 
 
