@@ -20,6 +20,7 @@ from ..prompts.render import render
 from .base import Result, Tool
 from .figures import plan_figures, r
 from .calibration import active_profile
+from .dispatcher_numbers import dispatcher_numbers
 from .interval_numbers import interval_numbers
 from .scenario import Args, Plan, ResolvedScenario, Scenario
 
@@ -40,7 +41,8 @@ TP_COLLECTIVES_REPLAYED_BY_FULL_RECOMPUTE = 2
 
 Concept = Literal["pipeline_bubble", "virtual_pipeline", "tensor_parallel", "sequence_parallel", "context_parallel",
                   "expert_parallel", "data_parallel", "zero", "fsdp", "activation_recompute", "micro_batch",
-                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs", "calibration", "intervals"]
+                  "mfu", "memory_breakdown", "lora", "qlora", "post_training", "cuda_graphs", "calibration", "intervals",
+                  "moe_dispatcher"]
 TITLES = {
     "pipeline_bubble": "Pipeline bubble", "virtual_pipeline": "Interleaved (virtual) pipeline stages",
     "tensor_parallel": "Tensor parallelism (TP)", "sequence_parallel": "Sequence parallelism (SP)",
@@ -51,6 +53,7 @@ TITLES = {
     "lora": "LoRA", "qlora": "QLoRA", "post_training": "Post-training: DPO, GRPO and PPO",
     "cuda_graphs": "CUDA graphs", "calibration": "Calibrating to your cluster",
     "intervals": "What \"likely\" means: the 80 % intervals",
+    "moe_dispatcher": "MoE token dispatchers (all-to-all, allgather, DeepEP)",
 }
 RELATED = {
     "pipeline_bubble": ["virtual_pipeline", "micro_batch"], "virtual_pipeline": ["pipeline_bubble"],
@@ -63,6 +66,7 @@ RELATED = {
     "cuda_graphs": ["activation_recompute", "expert_parallel"],  # per-layer refuses full recompute; MoE needs deepep
     "calibration": ["mfu", "intervals"],
     "intervals": ["calibration"],
+    "moe_dispatcher": ["expert_parallel"],
 }
 
 
@@ -229,6 +233,8 @@ def numbers_for(concept: str, s: ResolvedScenario, plan: Plan) -> dict:
         return post_training_numbers(s, plan)
     if concept == "cuda_graphs":
         return cuda_graph_numbers(s, plan)
+    if concept == "moe_dispatcher":
+        return dispatcher_numbers(s, plan)
     e = _eval(s, plan)
     if concept in ("pipeline_bubble", "virtual_pipeline"):
         return pipeline_numbers(e)
@@ -304,6 +310,8 @@ def explain_concept(args: ExplainArgs) -> ExplainResult:
         numbers = calibration_numbers(None)
     if args.concept == "intervals" and not numbers:  # the bands' checks hold without a scenario
         numbers = interval_numbers(None)
+    if args.concept == "moe_dispatcher" and not numbers:  # which framework offers which: the engine's rule, always
+        numbers = dispatcher_numbers(None)
     text = render(f"explain/{args.concept}.md.j2", n=numbers or None, plan=plan_text, scenario=scenario_text)
     return ExplainResult(concept=args.concept, title=TITLES[args.concept], text=text, numbers=numbers,
                          plan=plan_text, related=RELATED[args.concept])

@@ -29,10 +29,15 @@ class MeasuredPeak(BaseModel):
         "none holding it = the difference is elsewhere")
     stated_by_log: list[str] = Field(default_factory=list, description="settings the log printed, so not tried, "
                                      "as an answer names them")
+    above_capacity: bool = Field(False, description="the measured peak is more than the GPU's whole memory "
+                                 "(capacity_gib): no allocator can report it on one GPU, so the figure or the GPU "
+                                 "stated is wrong, and it is set against no band or setting")
+    capacity_gib: float | None = Field(None, description="the GPU's memory the peak was checked against")
 
 
 def measured_peak(measured_gib: float, predicted_gib: float, band: list[float] | None, fits: bool = True,
-                  alternatives: list[PeakAlternative] = (), stated: frozenset[str] = frozenset()) -> MeasuredPeak:
+                  alternatives: list[PeakAlternative] = (), stated: frozenset[str] = frozenset(),
+                  capacity_gib: float | None = None) -> MeasuredPeak:
     low, high = band if band else (None, None)
     inside = None if band is None else low <= measured_gib <= high
     outside = 0.0 if not band or inside else (low - measured_gib if measured_gib < low else measured_gib - high)
@@ -43,7 +48,9 @@ def measured_peak(measured_gib: float, predicted_gib: float, band: list[float] |
                         explained=peak_explained(measured_gib, predicted_gib, band),
                         alternatives=[a.model_copy(update={"predicted_gib": r(a.predicted_gib),
                                                            "likely_gib": [r(x) for x in a.likely_gib] if a.likely_gib else None})
-                                      for a in alternatives[:SHOWN_ALTERNATIVES]], stated_by_log=[SETTING_NAMES[x] for x in sorted(stated)])
+                                      for a in alternatives[:SHOWN_ALTERNATIVES]], stated_by_log=[SETTING_NAMES[x] for x in sorted(stated)],
+                        above_capacity=capacity_gib is not None and measured_gib > capacity_gib,
+                        capacity_gib=None if capacity_gib is None else r(capacity_gib))
 
 
 # A log's plan keys (engine/training_logs) for the Strategy fields peak_alternatives tries, and how answers name them.
@@ -66,4 +73,4 @@ def measured_peak_of_plan(measured_gib: float, resolved, strategy: Strategy, f: 
     alternatives = [] if explained or impossible else peak_alternatives(resolved.model, resolved.cluster, resolved.setup, strategy,
                                                           measured_gib, stated)
     return measured_peak(measured_gib, f.memory_gib, f.memory_gib_likely, f.fits, alternatives,
-                         stated if not explained else frozenset())
+                         stated if not explained and not impossible else frozenset(), f.capacity_gib)

@@ -40,9 +40,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         hardware = [u for u in e.unknown if u in UNSUPPORTED_HARDWARE.values()]
         models = [u for u in e.unknown if u not in hardware]
         lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
-        known = turn.call("list_hardware", {"kind": "gpus", "name": None}) if hardware else None  # name what is known
+        known = turn.call("list_hardware", {"kind": "gpus", "name": None}) if hardware or e.unlisted_gpu else None  # name what is known
         return render("offline/unknown.md.j2", hardware=hardware, models=[o.result for o in lookups if o.ok],
-                      known=known.result if known is not None and known.ok else None)
+                      known=known.result if known is not None and known.ok else None, unlisted=e.unlisted_gpu)
     if family == "list_models":
         gpus = None
         if intent.detail == "with_hardware":  # "which gpus + which models": the GPUs first, as asked

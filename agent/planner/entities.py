@@ -20,7 +20,8 @@ from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
-                    find_unknown)
+                    find_unknown, UNSUPPORTED_HARDWARE)
+from .unlisted_accelerator import unlisted_accelerator
 from ..count_words import with_digit_counts
 from .setup_words import find_setup, without_doc_len
 from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
@@ -62,6 +63,7 @@ class Entities:
     nodes_added: int | None = None  # "3 more nodes like that one": added to the current count
     gpus_added: int | None = None  # "another 16 GPUs"
     unknown: list[str] = field(default_factory=list)  # names that look like models/hardware but are not known
+    unlisted_gpu: str | None = None  # an accelerator named with a count that the catalog lacks ("32 … p150 cards")
     conflicts: list[str] = field(default_factory=list)  # numbers that contradict each other
     node_size_of: str | None = None  # the GPU whose node size a conflict quotes (cited from list_hardware)
     mode_named_by_rank: bool = False  # "lora" only in "lora rank 64": in a QLoRA setup it names the rank, not the mode
@@ -293,6 +295,8 @@ def extract(message: str) -> Entities:
         e.precision = "bf16"
     e.framework = find_framework(text)
     e.unknown = find_unknown(text, e.model or e.params)
+    if e.gpu is None and not any(u in UNSUPPORTED_HARDWARE.values() for u in e.unknown):
+        e.unlisted_gpu = unlisted_accelerator(text)
     if e.gpus and e.nodes and e.gpus_per_node and e.gpus != e.nodes * e.gpus_per_node:
         e.conflicts.append(f"you wrote {e.gpus} GPUs, and also {e.nodes} nodes of {e.gpus_per_node} GPUs each")
     elif e.gpus and e.nodes and not e.gpus_per_node and e.gpu:

@@ -124,6 +124,12 @@ PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|la
 BREAKDOWN = re.compile(r"\bmemory\s*(?:break\s*down|split)\b|\bbreak\s*down\b|where\s+(?:does|did|do)\s+(?:all\s+)?"
                        r"(?:the\s+|my\s+|our\s+)?(?:memory|vram|hbm)\b|what\s+(?:takes|eats|uses)\s+(?:up\s+)?(?:all\s+)?"
                        r"(?:the\s+)?(?:memory|vram)")
+# "Where does the time go in one step", "time breakdown", "what eats the step time": the step's parts (evaluate_plan's
+# time terms: compute, each communication, the optimizer phase), of the plan named or under discussion
+TIME_BREAKDOWN = re.compile(r"\bwhere\s+(?:does|did|do|is)\s+(?:all\s+)?(?:the\s+|my\s+|our\s+)?(?:step\s+)?time\s+(?:go|goes|spent|going)\b|"
+                            r"\b(?:step[\s-]?)?time\s*(?:break\s*down|split)\b|\bbreak\s*down\s+(?:of\s+)?(?:the\s+)?(?:step(?:\s+time)?|time)\b|"
+                            r"\bwhat\s+(?:takes|eats|dominates|uses)\s+(?:up\s+)?(?:all\s+|most\s+(?:of\s+)?)?(?:the\s+)?(?:step(?:\s+time)?|time)\b|"
+                            r"\bwhere\s+(?:is|are)\s+(?:the\s+)?(?:step(?:\s+time)?|time|seconds)\s+(?:spent|going)\b")
 # Why a mixture of experts needs the memory of its total size, not of its active parameters.
 ACTIVE_VS_TOTAL = re.compile(r"\bactive\b[^.?!]{0,30}\b(?:params?|parameters|experts?|weights)\b|\d\s*b\s+(?:are\s+|is\s+)?active\b|"
                              r"\b(?:params?|parameters)\b[^.?!]{0,20}\bactive\b|\btotal\s+(?:vs\.?|versus|and|or)\s+active\b")
@@ -276,6 +282,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
     if e.concept == "calibration" and not e.plans:  # "what does calibrating change?": the entry, not the how-to
         return Intent("explain", "calibration")
+    if e.concept == "moe_dispatcher" and not e.plans:  # "which frameworks even have deepep?": the engine's rule, listed
+        return Intent("explain", "moe_dispatcher")
     if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
         return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
@@ -291,7 +299,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("out_of_domain", "optimisation")
     if PRICING.search(text):
         return Intent("out_of_domain", "pricing")
-    if e.unknown and not (e.model or e.params) or any(u in UNSUPPORTED_ACCELERATORS.values() for u in e.unknown):
+    if e.unknown and not (e.model or e.params) or any(u in UNSUPPORTED_ACCELERATORS.values() for u in e.unknown) \
+            or e.unlisted_gpu:  # "32 tenstorrent blackhole p150 cards": an accelerator the catalog lacks
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")
@@ -327,6 +336,9 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         e.concept = None  # "… with full cuda graphs, what's the throughput?": a setup option said, not asked about
     if BREAKDOWN.search(text) and (has_scenario or new_scenario) and not e.plans:
         return Intent("memory")
+    if TIME_BREAKDOWN.search(text) and (has_scenario or new_scenario) and len(e.plans) <= 1:
+        # "where does the time go in one step of that? is the optimizer a noticeable chunk?": the step's parts
+        return Intent("evaluate" if e.plans or state.plan is not None else "recommend")
     if e.concept and PLAN_VALUE.search(text) and (has_scenario or new_scenario) and not e.plans \
             and not re.search(r"\bexplain\b|\bwhat\s+(?:is|are)\s+(?:a\s+|the\s+)?(?:concept|idea)", text):
         e.concept = None  # "what does the planner pick, whats the DP degree": a recommendation

@@ -54,7 +54,12 @@ SHARED_BREAK = re.compile(r"[(),;:?!]|\.(?=\s)|\bboth\b|\bwith\b|\band\b|--| - "
 # which is faster?"): the joiner separates plans only when a knob of the plan before it is named again right after
 # it ("tp4 pp4 with zero1" is one plan), and the message asks to compare.
 JOINER = re.compile(r"\band\b|\bwith\b|\bto\b|&")
-COMPARED = re.compile(r"\bcompar\w*|\bbetween\b|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper|wins?)\b")
+COMPARED = re.compile(r"\bcompar\w*|\bbetween\b|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper|wins?)\b"
+                      # two people's plans set against each other: "who's right", "settle it", "which of us"
+                      r"|\bwho(?:'s|s|\s+is)\s+(?:right|correct)\b|\bsettle\b")
+# Where one person's plan ends and another's begins, with no contrast word between them: "colleague wants tp8 + zero1,
+# i'd do tp4 + zero2", "he runs tp 8 pp 2; I'd go tp 4 pp 4". A clause break between two values of one knob.
+CLAUSE_BREAK = re.compile(r"[,;]|\.(?=\s)|\bbut\b|\bwhile\b|\bwhereas\b|--| - ")
 
 
 def _knob_value(knob: str, m: re.Match):
@@ -172,6 +177,20 @@ def _joiner_between_plans(text: str, found: list[tuple[int, str, object]], first
     return None
 
 
+def _clause_between_plans(text: str, found: list[tuple[int, str, object]]) -> re.Match | None:
+    """The clause break between two plans each naming the same knob with its own value ("… wants tp8 + zero1, i'd
+    do tp4 + zero2"): the last break before the knob is named again, when one lies after its first value."""
+    for i, (pos_a, knob, value) in enumerate(found):
+        again = next(((pos, v) for pos, k, v in found[i + 1:] if k == knob), None)
+        if again is None:
+            continue
+        if again[1] == value:
+            return None  # the same value twice: one plan said again, not two
+        breaks = [b for b in CLAUSE_BREAK.finditer(text, pos_a, again[0])]
+        return breaks[-1] if breaks else None
+    return None
+
+
 def find_plans(text: str) -> list[dict]:
     """Knob settings; two plans when the text contrasts them ("TP=4 over TP=8", "EP8 or EP4").
 
@@ -215,7 +234,7 @@ def _contrasted(text: str, two_said: bool = False) -> list[dict]:
     first_pos = found[0][0]
     sep = next((s for s in PLAN_SEPARATOR.finditer(text) if s.start() > first_pos), None)
     if sep is None and COMPARED.search(text):
-        sep = _joiner_between_plans(text, found, first_pos, two_said)
+        sep = _joiner_between_plans(text, found, first_pos, two_said) or _clause_between_plans(text, found)
     if sep is None and re.match(r"\s*why\s+not\b", text):
         sep = re.search(r"\bnot\b", text)
     if sep is None:  # "why that over tp8 pp16": the plan under discussion against the one named

@@ -48,7 +48,9 @@ SAID_AS = r"\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*"
 # 4,100 tokens/s"
 THROUGHPUT = re.compile(rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{PER_GPU_RATE}"
                         rf"|{PER_GPU_RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\b"
-                        rf"|throughput\s+per\s+gpu{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b")
+                        rf"|throughput\s+per\s+gpu{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
+                        # the rate named first, "per GPU" after the figure: "tps ~5.9k per gpu", "tok/s: 4,100/gpu"
+                        rf"|\b{RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:/\s*|per\s+)gpu\b")
 # "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
 TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
 WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
@@ -74,8 +76,13 @@ WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|log
               r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
 # how it sits there: "MFU sits at ~42%", "mfu hovers around 40 %", "mfu is at 41%", "mfu averages 39%"
 SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?"
-MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*{NUMBER}\s*(%|percent)?"
-                 rf"|{NUMBER}\s*(%|percent)\s*mfu\b")
+# a fraction written without its leading zero is one too: "mfu .31", ".38 mfu" (0.31, 0.38)
+FRACTION_OR_NUMBER = rf"{WHOLE}(\.\d+(?![\d.]|[eE][+-]?\d)|\d+(?:\.\d+)?(?!\d|\.\d|[eE][+-]?\d))"
+MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*"
+                 rf"{FRACTION_OR_NUMBER}\s*(%|percent)?"
+                 rf"|{NUMBER}\s*(%|percent)\s*mfu\b"
+                 # a fraction before the word: "0.38 mfu", ".38 mfu" (a bare whole number there is a plan's: "tp 8 mfu 41%")
+                 rf"|{WHOLE}(0?\.\d+)()\s*mfu\b")
 
 # Achieved TFLOP/s per GPU, as Megatron-LM ("throughput per GPU (TFLOP/s/GPU)") and torchtitan ("tflops") print it:
 # "hitting ~410 TFLOPS per GPU", "412 TFLOP/s/GPU", "tflops per gpu of 395", "395 model tflops per gpu". Per GPU
@@ -176,7 +183,7 @@ def measured_throughput(text: str) -> float | None:
     m = _measured(text, THROUGHPUT)
     if m is None:
         return None
-    value, thousands = _number(m, 1, 3, 5)
+    value, thousands = _number(m, 1, 3, 5, 7)
     return value * (1000 if thousands else 1)
 
 
@@ -210,7 +217,7 @@ def measured_mfu_percent(text: str) -> float | None:
     m = _measured(text, MFU)
     if m is None:
         return None
-    value, unit = _number(m, 1, 3)
+    value, unit = _number(m, 1, 3, 5)
     return value if unit or value > 1 else 100 * value
 
 

@@ -60,6 +60,25 @@ NETWORK_PHRASES = [  # people's words for networks beyond the catalog's aliases
     (r"\bslingshot\b", "slingshot-11"),
     (r"\binfiniband\b|\bib\b", "ib-ndr"),
 ]
+FRAMEWORK_NAME = r"(?:megatron(?:[\s\-]?(?:lm|core|bridge))?|deep[\s\-]?speed|fsdp2?|torch[\s\-]?titan|nanotron|nemo|accelerate)\b"
+# Frameworks asked about, not trained with: "do torchtitan / deepspeed / nanotron even have deepep?", "does nanotron
+# support expert parallelism", "is deepep available in deepspeed?". The frameworks are the question's topic.
+FRAMEWORK_LIST = rf"(?:the\s+)?{FRAMEWORK_NAME}(?:\s*(?:/|,|&|\+|\bor\b|\band\b)\s*(?:the\s+)?{FRAMEWORK_NAME}){{0,5}}"
+FRAMEWORKS_ASKED = (rf"\b(?:do|does|did|would|will|can|could)\s+{FRAMEWORK_LIST}\s+(?:even\s+|actually\s+|also\s+|still\s+|already\s+)?"
+                    r"(?:have|has|offer|support|ship|provide|implement|expose|let|allow|come\s+with)\w*\b"
+                    rf"|\b(?:available|supported|offered|usable|implemented)\s+(?:in|on|with|by|for)\s+{FRAMEWORK_LIST}")
+# Which framework offers an MoE token dispatcher (DeepEP above all): answered from the engine's rule
+# (explain_concept moe_dispatcher), not as a plan. "which frameworks actually let me use deepep", "do torchtitan /
+# deepspeed even have deepep?", "is deepep supported in deepspeed", "what dispatchers does fsdp offer"
+DISPATCH_WORD = r"(?:deep[\s_-]?ep|hybrid[\s_-]?ep|(?:token\s+|expert\s+|moe\s+)?dispatch(?:ers?|ing)?)\b"
+OFFER_VERB = (r"(?:let|lets|allow|allows|support|supports|offer|offers|have|has|ship|ships|provide|provides|implement|"
+              r"implements|expose|exposes|work|works|can|come\s+with|available|usable|supported|offered)\b")
+DISPATCHER_OFFERED = (rf"\b(?:which|what)\s+(?:\w+\s+)?(?:frameworks?|stacks?|trainers?|libraries|codebases?)\b[^.?!]{{0,40}}?"
+                      rf"\b{OFFER_VERB}[^.?!]{{0,50}}\b{DISPATCH_WORD}"
+                      rf"|\b{DISPATCH_WORD}[^.?!]{{0,50}}\b(?:in|on|with|by)\s+which\s+(?:\w+\s+)?frameworks?\b"
+                      rf"|(?:{FRAMEWORKS_ASKED})[^.?!]{{0,40}}\b{DISPATCH_WORD}"
+                      rf"|\b{DISPATCH_WORD}\s+(?:even\s+|actually\s+)?(?:available|supported|offered|usable)\s+(?:in|on|with|by|for)\s+{FRAMEWORK_LIST}"
+                      rf"|\b(?:which|what)\s+(?:moe\s+|token\s+)?dispatchers?\s+(?:does|do|can|is|are|will)\b[^.?!]{{0,40}}\b{FRAMEWORK_NAME}")
 CONCEPTS = [  # (pattern, concept), most specific first
     # what the 80 % intervals are, not a request for one plan's: "what does 'likely' mean? 80% of what?", "how are
     # the error bars computed?", "is that a confidence interval on our own run?"
@@ -74,6 +93,7 @@ CONCEPTS = [  # (pattern, concept), most specific first
      r"\bwhat\s+(?:does|do|would|will)\s+(?:a\s+|the\s+|your\s+)?(?:calibrat\w*|profile)\b|"
      r"\bhow\s+(?:does|do)\s+(?:the\s+|your\s+)?calibrat|\bfudge\s+factor|\bone\s+(?:bad|noisy|wrong)\s+(?:run|measurement)",
      "calibration"),
+    (DISPATCHER_OFFERED, "moe_dispatcher"),  # before "expert parallel", "fsdp": the frameworks are the topic
     (r"\bq[\s\-]?lora\b", "qlora"),
     (r"\blora\b", "lora"),
     (r"\bdpo\b|\bgrpo\b|\bppo\b|\brlhf\b|post[\s\-]?train|reference\s+model|\brollouts?\b", "post_training"),
@@ -327,7 +347,6 @@ CITED = re.compile(r"\b(?:like|as\s+in|as|per|from)\s+(?:the\s+|a\s+)?(?:[\w-]+\
                    r"\bsame\s+(?:thing\s+)?as\s+(?:plain\s+)?(?:fsdp2?|deepspeed|megatron)\b")
 
 
-FRAMEWORK_NAME = r"(?:megatron(?:[\s\-]?(?:lm|core|bridge))?|deep[\s\-]?speed|fsdp2?|torch[\s\-]?titan|nanotron|nemo|accelerate)\b"
 # A framework set aside: "deepspeed, not megatron", "rather than fsdp", "moving off megatron", "from megatron to …".
 # Neither how the user trains nor the file they want.
 SET_ASIDE = re.compile(r"\b(?:not|no|rather\s+than|instead\s+of|without|(?:switch|mov|migrat|port)\w*\s+(?:away\s+)?(?:from|off)|"
@@ -368,7 +387,7 @@ def find_export_formats(text: str) -> list[str]:
 def find_framework(text: str) -> str | None:
     """A framework named as how the user trains ("with deepspeed", "deepspeed zero2", "plain FSDP"), not one
     cited as a source ("like the megatron recipes do", "as in deepspeed's examples")."""
-    text = SET_ASIDE.sub(" ", CITED.sub(" ", text))
+    text = re.sub(FRAMEWORKS_ASKED, " ", SET_ASIDE.sub(" ", CITED.sub(" ", text)))  # "do deepspeed / nanotron have deepep?"
     for framework, pattern in FRAMEWORK_WORDS.items():
         if re.search(pattern, text):
             return framework

@@ -261,8 +261,11 @@ def _clause_acts(text: str, e: Entities, intent: Intent, state: ConversationStat
                 acts[-1].kind = "evaluate"
                 continue
             kind, ce.plans = "evaluate", [named_before]
-        if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause):
-            continue  # a concept named in passing ("do we want EP?") is not a request to explain it
+        if acts and acts[-1].detail == "moe_dispatcher" and not (ce.model or ce.params or ce.gpu or ce.gpus or ce.plans):
+            continue  # "which frameworks have deepep? megatron obviously, but deepspeed? nanotron?": the same question
+        if kind in NOT_AN_ACT or kind == "explain" and not EXPLAIN_CUE.search(clause) and reading.detail != "moe_dispatcher":
+            continue  # a concept named in passing ("do we want EP?") is not a request to explain it; "do X and Y even
+            # have deepep?" is one by its own words (names.DISPATCHER_OFFERED)
         if kind in ("evaluate", "memory") and compares_with_discussed(clause, ce, has_plan) or \
                 kind == "explain" and has_plan and len(ce.plans) == 1 and COMPARE_STRONG.search(clause):
             kind = "compare"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .names import DISPATCHER_OFFERED
 from .quantities import K
 
 # "cuda graphs" with no scope said. Megatron-LM's own switch, `--enable-cuda-graph` (deprecated; now
@@ -155,6 +156,7 @@ def _kept(named: list[tuple[int, str]], text: str) -> list[str]:
 
 
 def _dispatcher(text: str) -> str | None:
+    text = re.sub(DISPATCHER_OFFERED, " ", text)  # "do deepspeed / nanotron even have deepep?": asked about, not set
     flag = DISPATCHER_FLAG.search(text)
     if flag:
         return {"flex": "deepep"}.get(flag.group(1), flag.group(1))

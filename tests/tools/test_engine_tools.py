@@ -248,13 +248,16 @@ def test_qlora_nf4_weights_by_hand():
 
 
 def test_explain_without_a_scenario_is_generic_and_every_concept_renders():
+    from shardwise.tools.dispatcher_numbers import dispatcher_numbers
     from shardwise.tools.explain import TITLES, calibration_numbers, interval_numbers
 
     for concept in TITLES:
         generic = call("explain_concept", {"concept": concept, "scenario": None, "plan": None})
         # the calibration entry states its bounds (constants, engine/assumptions/calibration_bounds.py) without a scenario,
-        # the intervals entry its bands' held-out checks (engine/assumptions/error_bands.py)
-        assert generic.numbers == {"calibration": calibration_numbers(None), "intervals": interval_numbers(None)}.get(concept, {})
+        # the intervals entry its bands' held-out checks (engine/assumptions/error_bands.py), the dispatchers entry which
+        # framework offers which (engine/validity/dispatchers.py)
+        assert generic.numbers == {"calibration": calibration_numbers(None), "intervals": interval_numbers(None),
+                                   "moe_dispatcher": dispatcher_numbers(None)}.get(concept, {})
         assert generic.text.startswith("### ")
         filled = call("explain_concept", {"concept": concept, "scenario": SCENARIO, "plan": {"tp": 2, "pp": 2}})
         assert "With your numbers" in filled.text, concept

@@ -89,3 +89,13 @@ def test_a_peak_above_the_gpus_memory_brings_no_setting_to_blame():
                                        "measured_peak_gib": 93.4}, result_id="R1")
     p = out.result.measured_peak
     assert p.explained is False and p.alternatives == []
+    # said so in the result: the A100 SXM4 80GB holds 80 GiB (81,920 MiB as nvidia-smi prints it; the catalog's
+    # memory_gib), and 93.4 > 80
+    assert p.above_capacity is True and p.capacity_gib == pytest.approx(80.0)
+
+
+def test_a_peak_within_the_gpus_memory_is_not_above_capacity():
+    out = dispatch("estimate_memory", {"scenario": SCENARIO.model_dump(), "plan": PLAN.model_dump(),
+                                       "measured_peak_gib": 79.9}, result_id="R1")
+    assert out.result.measured_peak.above_capacity is False  # 79.9 GiB fits in 80 GiB: compared, as any peak
+
