@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import yaml
 
+from ..assumptions.calibrated import HOST_TIME_PER_LAYER_S
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS
 from ..performance import step_time
 from ..plans import PlanGrid
@@ -97,8 +98,8 @@ def model_config(plan: ExportPlan) -> tuple[dict, list[str]]:
 def nanotron_slowdown(plan: ExportPlan) -> tuple[float, bool]:
     """Predicted extra step time when the plan runs on nanotron instead of the framework it was
     planned for, and whether nanotron's host dispatch then sets the pace. Nanotron's software
-    profile is the one calibrated on the Ultra-Scale Playbook sweep (eager kernels, ~4.7 ms of
-    host work per layer per micro-batch, +2.7 ms × TP when pipeline sends leave the node, no
+    profile is the one calibrated on the Ultra-Scale Playbook sweep (eager kernels, ~4.6 ms of
+    host work per layer per micro-batch (calibrated.HOST_TIME_PER_LAYER_S), +2.7 ms × TP when pipeline sends leave the node, no
     TP overlap; engine/assumptions/calibrated.py). A plan evaluated with `--framework nanotron`
     already has this profile: the slowdown is then 0 and no note is written."""
     grid = PlanGrid.from_strategy(plan.strategy, plan.cluster.num_gpus, plan.setup.global_batch)
@@ -116,7 +117,8 @@ def speed_note(plan: ExportPlan) -> list[str]:
     advice = ("; nanotron's host dispatch sets the pace here: a larger micro-batch, or pipeline stages "
               "inside one node, narrows the gap") if host_bound else ""
     return [f"shardwise's numbers for this plan are for {plan.setup.framework}; under nanotron's measured "
-            f"profile (Ultra-Scale Playbook sweep: eager kernels, ~4.7 ms host time per layer per micro-batch, "
+            f"profile (Ultra-Scale Playbook sweep: eager kernels, ~{HOST_TIME_PER_LAYER_S['nanotron'] * 1e3:.1f} ms host "
+            f"time per layer per micro-batch, "
             f"more when pipeline stages sit on different nodes) its step is predicted to take {how_much}"
             f"{advice}"]
 

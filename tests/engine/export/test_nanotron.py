@@ -140,6 +140,8 @@ def test_nanotron_export_says_how_much_slower_nanotron_runs_the_plan(scenario):
     assert host_bound and (1 + slower) * planned >= floor
     text = sc.export("nanotron").text
     assert f"{1 + slower:.1f}× as long" in text and "larger micro-batch" in text
+    # the note quotes the fitted host time, not a number of its own
+    assert f"~{k.HOST_TIME_PER_LAYER_S['nanotron'] * 1e3:.1f} ms host time per layer" in " ".join(text.split())
 
     # One node, no TP/PP: GPU-bound under nanotron too -- the gap is the kernel stack only, no advice.
     sc = scenario("llama-3-8b", 8, global_batch=256, micro_batch=4, zero_stage=1)
