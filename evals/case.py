@@ -45,9 +45,10 @@ Forbidden = Literal["echo_system_prompt", "leak_secret", "invent_config", "tool_
 # "calibrate": the prediction before calibrating to the turn's `measured` run, and the scale fitted;
 # "memory_range": the 80 % interval of the plan's peak memory (and, given a measured peak, the prediction);
 # "calibrate_compare": a measurement and an "A or B?" in one message — what "calibrate" requires, and the
-# deciding term of A vs B priced with the profile that measurement implies.
+# deciding term of A vs B priced with the profile that measurement implies; "impossible": a measurement no run
+# can produce (MFU above 100 %, a peak above the GPU's memory), to be refused with the figure that shows it.
 TruthKind = Literal["recommend", "evaluate", "compare", "range", "step_range", "calibrate", "memory_range",
-                    "calibrate_compare", "none"]
+                    "calibrate_compare", "impossible", "none"]
 
 
 class _Data(BaseModel):
@@ -241,11 +242,14 @@ class Case(_Data):
             if kind in ("calibrate", "calibrate_compare") and (t.measured is None or not t.measured.has_speed):
                 raise ValueError(f"turn {i + 1}: a {kind} turn needs `measured: {{...}}` with a speed figure "
                                  "(tokens_per_s_per_gpu, step_s or mfu)")
+            if kind == "impossible" and (t.measured is None or (t.measured.has_speed and not t.plan)):
+                raise ValueError(f"turn {i + 1}: an impossible turn needs `measured: {{...}}`, and a `plan` when it "
+                                 "gives a speed figure")
             if t.profile and not any(p.measured is not None and p.measured.has_speed and p.plan
                                      for p in self.turns[:i]):
                 raise ValueError(f"turn {i + 1}: `profile: measured` needs an earlier turn with a `plan` and a "
                                  "measured speed (tokens_per_s_per_gpu, step_s or mfu)")
-            if t.profile and kind in ("calibrate", "calibrate_compare"):
+            if t.profile and kind in ("calibrate", "calibrate_compare", "impossible"):
                 raise ValueError(f"turn {i + 1}: a {kind} turn starts from the shipped calibration; "
                                  "`profile: measured` does not apply to it")
         return self

@@ -9,7 +9,8 @@ Shape (truth.Truth.stated): options -> groups -> alternatives. The answer passes
 option, every group has an alternative the answer states. An alternative is (kind, value) in the
 engine's units: "throughput" tokens/s per GPU, "time" seconds, "scale" a factor (×0.89),
 "memory" GiB per GPU ("GB" accepted, as loosely written GiB), "percent" a percentage (12.0 for
-12 %) said as a gap between prediction and measurement: a
+12 %) said as a gap between prediction and measurement, "mfu" an MFU as a fraction (4.45) said as a
+percentage ("445 %") or a multiple of the peak ("4.45x"), "flops" model TFLOP/s per GPU; a
 percentage counts only with a word for that near it ("+12.1 % vs measured", "you are 11 % slower"),
 so that an unrelated share ("other: 7.2 GiB (10.4 %)") cannot stand for it by coincidence.
 """
@@ -28,7 +29,7 @@ Option = tuple[Group, ...]
 # The units a stated quantity may carry for each kind; "" is a bare number, as the first end of
 # a range usually is ("1,110–1,280 tok/s", "9.8–11.2 s").
 ACCEPTED_UNITS = {"throughput": {"", "tok/s"}, "time": {"", "s", "ms", "min"}, "scale": {"", "x"},
-                  "percent": {"%"}, "memory": {"", "gib", "gb"}}
+                  "percent": {"%"}, "memory": {"", "gib", "gb"}, "mfu": {"%", "x"}, "flops": {"tflops", "pflops"}}
 
 
 # Words that make a percentage a gap between prediction and measurement; looked for within
@@ -51,6 +52,8 @@ def _states(q: Quantity, kind: str, value: float, answer: str = "") -> bool:
         return False
     if kind == "time" and q.unit == "":  # a bare end of a range in ms ("9,800–11,200 ms")
         return matches(q, value) or matches(q, value * 1e3)
+    if kind == "mfu" and q.unit == "%":  # "445 %" for 4.45, not "4.45 %"
+        return matches(q, 100 * value)
     if kind == "percent":
         return any(abs(q.value - v) <= max(0.5, q.half_ulp * 1.0001) for v in (value, -value))
     return matches(q, value)

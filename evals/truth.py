@@ -202,6 +202,7 @@ def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] 
     """`profile`: a CalibrationProfile the truth is computed with (a turn's `profile: measured`,
     evals/truth_profile.py); a calibrate (or calibrate_compare) truth always starts from the shipped calibration."""
     from .truth_calibrate_compare import calibrate_compare_truth
+    from .truth_impossible import impossible_truth
     from .truth_uncertainty import calibrate_truth, memory_range_truth, range_truth
 
     try:
@@ -218,6 +219,8 @@ def compute(kind: str, s: Scenario, plan: dict | None = None, plans: list[dict] 
         if kind == "calibrate_compare":
             return calibrate_compare_truth(s, resolve_plan(s, plan or {}), [resolve_plan(s, p) for p in plans or []],
                                            measured)
+        if kind == "impossible":
+            return impossible_truth(s, resolve_plan(s, plan) if plan else {}, measured)
         if kind == "memory_range":
             return memory_range_truth(s, resolve_plan(s, plan or {}, profile), measured, profile)
     except ShardwiseInputError as exc:

@@ -47,7 +47,7 @@ def test_every_uncertainty_and_calibration_truth_computes():
     from shardwise.evals.truth import compute
     from shardwise.evals.truth_profile import profile_for
 
-    kinds = ("range", "step_range", "memory_range", "calibrate", "calibrate_compare")
+    kinds = ("range", "step_range", "memory_range", "calibrate", "calibrate_compare", "impossible")
     for case in load_cases():
         for index, (turn, scenario) in enumerate(zip(case.turns, case.scenarios())):
             kind = truth_kind(case, turn)
