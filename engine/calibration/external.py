@@ -142,7 +142,7 @@ SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelis
 
 
 # Set 9's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
-SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024"}
+SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn paper": "distflashattn-2023"}
 
 
 def _superseded(row: dict) -> str:
