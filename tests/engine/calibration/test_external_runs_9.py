@@ -165,6 +165,7 @@ def test_distflashattn_tokens_per_gpu_are_one_sequence_over_the_printed_seconds(
         assert run.measured_tokens_per_gpu == pytest.approx(total_k * 1024 / secs / 8, abs=0.01)
         assert (run.strategy.tp, run.strategy.pp, run.cluster.num_gpus, run.strategy.recompute) == (8, 1, 8, "full")
         assert run.model.name == "Llama-2-7B" and run.cluster.gpu.id == "a100-80gb"
+        assert not run.tp_comm_overlap  # 'vanilla TP': Megatron-LM's --tp-comm-overlap is opt-in, none stated
 
 
 def test_distflashattn_one_sequence_per_iteration_is_what_the_printed_time_allows():
