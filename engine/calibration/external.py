@@ -66,6 +66,13 @@ H200; and a notes marker 'EXPERT TP: n' gives the run's experts tensor paralleli
 for a Megatron-Core MoE run without MoE parallel folding, whose experts take the attention's TP (the MoE Parallel
 Folding paper's 'MCore' rows print an empty ETP cell). It joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES (its
 part-B file in EXTERNAL_PART_FILES) for its first run in session 11.
+Set 9 (data/external_runs_9.csv and, when it exists, data/external_runs_9b.csv, load_external_runs_9) was collected in
+session 12 by two helpers from sources the calibration data and sets 1-8 do not use (part A: papers' measured
+throughput tables; part B: projects' READMEs, docs and blog posts), as that session's one judge of the band method
+(docs/performance.md, "Protocol for session 12"); nothing was predicted on it while collecting. It is read like set 8
+(_load_parts): every earlier set's rules, unchanged (set 7's reporting rule included), its papers' short source names
+(SET_9_SOURCES), and a configuration both parts hold keeps one row (part A's, the first read). It adds no rule of its
+own. It is in no judged-set table (JUDGED_EXTERNAL_SETS, EXTERNAL_FILES) until its judge runs.
 """
 
 from __future__ import annotations
@@ -98,6 +105,13 @@ MLPERF_FILES = (EXTERNAL_FILE_5, EXTERNAL_FILE_7)
 EXTERNAL_FILE_8 = "external_runs_8.csv"
 EXTERNAL_FILE_8B = "external_runs_8b.csv"
 SET_8_FILES = (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
+# Set 9, collected 2026-11-27 (session 12) as that session's judge, in two parts like set 8 (part A: papers; part B,
+# if present: READMEs, docs and blog posts). Not judged yet: in no set table below.
+EXTERNAL_FILE_9 = "external_runs_9.csv"
+EXTERNAL_FILE_9B = "external_runs_9b.csv"
+SET_9_FILES = (EXTERNAL_FILE_9, EXTERNAL_FILE_9B)
+# The sets written in two parts, by number: a configuration both parts hold keeps one row (_dedupe_releases)
+TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES}
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -125,6 +139,10 @@ SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelis
                  "torchao mx_formats training benchmarks": "torchao-mx-readme",
                  "kempnerforge benchmark reports": "kempnerforge-benchmarks",
                  "crusoe cloud cluster benchmark": "crusoe-torchtitan-readme"}
+
+
+# Set 9's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
+SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn paper": "distflashattn-2023"}
 
 
 def _superseded(row: dict) -> str:
@@ -301,6 +319,8 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _short_source(run, row, SET_6_SOURCES)
     if file in SET_8_FILES:
         return _short_source(run, row, SET_8_SOURCES)
+    if file in SET_9_FILES:
+        return _short_source(run, row, SET_9_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
@@ -330,8 +350,9 @@ def _dedupe_releases(runs: list[CalibrationRun], file: str = "") -> list[Calibra
         if file in MLPERF_FILES and _release(kept) == _release(r):
             return (f"excluded: same configuration as the first-written system of this source and release "
                     f"({kept.release.rsplit('submission ', 1)[-1].rstrip(')')})")
-        if file in SET_8_FILES and _release(kept) == _release(r):
-            return f"excluded: same configuration as an earlier row of set 8 ({kept.key})"
+        two_part = next((n for n, files in TWO_PART_SETS.items() if file in files), None)
+        if two_part and _release(kept) == _release(r):
+            return f"excluded: same configuration as an earlier row of set {two_part} ({kept.key})"
         return "excluded: same configuration measured with a newer release"
     return [r if not r.used or id(r) in keep else replace(r, status=why(r)) for r in runs]
 
@@ -351,7 +372,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES) and run.status == "excluded: no measured throughput":
+            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES, *SET_9_FILES) and run.status == "excluded: no measured throughput":
                 run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
@@ -414,10 +435,25 @@ def load_external_runs_8() -> tuple[CalibrationRun, ...]:
     never fitted, never in the bands, in none of sets 1-7; first run in session 11, as the judge of that session's
     engine candidate and band challenger (docs/performance.md, "Protocol for session 11"). Every earlier set's rules;
     a configuration both parts hold keeps one row (the newest release's, else part A's, the first read)."""
-    runs = list(_load(EXTERNAL_FILE_8))
-    if (DATA / EXTERNAL_FILE_8B).exists():
-        runs += _load(EXTERNAL_FILE_8B)
-    return tuple(_dedupe_releases(runs, EXTERNAL_FILE_8))
+    return _load_parts(SET_8_FILES)
+
+
+@lru_cache(maxsize=1)
+def load_external_runs_9() -> tuple[CalibrationRun, ...]:
+    """External set 9 (data/external_runs_9.csv, part A, and data/external_runs_9b.csv, part B, if that file exists):
+    never fitted, never in the bands, in none of sets 1-8; held for session 12's one judge of the band method
+    (docs/performance.md, "Protocol for session 12") and evaluated by nothing before it. Set 8's reading: every
+    earlier set's rules; a configuration both parts hold keeps one row (the newest release's, else part A's)."""
+    return _load_parts(SET_9_FILES)
+
+
+def _load_parts(files: tuple[str, ...]) -> tuple[CalibrationRun, ...]:
+    """A set written in parts: its first file, then each later part whose file exists, deduplicated as one set."""
+    runs = list(_load(files[0]))
+    for part in files[1:]:
+        if (DATA / part).exists():
+            runs += _load(part)
+    return tuple(_dedupe_releases(runs, files[0]))
 
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).

@@ -64,6 +64,9 @@ CATALOG_NAMES = {
     # OLMo-core's README (set 8, part B): its 7B/13B rows are OLMo-2 1124 7B/13B (TransformerConfig.olmo_7B /
     # olmo_13B at the revision printing them), the catalog's models of those names
     "OLMo-2-7B": "OLMo-2-7B", "OLMo-2-13B": "OLMo-2-13B",
+    # The DistFlashAttn paper (set 9): 'LLaMA-7B' (Touvron et al., 2023: L32 d4096 h32 ffn11008 vocab 32,000) has the
+    # dims of the catalog's Llama-2-7B
+    "LLaMA-7B": "Llama-2-7B",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
