@@ -19,6 +19,7 @@ SOURCES = {  # runs.py short_source of each source name (its first 30 characters
     "internevo training performance": "InternEvo", "vectorlm reference throughput ": "VectorLM",
     "xtuner speed benchmark (intern": "XTuner speed", "xtuner llama3 8b readme speed ": "XTuner Llama3 README",
     "lambda batch-size notes, 8x b2": "Lambda B200", "easycontext readme speed table": "EasyContext",
+    "xtuner megatron moe benchmark ": "XTuner MoE notes",
 }
 
 
@@ -43,7 +44,8 @@ def _kind(status: str) -> str:
 # XTuner speed benchmark: 14 rows of the TGS/TFLOPs table (Yi-34B x4 no architecture, the other 10 ZeRO stage not
 # stated), 13 rows of the first table (Yi x4; 9 varlen attention), 13 LLaMA-Factory rows (Yi x4; 9 layout not stated).
 # XTuner Llama3 README: 8 rows whose table names no GPU. Lambda: GPT-OSS-20B x4 (one a rerun), Qwen3-30B-A3B x4 (one
-# OOM). EasyContext: 5 rows, DeepSpeed ZeRO-3 offload.
+# OOM). EasyContext: 5 rows, DeepSpeed ZeRO-3 offload. XTuner's Megatron MoE notes: 16 distinct Qwen3-235B-A22B
+# configurations on 256 H800 (not in the catalog).
 TALLY = {
     ("InternEvo", "no architecture"): 54,
     ("VectorLM", "used"): 18,
@@ -52,12 +54,13 @@ TALLY = {
     ("XTuner Llama3 README", "unknown GPU"): 8,
     ("Lambda B200", "used"): 6, ("Lambda B200", "repeat run"): 1, ("Lambda B200", "no measured throughput"): 1,
     ("EasyContext", "ZeRO-3 with CPU offload"): 5,
+    ("XTuner MoE notes", "unknown GPU"): 16,
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     runs = _runs()
-    assert len(runs) == sum(TALLY.values()) == 133
+    assert len(runs) == sum(TALLY.values()) == 149
     assert Counter((SOURCES[r.source], _kind(r.status)) for r in runs) == TALLY
     assert sum(r.used for r in runs) == 24
 
@@ -167,3 +170,16 @@ def test_xtuner_tgs_and_tflops_agree_for_llama2_7b_at_8k_with_activation_checkpo
     assert 3028.3 * per_token == pytest.approx(185.3e12, rel=0.005)
     run = next(r for r in _runs() if SOURCES[r.source] == "XTuner speed" and r.measured_tokens_per_gpu == 3028.3)
     assert "ZeRO stage not stated" in run.status
+
+
+def test_xtuner_moe_notes_print_tokens_per_gpu_as_global_batch_x_4096_over_step_time_and_256_gpus():
+    # InternLM/xtuner@253c42c:docs/zh_cn/benchmark/megatron_moe_benchmark.md: 'SeqLen | GlobalBatchSize | GPUNum |
+    # TimePerIter (s) | Tokens/GPU/Second', e.g. 'tp2, ep8, pp32, vpp3, mbs=1, recompute=select | 4096 | 2048 | 256 |
+    # 22.42 | 1461.56' (the written rows are excluded: H800 is not in the catalog)
+    printed = [(2048, 22.42, 1461.56), (2048, 35.481, 923.53), (2048, 35.392, 925.87), (2048, 25.73, 1273.54),
+               (2048, 27.555, 1189.17), (2048, 29.66, 1104.8), (2048, 29.276, 1119.26), (4096, 43.495, 1506.76),
+               (8192, 92.652, 1414.68), (2048, 22.946, 1428.04), (4096, 42.537, 1540.68), (8192, 86.186, 1520.8),
+               (2048, 50.81, 644.92), (2048, 51.637, 634.58), (2048, 53.734, 609.82), (2048, 66.337, 493.96)]
+    for gbs, step_s, tgs in printed:
+        assert gbs * 4096 / step_s / 256 == pytest.approx(tgs, abs=0.02)
+    assert all("H800" in r.status for r in _runs() if SOURCES[r.source] == "XTuner MoE notes")
