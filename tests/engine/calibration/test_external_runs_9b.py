@@ -19,7 +19,7 @@ SOURCES = {  # runs.py short_source of each source name (its first 30 characters
     "internevo training performance": "InternEvo", "vectorlm reference throughput ": "VectorLM",
     "xtuner speed benchmark (intern": "XTuner speed", "xtuner llama3 8b readme speed ": "XTuner Llama3 README",
     "lambda batch-size notes, 8x b2": "Lambda B200", "easycontext readme speed table": "EasyContext",
-    "xtuner megatron moe benchmark ": "XTuner MoE notes",
+    "xtuner megatron moe benchmark ": "XTuner MoE notes", "pytorch and nebius mxfp8 and d": "PyTorch/Nebius blog",
 }
 
 
@@ -30,7 +30,7 @@ def _runs():
 def _kind(status: str) -> str:
     if status == "used":
         return "used"
-    for kind in ("no architecture", "DeepSpeed ZeRO stage not stated", "use_varlen_attn=True",
+    for kind in ("no architecture", "DeepSpeed ZeRO stage not stated", "MXFP8 on the routed experts", "use_varlen_attn=True",
                  "parallel layout (TP/PP) not stated", "unknown GPU", "ZeRO-3 with CPU offload", "repeat run",
                  "no measured throughput"):
         if kind in status:
@@ -45,7 +45,8 @@ def _kind(status: str) -> str:
 # stated), 13 rows of the first table (Yi x4; 9 varlen attention), 13 LLaMA-Factory rows (Yi x4; 9 layout not stated).
 # XTuner Llama3 README: 8 rows whose table names no GPU. Lambda: GPT-OSS-20B x4 (one a rerun), Qwen3-30B-A3B x4 (one
 # OOM). EasyContext: 5 rows, DeepSpeed ZeRO-3 offload. XTuner's Megatron MoE notes: 16 distinct Qwen3-235B-A22B
-# configurations on 256 H800 (not in the catalog).
+# configurations on 256 H800 (not in the catalog). PyTorch/Nebius blog: DeepSeek-V3 671B on 256 B200, BF16 with the
+# standard all-to-all and with DeepEP used, MXFP8-on-experts-only + DeepEP not represented.
 TALLY = {
     ("InternEvo", "no architecture"): 54,
     ("VectorLM", "used"): 18,
@@ -55,14 +56,15 @@ TALLY = {
     ("Lambda B200", "used"): 6, ("Lambda B200", "repeat run"): 1, ("Lambda B200", "no measured throughput"): 1,
     ("EasyContext", "ZeRO-3 with CPU offload"): 5,
     ("XTuner MoE notes", "unknown GPU"): 16,
+    ("PyTorch/Nebius blog", "used"): 2, ("PyTorch/Nebius blog", "MXFP8 on the routed experts"): 1,
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     runs = _runs()
-    assert len(runs) == sum(TALLY.values()) == 149
+    assert len(runs) == sum(TALLY.values()) == 152
     assert Counter((SOURCES[r.source], _kind(r.status)) for r in runs) == TALLY
-    assert sum(r.used for r in runs) == 24
+    assert sum(r.used for r in runs) == 26
 
 
 def test_part_b_never_reaches_the_fit_or_the_bands():
@@ -183,3 +185,20 @@ def test_xtuner_moe_notes_print_tokens_per_gpu_as_global_batch_x_4096_over_step_
     for gbs, step_s, tgs in printed:
         assert gbs * 4096 / step_s / 256 == pytest.approx(tgs, abs=0.02)
     assert all("H800" in r.status for r in _runs() if SOURCES[r.source] == "XTuner MoE notes")
+
+
+def test_pytorch_nebius_deepseek_v3_rows_are_the_blogs_tokens_per_second_with_the_scripts_layout():
+    # pytorch.org blog 'Enabling Up to 41% Faster Pre-training: MXFP8 and DeepEP for DeepSeek-V3 on B200 with TorchTitan',
+    # TL;DR: 'DeepEP alone yields 859 token/sec (+32%) over the BF16 baseline (651 token/sec) ... 918 token/sec, a +41%'
+    assert 859 / 651 == pytest.approx(1.32, abs=0.005) and 918 / 651 == pytest.approx(1.41, abs=0.005)
+    runs = sorted((r for r in _runs() if SOURCES[r.source] == "PyTorch/Nebius blog"), key=lambda r: r.measured_tokens_per_gpu)
+    assert [r.measured_tokens_per_gpu for r in runs] == [651, 859, 918]
+    assert [r.used for r in runs] == [True, True, False]
+    assert [r.setup.moe_dispatcher for r in runs[:2]] == ["alltoall", "deepep"]
+    # nebius/ml-cookbook train_671b.sh: 32 nodes x 8, TP 2, PP 2, EP 32, DP shard -1 -> 256 / 4 = 64, local batch 64,
+    # seq 8192, AC full; Interleaved1F1B -> 2 stages per rank; micro-batch 1 -> global batch 64 x 64
+    for r in runs[:2]:
+        s = r.strategy
+        assert (s.tp, s.pp, s.vpp, s.ep, s.micro_batch, s.recompute) == (2, 2, 2, 32, 1, "full")
+        assert (r.cluster.num_gpus, r.cluster.gpu.id, r.setup.seq_len, r.setup.global_batch) == (256, "b200", 8192, 64 * 64)
+        assert r.model.name == "DeepSeek-V3" and not r.tp_comm_overlap
