@@ -141,8 +141,17 @@ SET_8_SOURCES = {"fp8-lm paper": "fp8-lm-2023", "zero bubble pipeline parallelis
                  "crusoe cloud cluster benchmark": "crusoe-torchtitan-readme"}
 
 
-# Set 9's paper names (part A), matched in the row's source, lower case; other sources keep runs.py's short_source.
-SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn paper": "distflashattn-2023"}
+# Set 9's source names (part A's papers, part B's READMEs), matched in the row's source, lower case; other sources keep runs.py's short_source.
+SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn paper": "distflashattn-2023",
+                 # part B's READMEs, docs and posts (the lead, after merging; names only, before any prediction)
+                 "vectorlm reference throughput": "vectorlm-reference-throughput",
+                 "lambda batch-size notes": "lambda-b200-notes",
+                 "pytorch and nebius mxfp8 and deepep blog": "pytorch-nebius-blog-2025",
+                 "internevo training performance": "internevo-train-performance",
+                 "xtuner speed benchmark": "xtuner-speed-benchmark",
+                 "xtuner llama3 8b readme": "xtuner-llama3-readme",
+                 "xtuner megatron moe benchmark": "xtuner-megatron-moe-notes",
+                 "easycontext readme": "easycontext-readme"}
 
 
 def _superseded(row: dict) -> str:

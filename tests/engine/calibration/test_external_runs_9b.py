@@ -15,11 +15,11 @@ from shardwise.engine.calibration.external import _load
 from shardwise.engine.calibration.runs import load_runs, used_runs
 
 FILE = "external_runs_9b.csv"
-SOURCES = {  # runs.py short_source of each source name (its first 30 characters, lower case)
-    "internevo training performance": "InternEvo", "vectorlm reference throughput ": "VectorLM",
-    "xtuner speed benchmark (intern": "XTuner speed", "xtuner llama3 8b readme speed ": "XTuner Llama3 README",
-    "lambda batch-size notes, 8x b2": "Lambda B200", "easycontext readme speed table": "EasyContext",
-    "xtuner megatron moe benchmark ": "XTuner MoE notes", "pytorch and nebius mxfp8 and d": "PyTorch/Nebius blog",
+SOURCES = {  # external.SET_9_SOURCES' short name of each source (the lead named part B's after merging)
+    "internevo-train-performance": "InternEvo", "vectorlm-reference-throughput": "VectorLM",
+    "xtuner-speed-benchmark": "XTuner speed", "xtuner-llama3-readme": "XTuner Llama3 README",
+    "lambda-b200-notes": "Lambda B200", "easycontext-readme": "EasyContext",
+    "xtuner-megatron-moe-notes": "XTuner MoE notes", "pytorch-nebius-blog-2025": "PyTorch/Nebius blog",
 }
 
 
