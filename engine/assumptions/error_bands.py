@@ -14,7 +14,8 @@ per regime and pooled ('all held-out runs'). engine/calibration/regimes.py names
 # levels (engine/calibration/band_statistics.py; the calibrated and memory bands stay each group once); "v4" = a band for a new
 # cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2,
 # "v6"/"v7" = the same with sets 1-3/1-4 (engine/calibration/external_items.py); "v8" = v3 on the out-of-fold residuals
-# and external sets 1-7 (external_items.py). docs/performance.md, "Error bars", says which and why.
+# and external sets 1-7 (external_items.py); "v9"/"v10" = v3/v4 on the out-of-fold residuals and external sets 1-8.
+# docs/performance.md, "Error bars", says which and why.
 THROUGHPUT_BAND_METHOD = 'v3'
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= 15 runs wins).
 THROUGHPUT_BANDS = {
