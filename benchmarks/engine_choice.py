@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from band_rule import readout  # noqa: E402
 from external_check import method_tables  # noqa: E402
 
 from shardwise.engine.calibration.band_methods import in_sample  # noqa: E402
@@ -61,7 +62,8 @@ def judge(sets: list[int]) -> dict:
                                                                              [groups[i] for i in ix]),
                 "median_log_error": float(np.median([log_errors[i] for i in ix]))}
 
-    out = {"sets": sets, **figures(list(range(len(runs)))), "by": {k: figures(ix) for k, ix in sorted(by.items())}}
+    out = {"sets": sets, **figures(list(range(len(runs)))), "by": {k: figures(ix) for k, ix in sorted(by.items())},
+           "sources": len({r.source for _, r in runs})}
     # the run's own most specific regime (the same rows for every method; a method's band may come from a coarser key)
     by_regime: dict[str, list[int]] = defaultdict(list)
     for i, (_, r) in enumerate(runs):
@@ -120,6 +122,10 @@ def main() -> None:
         print(f"{title}: inside/runs and interval score, " + " | ".join(METHODS))
         for k in out[f"bands_{METHODS[0]}"][part]:
             print(f"  {k}: " + " | ".join(_cell(out[f"bands_{m}"][part][k]) for m in METHODS))
+    print("session 12's rule (benchmarks/band_rule.py; a set among a method's items is no judge of it):")
+    for line in readout(out["runs"], out["sources"], {m: (out[f"bands_{m}"]["coverage"]["share"],
+                                                          out[f"bands_{m}"]["interval_score"]) for m in METHODS}):
+        print("  " + line)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 

@@ -63,3 +63,22 @@ def test_the_session_12_methods_are_reported_per_source_and_regime(monkeypatch, 
     # set 7 is among v9's and v10's items (sets 1-8), never v3's: the print says so
     lines = {line.split(":")[0]: line for line in printed.splitlines() if line.startswith("v")}
     assert "IN-SAMPLE" in lines["v9"] and "IN-SAMPLE" in lines["v10"] and "IN-SAMPLE" not in lines["v3"]
+
+
+def test_session_12s_rule_coverage_first_then_the_interval_score():
+    # benchmarks/band_rule.py, the protocol's rule on toy figures (share inside, mean interval score):
+    from band_rule import eligible, readout, ships, size_rule
+
+    assert eligible(0.75) and eligible(0.85) and not eligible(0.749) and not eligible(0.851)
+    # two eligible methods: the lower interval score ships, even against a narrower ineligible one
+    assert ships({"v3": (0.70, 0.50), "v9": (0.78, 0.80), "v10": (0.84, 0.70)})[0] == "v10"
+    # none eligible: closest to 80 % (|0.86 - 0.80| = 0.06 < |0.72 - 0.80| = 0.08), whatever the score
+    assert ships({"v3": (0.72, 0.40), "v9": (0.86, 0.90), "v10": (0.95, 0.60)})[0] == "v9"
+    # a tie in distance to 80 % (0.70 and 0.90, 0.10 each): the interval score decides, either way round
+    assert ships({"v3": (0.70, 0.90), "v9": (0.90, 0.80)})[0] == "v9"
+    assert ships({"v3": (0.70, 0.80), "v9": (0.90, 0.90)})[0] == "v3"
+    # the size rule: at least 15 used runs from at least 3 sources, else a weak judge and nothing ships
+    assert size_rule(15, 3) and not size_rule(14, 3) and not size_rule(40, 2)
+    weak = readout(14, 5, {"v3": (0.80, 0.5)})
+    assert "NOT met" in weak[0] and not any(line.startswith("the rule ships") for line in weak)
+    assert readout(20, 3, {"v3": (0.80, 0.5)})[-1].startswith("the rule ships v3")
