@@ -26,8 +26,10 @@ class StackReading(NamedTuple):
 
 # Order matters: a more specific marker comes before a marker it contains or that its rows also hold
 # ('megatron-deepspeed' before 'deepspeed'; 'nemo automodel' before 'nemo'; 'mlperf training' before
-# 'pytorch', since MLPerf systems list their PyTorch containers).
+# 'pytorch', since MLPerf systems list their PyTorch containers; 'jax' before everything).
 STACK_FRAMEWORKS: tuple[StackReading, ...] = (
+    # first: a JAX stack is unmodelled whatever else its column names (an MLPerf submission, a NeMo-like recipe)
+    StackReading("jax", None, "JAX/XLA framework (MaxText, PaxML): not a framework the engine models"),
     StackReading("nanotron", "nanotron",
                  "the Ultra-Scale Playbook's framework, a plannable one since issue 13"),
     StackReading("megatron-deepspeed", "megatron",
@@ -62,7 +64,6 @@ STACK_FRAMEWORKS: tuple[StackReading, ...] = (
                  "Meta's PyTorch-native 4D parallelism (FSDP as DP, TP, PP, CP): torchtitan is its open version"),
     StackReading("pytorch", "fsdp",
                  "a plain PyTorch stack not named above: PyTorch-native data parallelism and kernels"),
-    StackReading("jax", None, "JAX/XLA framework (MaxText, PaxML): not a framework the engine models"),
 )
 
 
