@@ -1,10 +1,11 @@
-"""Session 11's gate figures for engine candidate E11 on the SEEN external sets 1-7 (never 8): MAPE over each
+"""Session 11's gate figures for engine candidate E11 on the SEEN external sets 1-7 (8 too since its first run, as
+session 12's loader-reading check uses it: --sets 1 2 3 4 5 6 7 8; never a later set): MAPE over each
 set's used runs and pooled over the chosen sets (each run once; and each group once), and the rows session 10's
 diagnosis named: LoRA at CP >= 8 in sets 5 and 7 (median signed error), set 5's Llama 3.1 8B full-training rows
 at CP 2 and at TP 2 x CP 4, set 4's Hopper LoRA at TP 4 x CP 2. Runs on whichever engine `shardwise` imports,
 so the shipped engine is measured from main's directory (its `shardwise` is main), read-only:
 
-    PYTHONPATH=<dir with shardwise -> worktree> python benchmarks/e11_gate.py            # sets 1-7
+    PYTHONPATH=<dir with shardwise -> worktree> python benchmarks/e11_gate.py            # sets 1-8
     cd /work/main && PYTHONDONTWRITEBYTECODE=1 python <worktree>/benchmarks/e11_gate.py  # the shipped engine
     ... --sets 1 2 3 4 5                                                                 # E10's gate sets
 """
@@ -20,7 +21,7 @@ from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
 from shardwise.engine.calibration.external_check import mape_each_group_once
 from shardwise.engine.calibration.predict import predict
 
-SEEN_SETS = (1, 2, 3, 4, 5, 6, 7)  # set 8 is the judge and is never loaded here
+SEEN_SETS = (1, 2, 3, 4, 5, 6, 7, 8)  # set 8 seen since its first run (session 11); later sets are never loaded here
 
 
 def median_line(label: str, errors: list[float]) -> str:

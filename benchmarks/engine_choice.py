@@ -1,5 +1,5 @@
 """Which engine ships, and which band method: the figures a protocol's judge decides on, over several
-judged external sets pooled (docs/performance.md, "Protocol for session 10" and "Protocol for session 11").
+judged external sets pooled (docs/performance.md, "Protocol for session 10", "... 11" and "... 12").
 
     python benchmarks/engine_choice.py --sets 6 7 --json OUT.json
 
@@ -8,7 +8,10 @@ one with the lower mean |log(predicted / measured)| over the sets' used runs, ea
 one set's: the same configuration in two sets is two clusters' runs). Beside it: the same per set and per
 source, and each band method's coverage and mean interval score (Gneiting & Raftery 2007, eq. 43, log
 residuals, each group once) with the band the product shows (intervals.throughput_band, widening included),
-the methods' tables computed from this engine's out-of-fold residuals (external_check.method_tables).
+the methods' tables computed from this engine's out-of-fold residuals (external_check.method_tables): pooled, per set,
+per source and per regime (the run's own most specific), each group once. Session 12's rule reads coverage first (a
+method is eligible if it holds 75-85 % of the set's used runs), then the interval score; this script prints the
+figures and decides nothing.
 """
 
 from __future__ import annotations
@@ -22,17 +25,21 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from band_rule import readout  # noqa: E402
 from external_check import method_tables  # noqa: E402
 
+from shardwise.engine.calibration.band_methods import in_sample  # noqa: E402
 from shardwise.engine.calibration.band_statistics import cluster_weights, interval_score  # noqa: E402
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
 from shardwise.engine.calibration.external_check import share  # noqa: E402
 from shardwise.engine.calibration.intervals import throughput_band  # noqa: E402
 from shardwise.engine.calibration.predict import predict  # noqa: E402
+from shardwise.engine.calibration.regimes import scenario_regime_keys  # noqa: E402
 
-# The session 11 protocol's pair: the shipped method (v3) and its challenger (v8). Session 10's pair was ("v3", "v5");
-# its stored output (benchmarks/results/engine_choice_session10.json) keeps those keys, bands_v3 and bands_v5.
-METHODS = ("v3", "v8")
+# The session 12 protocol's methods: the shipped one (v3) and its challengers v9 and v10, each judged alike (coverage
+# first, the interval score second). Session 10's pair was ("v3", "v5"), session 11's ("v3", "v8"); their stored
+# outputs (benchmarks/results/engine_choice_session1*.json) keep those keys (bands_v3, bands_v5 / bands_v8).
+METHODS = ("v3", "v9", "v10")
 
 
 def mean_abs_log_each_group_once(log_errors: list[float], groups: list[str]) -> float:
@@ -55,18 +62,43 @@ def judge(sets: list[int]) -> dict:
                                                                              [groups[i] for i in ix]),
                 "median_log_error": float(np.median([log_errors[i] for i in ix]))}
 
-    out = {"sets": sets, **figures(list(range(len(runs)))), "by": {k: figures(ix) for k, ix in sorted(by.items())}}
+    out = {"sets": sets, **figures(list(range(len(runs)))), "by": {k: figures(ix) for k, ix in sorted(by.items())},
+           "sources": len({r.source for _, r in runs})}
+    # the run's own most specific regime (the same rows for every method; a method's band may come from a coarser key)
+    by_regime: dict[str, list[int]] = defaultdict(list)
+    for i, (_, r) in enumerate(runs):
+        by_regime[scenario_regime_keys(r.model, r.cluster, r.setup)[0]].append(i)
     tables = method_tables()
+    ys = [-e for e in log_errors]  # log(measured / predicted), the bands' variable
     for method in METHODS:
         bands = [throughput_band(r.model, r.cluster, r.setup, **tables[method]) for _, r in runs]
-        ys = [-e for e in log_errors]  # log(measured / predicted), the bands' variable
         inside = [b.low <= y <= b.high for b, y in zip(bands, ys)]
+
+        def band_figures(ix: list[int]) -> dict:
+            """Coverage (runs inside, share, 95 % CI resampling groups) and mean interval score, each group once."""
+            g = [groups[i] for i in ix]
+            return {"coverage": share([inside[i] for i in ix], g),
+                    "interval_score": interval_score([ys[i] for i in ix], [bands[i].low for i in ix],
+                                                     [bands[i].high for i in ix], g)}
+
         out[f"bands_{method}"] = {
-            "coverage": share(inside, groups),
-            "interval_score": interval_score(ys, [b.low for b in bands], [b.high for b in bands], groups),
+            **band_figures(list(range(len(runs)))),
             "by_set": {f"set {n}": share([inside[i] for i in by[f"set {n}"]], [groups[i] for i in by[f"set {n}"]])
-                       for n in sets}}
+                       for n in sets},
+            "by_source": {k: band_figures(ix) for k, ix in sorted(by.items()) if " | source " in k},
+            "by_regime": {k: band_figures(ix) for k, ix in sorted(by_regime.items())}}
     return out
+
+
+def _in_sample_note(method: str, sets: list[int]) -> str:
+    """A set among the method's own items is in-sample for it: its figures there are seen, not a judge."""
+    seen = [n for n in sets if in_sample(method, n)]
+    return f" -- IN-SAMPLE: set(s) {', '.join(map(str, seen))} among {method}'s items" if seen else ""
+
+
+def _cell(f: dict) -> str:
+    c = f["coverage"]
+    return f"{c['inside']}/{c['runs']} {f['interval_score']:.3f}"
 
 
 def main() -> None:
@@ -84,7 +116,16 @@ def main() -> None:
         c = b["coverage"]
         print(f"{method}: inside {c['inside']}/{c['runs']} ({c['share']:.1%}, CI {c['ci95'][0]:.0%}-{c['ci95'][1]:.0%}), "
               f"interval score {b['interval_score']:.4f}; "
-              + ", ".join(f"{k} {v['inside']}/{v['runs']}" for k, v in b["by_set"].items() if v.get("runs")))
+              + ", ".join(f"{k} {v['inside']}/{v['runs']}" for k, v in b["by_set"].items() if v.get("runs"))
+              + _in_sample_note(method, out["sets"]))
+    for part, title in (("by_source", "per source"), ("by_regime", "per regime (the run's own most specific)")):
+        print(f"{title}: inside/runs and interval score, " + " | ".join(METHODS))
+        for k in out[f"bands_{METHODS[0]}"][part]:
+            print(f"  {k}: " + " | ".join(_cell(out[f"bands_{m}"][part][k]) for m in METHODS))
+    print("session 12's rule (benchmarks/band_rule.py; a set among a method's items is no judge of it):")
+    for line in readout(out["runs"], out["sources"], {m: (out[f"bands_{m}"]["coverage"]["share"],
+                                                          out[f"bands_{m}"]["interval_score"]) for m in METHODS}):
+        print("  " + line)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 

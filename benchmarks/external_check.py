@@ -1,4 +1,4 @@
-"""The engine on the external held-out runs, with band methods v2 to v8 side by side
+"""The engine on the external held-out runs, with band methods v2 to v10 side by side
 (engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for session 6" to
 "Protocol for session 9"; each set's first run is stored in benchmarks/results/: external_check_first_run.json
 (set 1), external_set2_first_run.json … external_set5_first_run.json).
@@ -13,7 +13,8 @@ coverage of the 80 % band the product shows (intervals.throughput_band: the regi
 outside the validated range) for band methods v2 (each group once), v3 (band_statistics.
 conformal_levels), v4 (a band for a new cluster, new_cluster.py), v5 (v4 on the out-of-fold residuals AND
 the runs of sets 1 and 2, external_items.py; shipped in sessions 8-10), v6 and v7 (the same with sets 1-3 and
-1-4), v8 (v3's statistic on the out-of-fold residuals AND the runs of sets 1-7; "Protocol for session 11"): a set
+1-4), v8 (v3's statistic on the out-of-fold residuals AND the runs of sets 1-7; "Protocol for session 11"), v9 and
+v10 (v3's and v4's statistic on the out-of-fold residuals AND the runs of sets 1-8; "Protocol for session 12"): a set
 among a method's items is in-sample for it, not a check (band_methods.EXTERNAL_SETS_IN_BANDS). All
 computed here from the same out-of-fold residuals, each with a 95 % CI from resampling groups.
 Calibrated: each family of external runs at two or more GPU counts (transfer.families) calibrated
@@ -47,8 +48,9 @@ def method_tables() -> dict[str, dict]:
     """throughput_band's table arguments for each band method reported, each computed from the same out-of-fold
     residuals (not read from the shipped error_bands.py, whichever method that holds); the calibrated bands are
     the shipped (v2) ones except v3's, which applies its levels to the transfer check too (v8's are the shipped
-    ones: its protocol judges the throughput bands only). v5's bands include the runs of external sets 1 and 2, v6's
-    of sets 1-3, v7's of sets 1-4, v8's of sets 1-7 (band_methods.EXTERNAL_SETS_IN_BANDS)."""
+    ones: its protocol judges the throughput bands only; so are v9's and v10's). v5's bands include the runs of external
+    sets 1 and 2, v6's of sets 1-3, v7's of sets 1-4, v8's of sets 1-7, v9's and v10's of sets 1-8
+    (band_methods.EXTERNAL_SETS_IN_BANDS)."""
     runs = {r.key: r for r in load_runs()}
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), runs)
     cal3 = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)

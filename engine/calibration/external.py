@@ -82,7 +82,8 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from .runs import DATA, CalibrationRun, _int, _release, _run, short_source
+from .runs import (DATA, GPUS_PER_NODE_NOT_READ, CalibrationRun, _int, _release, _run, short_source,
+                   stated_gpus_per_node_read)
 
 EXTERNAL_FILE = "external_runs.csv"
 # Set 2, collected 2026-11-26 (session 7) as the first-run judge of a new band method: same columns, same parser.
@@ -253,6 +254,8 @@ def _with_moe_setup(run: CalibrationRun, row: dict) -> CalibrationRun:
 def _not_represented(row: dict) -> str:
     """'NOT REPRESENTED: why' in notes (set 6): the run uses something the engine has no model of."""
     m = re.search(r"NOT REPRESENTED: ([^;]+)", row["notes"])
+    if m and m.group(1).startswith(GPUS_PER_NODE_NOT_READ) and stated_gpus_per_node_read(row):
+        return ""  # session 12: the row parser reads the stated GPUs per node (runs.gpus_per_node_for_row)
     return f"the engine does not represent the run: {m.group(1).strip()}" if m else ""
 
 

@@ -24,6 +24,7 @@ from ..model_spec import ModelSpec, MoESpec
 from ..strategy import Strategy
 from ..training import RECOMPUTE_MODULE_NAMES, TrainingSetup
 from .folds import HOLDOUT_FOLD, fold_of
+from .stacks import framework_for_stack
 
 DATA = Path(__file__).parent / "data"
 RUN_FILES = ("measured_runs.csv", "ultrascale_playbook_sweep_1b_8b.csv")
@@ -235,6 +236,32 @@ def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
     return None, 0, f"unknown GPU {row['gpu']!r}"
 
 
+# GPUs whose NVLink domain spans a rack of compute trays (GB200/GB300 NVL72: 72 GPUs, gpu_for_row). Their rows state
+# 4 GPUs per node (one tray), which is not a boundary of the fast link, so the stated figure is not read for them.
+RACK_SCALE_NVLINK_GPUS = frozenset({"gb200", "gb300"})
+
+
+def gpus_per_node_for_row(row: dict, gpu: GPUSpec, fast_domain: int, num_gpus: int) -> int:
+    """GPUs sharing the fast link in this run (Cluster.gpus_per_node): the GPU's NVLink domain, or the row's stated GPUs
+    per node when that is smaller (a node holding fewer GPUs than the board's domain: KempnerForge's 4-GPU H200 nodes,
+    4-GPU H100 servers in MLPerf), at most the run's GPUs. Rack-scale NVLink GPUs keep their domain (see above)."""
+    if stated_gpus_per_node_read(row):
+        fast_domain = _int(row["gpus_per_node"])
+    return min(fast_domain, num_gpus)
+
+
+# The 'NOT REPRESENTED: GPUS PER NODE ...' notes (set 8 part B) were written while the parser did not read a row's
+# gpus_per_node; where gpus_per_node_for_row now reads the stated figure, the reason no longer holds.
+GPUS_PER_NODE_NOT_READ = "GPUS PER NODE"
+
+
+def stated_gpus_per_node_read(row: dict) -> bool:
+    """Whether gpus_per_node_for_row takes the row's stated GPUs per node (smaller than the GPU's fast domain)."""
+    gpu, fast_domain, _ = gpu_for_row(row)
+    stated = _int(row.get("gpus_per_node") or "")
+    return bool(gpu and stated and stated < fast_domain and gpu.id not in RACK_SCALE_NVLINK_GPUS)
+
+
 def network_for_row(row: dict, gpu: GPUSpec) -> NetworkSpec:
     text = (row["interconnect"] + " " + row["source"]).lower()
     if "playbook" in text or "hf cluster" in text:
@@ -256,13 +283,9 @@ def precision_for_row(row: dict) -> tuple[str | None, str]:
     return ("fp8" if "fp8" in p else "bf16"), ""
 
 
-def framework_for_row(row: dict) -> str:
-    f = row["framework"].lower()
-    if "nanotron" in f:
-        return "nanotron"  # the Ultra-Scale Playbook's framework, a plannable one since issue 13
-    if "fsdp" in f or "composer" in f or "torchtitan" in f:
-        return "fsdp"
-    return "megatron"
+def framework_for_row(row: dict) -> str | None:
+    """The engine framework the row's stack runs as (stacks.STACK_FRAMEWORKS); None if unmodelled or unknown."""
+    return framework_for_stack(row["framework"])[0]
 
 
 def zero_for_row(row: dict) -> int:
@@ -472,7 +495,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     key = f"{file}:{line}"
     label = row["model"]
     source = short_source(row["source"])
-    host = "nanotron" if "nanotron" in row["framework"].lower() else framework_for_row(row)
+    framework, unmodelled = framework_for_stack(row["framework"])
+    host = framework or ""
     recipe = recipe_for_row(row)
     common = dict(key=key, source=source, model_label=label, tp_comm_overlap=True, release=row["framework"],
                   host_framework=host, fp8_rowwise="rowwise" in row["precision"].lower(),
@@ -490,6 +514,8 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     model, why = model_for_row(row)
     if model is None:
         return excluded(why)
+    if framework is None:
+        return excluded(unmodelled, model)
     gpu, fast_domain, why = gpu_for_row(row)
     if gpu is None:
         return excluded(why)
@@ -523,7 +549,7 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     tokens, basis = measured_throughput(row, model, seq)
     if tokens is None:
         return excluded("no measured throughput", model)
-    cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=min(fast_domain, num_gpus),
+    cluster = Cluster(gpu=gpu, num_gpus=num_gpus, gpus_per_node=gpus_per_node_for_row(row, gpu, fast_domain, num_gpus),
                       network=network_for_row(row, gpu))
     mode = mode_for_row(row)
     dispatch = {"moe_dispatcher": recipe.get("moe_dispatcher") or "alltoall",
@@ -536,7 +562,6 @@ def _run(file: str, line: int, row: dict) -> CalibrationRun:
     if modules is not None:  # the row states none; the recipe it ran says what was recomputed
         recompute = "selective" if modules else "none"
         dispatch["recompute_modules"] = modules if modules else None
-    framework = framework_for_row(row)
     setup = TrainingSetup(seq_len=seq, global_batch=gbs, precision=precision, framework=framework,
                           mode=mode, **lora_for_row(row, mode, framework),
                           **{**dispatch, **cuda_graphs_for_row(row), **cp_comm_type_for_row(row)},

@@ -15,7 +15,7 @@ The engine's `deepspeed` framework is plain DeepSpeed 0.19 driven by its JSON co
 - MiCS (hierarchical ZeRO-3, i.e. HSDP) was removed in 0.19 (runtime/config.py `_REMOVED_ZERO_CONFIG_KEYS`).
 The exporter refuses exactly these (refuse_unexpressible); these rules keep the search from ranking them.
 Only scenarios with framework "deepspeed" are touched; no calibration row reads that framework
-(engine/calibration/runs.py framework_for_row maps every row to megatron, fsdp or nanotron).
+(engine/calibration/stacks.py gives it to external sets' DeepSpeed and Colossal-AI rows only, none with PP).
 """
 
 from __future__ import annotations

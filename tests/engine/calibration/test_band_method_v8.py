@@ -119,12 +119,12 @@ def test_v8s_items_are_the_out_of_fold_runs_and_every_used_run_of_sets_1_to_7():
 
 
 def test_leave_one_set_out_builds_v8_without_that_sets_items():
-    # benchmarks/band_v8_seen.py's diagnostic: v8 without set k = v3's statistic on the out-of-fold items and the
-    # other sets' items only. Toy: set "a" holds the first five external items, set "b" the other five.
-    from band_v8_seen import v8_without
+    # benchmarks/band_seen.py's diagnostic (band_v8_seen.py's until session 12): v8 without set k = v3's statistic on
+    # the out-of-fold items and the other sets' items only. Toy: set "a" holds the first five external items, "b" the rest.
+    from band_seen import method_without
 
     by_set = {"a": EXT[:5], "b": EXT[5:]}
-    without_b = v8_without(OOF, by_set, "b")
+    without_b = method_without(OOF, "v8", by_set, "b")
     assert without_b == ei.conformal_bands_with_external(OOF, EXT[:5], min_runs=15)
     # 10 calibration + 5 external groups (the 15-run minimum exactly): K = 15, levels 1 - 0.90 x 16 / 15 = 0.04 and
     # 0.96. Value i stands at (i - 0.5) / 15; the first two at 1/30 = 0.0333 and 0.1, so the lower end interpolates

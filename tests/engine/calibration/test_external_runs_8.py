@@ -31,8 +31,9 @@ def _earlier_runs():
 # --- Guards: set 8 has had its first run (session 11); no band method is estimated on it --------------------------
 def test_set_8_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the_loader():
     # Set 8 joined the judged-set tables for its first run in session 11 (docs/performance.md, "Protocol for session
-    # 11"), judging engine candidate E11 and band challenger v8 against v3; no method is estimated on it.
-    assert_judged_and_in_no_band_method_but(8)
+    # 11"), judging engine candidate E11 and band challenger v8 against v3; only session 12's challengers v9 and v10
+    # are estimated on it (band_methods.EXTERNAL_SETS_IN_BANDS).
+    assert_judged_and_in_no_band_method_but(8, later=("v9", "v10"))  # session 12: challengers v9, v10 hold sets 1-8
     assert external.EXTERNAL_PART_FILES[8] == (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 
 
@@ -72,7 +73,7 @@ def test_part_b_rows_are_loaded_with_part_a_when_their_file_exists(tmp_path, mon
         header = next(csv.reader(f))
     b_row = dict.fromkeys(header, "")
     b_row.update(source="a part-B test source", model="Llama 3.1 8B", gpu="H100 80GB SXM", num_gpus="8",
-                 framework="test", seq_len="8192", global_batch_seqs="8", tp="1", pp="1", precision="BF16",
+                 framework="Megatron-LM (a part-B test)", seq_len="8192", global_batch_seqs="8", tp="1", pp="1", precision="BF16",
                  measured_tokens_per_sec_per_gpu="1000", notes="")
     with open(tmp_path / EXTERNAL_FILE_8B, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=header)
@@ -261,7 +262,7 @@ def test_the_expert_tp_marker_sets_the_experts_tensor_parallelism(tmp_path, monk
     with open(DATA / EXTERNAL_FILE_8, newline="") as f:
         header = next(csv.reader(f))
     base = dict.fromkeys(header, "")
-    base.update(source="a marker test", model="Mixtral-8x22B", gpu="H100 80GB SXM", num_gpus="128", framework="test",
+    base.update(source="a marker test", model="Mixtral-8x22B", gpu="H100 80GB SXM", num_gpus="128", framework="Megatron-Core (a marker test)",
                 seq_len="4096", global_batch_seqs="256", tp="2", pp="8", ep="4", precision="BF16", measured_mfu="40")
     with open(tmp_path / EXTERNAL_FILE_8, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=header)

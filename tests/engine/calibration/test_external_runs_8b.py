@@ -62,7 +62,9 @@ TALLY = {
     ("OLMo-core", "used"): 4, ("OLMo-core", "no architecture"): 14,
     ("torchao", "used"): 1, ("torchao", "the layout of an earlier file's row"): 2, ("torchao", "unknown GPU"): 4,
     ("torchao", "power-limited to 750 W"): 5,
-    ("KempnerForge", "used"): 7, ("KempnerForge", "GPUS PER NODE 4"): 12, ("KempnerForge", "no architecture"): 14,
+    # session 12: the 12 rows over several 4-GPU nodes, written 'NOT REPRESENTED: GPUS PER NODE 4', are used since the
+    # row parser reads a row's stated gpus_per_node (runs.gpus_per_node_for_row); 7 + 12 = 19
+    ("KempnerForge", "used"): 19, ("KempnerForge", "no architecture"): 14,
     ("KempnerForge", "superseded by a later revision"): 2,
     # torchtitan Llama 3.1 8B, FSDP2, seq 8192: GB200 x68/36/12, H200 x128/64/32, H100 x128/32/16 used; B200 x16/8 share
     # the parsed layout of set 5's University-of-Florida MLPerf v5.1 Llama 3.1 8B rows (lines 1116, 1076)
@@ -74,7 +76,8 @@ def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
     assert len(rows) == len(runs) == sum(TALLY.values()) == 76
     assert Counter((_source(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
-    assert sum(run.used for run in runs) == 21  # 17 as collected + the 4 OLMo-2 rows the catalog mapping makes usable
+    # 17 as collected + the 4 OLMo-2 rows the catalog mapping makes usable + KempnerForge's 12 multi-node rows (session 12)
+    assert sum(run.used for run in runs) == 21 + 12
 
 
 def test_same_columns_as_the_calibration_file():
@@ -151,11 +154,18 @@ def test_kempnerforge_validation_7b_row_is_the_printed_job_throughput_per_gpu():
     assert (run.setup.global_batch, run.strategy.micro_batch, run.strategy.zero_stage) == (128, 8, 3)
 
 
-def test_kempnerforge_rows_over_several_4_gpu_nodes_are_written_not_represented():
+def test_kempnerforge_rows_over_several_4_gpu_nodes_run_on_4_gpu_nodes():
+    """Written 'NOT REPRESENTED: GPUS PER NODE 4' while the parser read an H200 run as 8-GPU NVLink nodes; since session
+    12 the stated 4 GPUs per node is the cluster's NVLink domain, so a 32-GPU run is 32 / 4 = 8 nodes."""
+    lifted = 0
     for row, run in zip(_rows(), _runs()):
         if row["source"].startswith("KempnerForge") and int(row["num_gpus"] or 0) > 4 and run.model is not None \
                 and "superseded" not in run.status:
-            assert row["gpus_per_node"] == "4" and "GPUS PER NODE 4" in run.status, run.key
+            assert row["gpus_per_node"] == "4" and "NOT REPRESENTED: GPUS PER NODE 4" in row["notes"], run.key
+            assert run.used and run.cluster.gpus_per_node == 4, run.key
+            assert run.cluster.num_nodes == int(row["num_gpus"]) // 4, run.key
+            lifted += 1
+    assert lifted == 12
 
 
 # --- OLMo-core: 'Throughput reported in tokens per second per device' (README footnote) ------------------------------
