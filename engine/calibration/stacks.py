@@ -51,6 +51,11 @@ STACK_FRAMEWORKS: tuple[StackReading, ...] = (
                  "Colossal-AI's LowLevelZero plugin is ZeRO-1/2 after DeepSpeed's (replicated parameters, gradients "
                  "reduce-scattered in buckets during backward, one all-gather after the step) on PyTorch kernels; its "
                  "used rows run that plugin. FSDP's per-layer gathers (`fsdp`) are not what it does"),
+    StackReading("internevo", None,
+                 "InternEvo's Hybrid ZeRO (optimizer states sharded within a sub-group of its own size) with its own "
+                 "TP and overlap: neither DeepSpeed's ZeRO, FSDP's per-layer gathers nor Megatron; its columns name "
+                 "kernels (FlashAttention, Apex) that other entries would otherwise match (lead, session 12, before "
+                 "any set-9 prediction)"),
     StackReading("torchtitan", "fsdp", "PyTorch FSDP2/DTensor (torchtitan and its forks)"),
     StackReading("composer", "fsdp", "MosaicML Composer / LLM Foundry on PyTorch FSDP"),
     StackReading("fsdp", "fsdp", "a PyTorch FSDP/FSDP2 stack (fms-fsdp, OLMo-core, KempnerForge, ...)"),
@@ -60,6 +65,7 @@ STACK_FRAMEWORKS: tuple[StackReading, ...] = (
                  "the FlashAttention authors' training code: a PyTorch model with their kernels under DDP "
                  "(Lightning), no TP/PP of its own"),
     StackReading("huggingface", "fsdp", "Hugging Face transformers models under PyTorch DDP/Trainer/Accelerate"),
+    StackReading("hugging face", "fsdp", "the same stack spelt in two words (set 9's columns)"),
     StackReading("meta llama 3 training stack", "fsdp",
                  "Meta's PyTorch-native 4D parallelism (FSDP as DP, TP, PP, CP): torchtitan is its open version"),
     StackReading("pytorch", "fsdp",

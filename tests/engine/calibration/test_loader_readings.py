@@ -50,6 +50,8 @@ def _row(**cells) -> dict:
     ("FlashAttention authors' GPT-2 implementation (PyTorch, 2022; FlashAttention-1 kernels)", "fsdp"),
     ("HuggingFace transformers GPT-2 (PyTorch, 2022)", "fsdp"),
     ("Meta Llama 3 training stack (PyTorch 4D parallelism [TP, CP, PP, DP]; NCCLX)", "fsdp"),
+    ("LLaMA-Factory (commit 8e04794; Hugging Face transformers Trainer)", "fsdp"),  # 'hugging face', two words
+    ("InternEvo (InternLM training framework: Hybrid ZeRO, FlashAttention, Apex)", None),  # not the FA authors' code
     ("nanotron", "nanotron"),
     ("MaxText (JAX/XLA) (DGX Cloud benchmarking v25.01.1)", None),
     ("MaxText (JAX/XLA) (MLPerf Training v5.0 a submission)", None),  # 'jax' comes before 'mlperf training'
