@@ -1,0 +1,211 @@
+"""external_runs_9c.csv: external set 9, part C (users' own runs posted in GitHub issue threads and pull-request
+discussions), collected for session 12's judge (docs/performance.md, "Protocol for session 12"). The file is read only
+through the loader every external set shares (external._load), so every earlier set's rules apply. Expected values
+below are the threads' printed figures, quoted with the thread, or arithmetic on them; the counts are a tally of the
+rows as written - never the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a
+band on set 9."""
+
+import csv
+import re
+from collections import Counter
+
+import pytest
+
+from shardwise.engine.calibration.external import _load
+from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+
+FILE = "external_runs_9c.csv"
+
+
+def _rows() -> list[dict]:
+    with open(DATA / FILE, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _runs():
+    return _load(FILE)
+
+
+def _thread(row: dict) -> str:
+    """'owner/repo#n' of the row's thread (its source is 'GitHub issue owner/repo#n')."""
+    return row["source"].removeprefix("GitHub issue ")
+
+
+def _one(locator_part: str, **cells):
+    """(row, run) of the one row whose locator holds `locator_part` and whose cells are `cells`."""
+    hits = [(i, r) for i, r in enumerate(_rows(), start=2)
+            if locator_part in r["source_locator"] and all(r[k] == str(v) for k, v in cells.items())]
+    assert len(hits) == 1, [i for i, _ in hits]
+    line, row = hits[0]
+    return row, next(r for r in _runs() if r.key == f"{FILE}:{line}")
+
+
+def _kind(status: str) -> str:
+    for kind in ("used", "PERF PROBLEM THREAD", "sequence length not stated", "parallel layout (TP/PP) not stated",
+                 "unknown GPU", "no architecture"):
+        if kind in status:
+            return kind
+    raise AssertionError(status)
+
+
+# The tally of the file as written, counted by hand from the rows while writing them: (thread, why not used) -> rows.
+# Most threads print a throughput without the sequence length (or the GPUs, or the layout): the row is written with
+# what the thread states and the parser excludes it by the existing 'not stated' wording, never by a guess.
+TALLY = {
+    ("NVIDIA/Megatron-LM#756", "sequence length not stated"): 1,
+    ("NVIDIA/Megatron-LM#1000", "PERF PROBLEM THREAD"): 1,
+    ("NVIDIA/Megatron-LM#1031", "sequence length not stated"): 1,
+    ("NVIDIA/Megatron-LM#396", "sequence length not stated"): 2,
+    ("NVIDIA/Megatron-LM#2383", "no architecture"): 1,
+    ("NVIDIA/Megatron-LM#3067", "sequence length not stated"): 2,
+    ("epfLLM/Megatron-LLM#11", "sequence length not stated"): 1,
+    ("epfLLM/Megatron-LLM#22", "sequence length not stated"): 1,
+    ("alibaba/Megatron-LLaMA#24", "unknown GPU"): 1, ("alibaba/Megatron-LLaMA#24", "sequence length not stated"): 1,
+    ("alibaba/Megatron-LLaMA#16", "unknown GPU"): 1,
+    ("alibaba/Pai-Megatron-Patch#643", "unknown GPU"): 2,
+    ("alibaba/Pai-Megatron-Patch#658", "unknown GPU"): 4,
+    ("alibaba/Pai-Megatron-Patch#348", "unknown GPU"): 2,
+    ("swiss-ai/Megatron-LM#29", "sequence length not stated"): 2,
+    ("swiss-ai/Megatron-LM#23", "no architecture"): 1,
+    ("swiss-ai/Megatron-LM#10", "sequence length not stated"): 2,
+    ("xingchensong/TouchNet#13", "no architecture"): 3,
+    ("huggingface/trl#6869", "parallel layout (TP/PP) not stated"): 1, ("huggingface/trl#6869", "no architecture"): 3,
+    ("huggingface/trl#6845", "sequence length not stated"): 7,
+    ("pytorch/torchtitan#1884", "sequence length not stated"): 1,
+    ("pytorch/torchtitan#929", "sequence length not stated"): 1,
+    ("pytorch/torchtitan#481", "sequence length not stated"): 1,
+    ("NVIDIA-NeMo/Speech#8059", "sequence length not stated"): 1,
+    ("NVIDIA-NeMo/Speech#14850", "sequence length not stated"): 2,
+    ("NVIDIA-NeMo/Megatron-Bridge#3561", "parallel layout (TP/PP) not stated"): 4,
+    ("deepspeedai/DeepSpeed#4385", "sequence length not stated"): 1,
+    ("deepspeedai/DeepSpeed#2159", "sequence length not stated"): 1,
+    ("SeanNaren/min-LLM#16", "sequence length not stated"): 1,
+    ("allenai/OLMo#762", "sequence length not stated"): 3,
+    ("ROCm/TransformerEngine#79", "sequence length not stated"): 2,
+}
+# Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
+PERF_PROBLEM_THREADS = {
+    "NVIDIA/Megatron-LM#756", "NVIDIA/Megatron-LM#1000", "NVIDIA/Megatron-LM#1031", "NVIDIA/Megatron-LM#396",
+    "NVIDIA/Megatron-LM#2383", "epfLLM/Megatron-LLM#11", "epfLLM/Megatron-LLM#22", "alibaba/Megatron-LLaMA#24",
+    "alibaba/Megatron-LLaMA#16", "alibaba/Pai-Megatron-Patch#643", "alibaba/Pai-Megatron-Patch#348",
+    "pytorch/torchtitan#929", "NVIDIA-NeMo/Speech#8059", "NVIDIA-NeMo/Speech#14850", "deepspeedai/DeepSpeed#4385",
+    "deepspeedai/DeepSpeed#2159", "SeanNaren/min-LLM#16", "allenai/OLMo#762", "ROCm/TransformerEngine#79",
+}
+
+
+def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
+    rows, runs = _rows(), _runs()
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 58
+    assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
+    # no row of part C is a used run: every thread either reports a performance problem, or leaves the sequence
+    # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
+    assert sum(run.used for run in runs) == 0
+    assert len({_thread(row) for row in rows}) == 30
+
+
+def test_same_columns_as_the_calibration_file():
+    with open(DATA / "measured_runs.csv", newline="") as f:
+        assert list(_rows()[0]) == next(csv.reader(f))
+
+
+def test_part_c_never_reaches_the_fit_or_the_bands():
+    assert not any(r.key.startswith(FILE) for r in load_runs())
+    assert not any(r.key.startswith(FILE) for r in used_runs())
+
+
+def test_every_row_names_its_thread_and_links_it():
+    for row in _rows():
+        m = re.fullmatch(r"GitHub issue ([\w.-]+/[\w.-]+)#(\d+)", row["source"])
+        assert m, row["source"]
+        assert re.match(rf"https://github.com/{re.escape(m.group(1))}/(issues|pull)/{m.group(2)}\b", row["source_locator"]), \
+            row["source_locator"]
+
+
+def test_perf_problem_threads_are_marked_on_every_row_and_none_is_used():
+    for row, run in zip(_rows(), _runs()):
+        marked = "PERF PROBLEM THREAD" in row["notes"]
+        assert marked == (_thread(row) in PERF_PROBLEM_THREADS), row["source_locator"]
+        assert not (marked and run.used)
+
+
+def test_a_parsed_perf_problem_row_is_excluded_by_its_marker():
+    # NVIDIA/Megatron-LM#1000 states everything the parser needs ('TP=8 PP=2 DP=1 CP=1 seq_length=4096', world size 16,
+    # global_batch_size 1): it parses, and the thread's topic (rule 3), not its figure, excludes it
+    row, run = _one("NVIDIA/Megatron-LM/issues/1000")
+    assert run.model is not None and run.strategy.tp == 8 and run.strategy.pp == 2 and run.setup.seq_len == 4096
+    assert "PERF PROBLEM THREAD" in run.status and not run.used
+
+
+# --- arithmetic on the printed figures -------------------------------------------------------------------------------
+def test_megatron_llama_sequence_is_derived_from_the_printed_log_line():
+    # alibaba/Megatron-LLaMA#24: "iteration 22/ 1000 | elapsed time per iteration (ms): 5223.7 | average overall
+    # token/sec : 50184.0 | average token/sec/GPU : 6273.0 | global batch size: 64" on 8 A800 (TP4-PP1-DP2)
+    row, _ = _one("issues/24 description (2023-09-18): TP4-PP1-DP2")
+    assert 50184.0 * 5.2237 / 64 == pytest.approx(4096, abs=1)
+    assert 50184.0 / 8 == pytest.approx(6273.0, abs=0.1)
+    assert (row["seq_len"], row["global_batch_seqs"], row["measured_tokens_per_sec_per_gpu"]) == ("4096", "64", "6273.0")
+    # the TP1-PP1-DP8 run's printed figures give 8707.8 x 8 x 15.0882 s = 1.05M tokens per iteration, not 64 x 4096:
+    # its batch and sequence are left unstated rather than guessed
+    row, run = _one("the TP1-PP1-DP8 figures")
+    assert 8707.8 * 8 * 15.0882 != pytest.approx(64 * 4096, rel=0.05)
+    assert row["seq_len"] == row["global_batch_seqs"] == "" and "sequence length not stated" in run.status
+
+
+@pytest.mark.parametrize("issue,cfg,gbs,seq,gpus,step_s,printed", [
+    # alibaba/Pai-Megatron-Patch#643: "| tp=1, pp=2, ep=8 | 8192 | 128 | 16 | 10.361 | 6325 |" (Qwen3-30B-A3B on H800)
+    ("643", "tp=1, pp=2, ep=8", 128, 8192, 16, 10.361, 6325),
+    ("643", "tp=1, pp=4, ep=4", 256, 8192, 16, 20.992, 6244),
+    # alibaba/Pai-Megatron-Patch#658: "| tp1, ep8, pp32, vpp3, mbs=4, recompute=full | 4096 | 4096 | 256 | 42.537 | 1540.68 |"
+    ("658", "tp1, ep8, pp32, vpp3, mbs=4, recompute=full", 4096, 4096, 256, 42.537, 1540.68),
+    ("658", "tp2, ep8, pp32, vpp3, mbs=4, recompute=full", 4096, 4096, 256, 43.495, 1506.76),
+    ("658", "tp2, ep8, pp32, vpp3, mbs=1, recompute=select", 2048, 4096, 256, 22.42, 1461.56),
+    ("658", "tp1, ep8, pp32, vpp3, mbs=1, recompute=moe", 2048, 4096, 256, 22.946, 1428.04),
+])
+def test_pai_megatron_tokens_per_gpu_are_the_printed_batch_over_step_time(issue, cfg, gbs, seq, gpus, step_s, printed):
+    row, run = _one(f"table row '{cfg}'")
+    assert f"/issues/{issue} " in row["source_locator"]
+    # Tokens/GPU/Second = GlobalBatchSize x SeqLen / TimePerIter / GPUNum, to the printed rounding
+    assert gbs * seq / step_s / gpus == pytest.approx(printed, rel=5e-4)
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == printed
+    assert (int(row["global_batch_seqs"]), int(row["seq_len"]), int(row["num_gpus"])) == (gbs, seq, gpus)
+    assert "unknown GPU 'H800" in run.status  # H800 is not a catalog GPU
+
+
+def test_megatron_llm_rows_are_the_printed_tflops_of_the_latest_iteration_read():
+    # NVIDIA/Megatron-LM#756: "iteration 73/ 100 | ... elapsed time per iteration (ms): 5829.9 | throughput per GPU
+    # (TFLOP/s/GPU): 224.0 | ... global batch size: 128" (16 x H100, Mixtral 8x7B)
+    row, _ = _one("issues/756")
+    assert (row["measured_tflops_per_gpu"], row["global_batch_seqs"], row["num_gpus"]) == ("224.0", "128", "16")
+    # NVIDIA/Megatron-LM#3067: "iteration 100/15258789 | consumed samples: 12800 | elapsed time per iteration (ms): 2559.1
+    # | throughput per GPU (TFLOP/s/GPU): 337.0 | global batch size: 128": consumed samples / iteration = the batch
+    row, _ = _one("Mixed Precision (BF16 Comm")
+    assert 12800 / 100 == int(row["global_batch_seqs"]) and row["measured_tflops_per_gpu"] == "337.0"
+
+
+def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
+    # huggingface/trl#6869 and #6845 print step times only ('Qwen3-30B-A3B | full FT | 8 (1 node) | ep=8 | 0.9 s');
+    # #6845's sequence is printed '1M' / '2M' / '4M' (1e6- or 2^20-based not said): no throughput is derived from them
+    for row in _rows():
+        if _thread(row) in ("huggingface/trl#6869", "huggingface/trl#6845"):
+            assert not any(row[k] for k in ("measured_tflops_per_gpu", "measured_mfu", "measured_tokens_per_sec_per_gpu"))
+    for row in (r for r in _rows() if _thread(r) == "huggingface/trl#6845"):
+        assert row["seq_len"] == "" and "SEQUENCE LENGTH AS PRINTED" in row["notes"]
+
+
+def test_gpu_cells_never_hold_a_catalog_name_they_are_not():
+    # the row parser matches substrings ('a100' in 'A800 ... 不是A100' would read an A100): the A800/H800/3090 rows'
+    # gpu cells name only the part, so the parser finds no catalog GPU for them
+    from shardwise.engine.calibration.runs import gpu_for_row
+
+    parts = [row for row in _rows() if any(k in row["gpu"] for k in ("A800", "H800", "3090"))]
+    assert len(parts) == 12 and all(gpu_for_row(row)[0] is None for row in parts)
+
+
+def test_no_used_row_shares_a_parsed_layout_with_any_earlier_row():
+    """As set 8's guard counts them: every parsed earlier row, used or not (vacuous while no row of part C is used, kept
+    so that a later reading which makes a row usable is checked)."""
+    from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
+    from support.external_file import assert_no_used_run_repeats_an_earlier_layout
+
+    earlier = load_runs() + tuple(r for load in JUDGED_EXTERNAL_SETS.values() for r in load())
+    assert_no_used_run_repeats_an_earlier_layout(_runs(), earlier)
