@@ -82,6 +82,9 @@ TALLY = {
     ("SeanNaren/min-LLM#16", "sequence length not stated"): 1,
     ("allenai/OLMo#762", "sequence length not stated"): 3,
     ("ROCm/TransformerEngine#79", "sequence length not stated"): 2,
+    ("NVIDIA/Megatron-LM#371", "sequence length not stated"): 2,
+    ("karpathy/nanoGPT#110", "sequence length not stated"): 1,
+    ("NVIDIA/Megatron-LM#449", "no architecture"): 1,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -90,17 +93,18 @@ PERF_PROBLEM_THREADS = {
     "alibaba/Megatron-LLaMA#16", "alibaba/Pai-Megatron-Patch#643", "alibaba/Pai-Megatron-Patch#348",
     "pytorch/torchtitan#929", "NVIDIA-NeMo/Speech#8059", "NVIDIA-NeMo/Speech#14850", "deepspeedai/DeepSpeed#4385",
     "deepspeedai/DeepSpeed#2159", "SeanNaren/min-LLM#16", "allenai/OLMo#762", "ROCm/TransformerEngine#79",
+    "NVIDIA/Megatron-LM#371", "karpathy/nanoGPT#110", "NVIDIA/Megatron-LM#449",
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 58
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 62
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # no row of part C is a used run: every thread either reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 0
-    assert len({_thread(row) for row in rows}) == 30
+    assert len({_thread(row) for row in rows}) == 33
 
 
 def test_same_columns_as_the_calibration_file():
@@ -182,6 +186,14 @@ def test_megatron_llm_rows_are_the_printed_tflops_of_the_latest_iteration_read()
     assert 12800 / 100 == int(row["global_batch_seqs"]) and row["measured_tflops_per_gpu"] == "337.0"
 
 
+def test_v100_row_states_the_derivation_it_did_not_write():
+    # NVIDIA/Megatron-LM#449: "64(8*8) 32GB V100 ... global_batch_size is 256 with seq_length 2048", "iteration 200/ 500000 |
+    # ... elapsed time per iteration (ms): 4270.8": per GPU 256 x 2048 / 4.2708 s / 64, quoted in notes, not written as a figure
+    row, _ = _one("issues/449")
+    assert f"{256 * 2048 / 4.2708 / 64:.1f}" == "1918.1" and "= 1918.1" in row["notes"]
+    assert not row["measured_tokens_per_sec_per_gpu"]
+
+
 def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
     # huggingface/trl#6869 and #6845 print step times only ('Qwen3-30B-A3B | full FT | 8 (1 node) | ep=8 | 0.9 s');
     # #6845's sequence is printed '1M' / '2M' / '4M' (1e6- or 2^20-based not said): no throughput is derived from them
@@ -193,12 +205,12 @@ def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
 
 
 def test_gpu_cells_never_hold_a_catalog_name_they_are_not():
-    # the row parser matches substrings ('a100' in 'A800 ... 不是A100' would read an A100): the A800/H800/3090 rows'
+    # the row parser matches substrings ('a100' in 'A800 ... 不是A100' would read an A100): the A800/H800/3090/V100 rows'
     # gpu cells name only the part, so the parser finds no catalog GPU for them
     from shardwise.engine.calibration.runs import gpu_for_row
 
-    parts = [row for row in _rows() if any(k in row["gpu"] for k in ("A800", "H800", "3090"))]
-    assert len(parts) == 12 and all(gpu_for_row(row)[0] is None for row in parts)
+    parts = [row for row in _rows() if any(k in row["gpu"] for k in ("A800", "H800", "3090", "V100"))]
+    assert len(parts) == 13 and all(gpu_for_row(row)[0] is None for row in parts)
 
 
 def test_no_used_row_shares_a_parsed_layout_with_any_earlier_row():
