@@ -42,7 +42,7 @@ def _one(locator_part: str, **cells):
 
 def _kind(status: str) -> str:
     for kind in ("used", "PERF PROBLEM THREAD", "sequence length not stated", "parallel layout (TP/PP) not stated",
-                 "unknown GPU", "no architecture"):
+                 "unknown GPU", "no architecture", "the source contradicts the row"):
         if kind in status:
             return kind
     raise AssertionError(status)
@@ -85,6 +85,7 @@ TALLY = {
     ("NVIDIA/Megatron-LM#371", "sequence length not stated"): 2,
     ("karpathy/nanoGPT#110", "sequence length not stated"): 1,
     ("NVIDIA/Megatron-LM#449", "no architecture"): 1,
+    ("pytorch/torchtitan#778", "the source contradicts the row"): 5,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -99,12 +100,12 @@ PERF_PROBLEM_THREADS = {
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 62
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 67
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # no row of part C is a used run: every thread either reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 0
-    assert len({_thread(row) for row in rows}) == 33
+    assert len({_thread(row) for row in rows}) == 34
 
 
 def test_same_columns_as_the_calibration_file():
@@ -192,6 +193,23 @@ def test_v100_row_states_the_derivation_it_did_not_write():
     row, _ = _one("issues/449")
     assert f"{256 * 2048 / 4.2708 / 64:.1f}" == "1918.1" and "= 1918.1" in row["notes"]
     assert not row["measured_tokens_per_sec_per_gpu"]
+
+
+@pytest.mark.parametrize("cfg,mfu,tflops,tps", [
+    # pytorch/torchtitan#778, table 'No AC (seq len 4096) - 8 H100s': "bfloat16, eager mode | 0.2339 | 2.31E+14 | 231.37 |
+    # 4495.0 | 28.07 GB" (MFU, FLOP/s, TFLOP/s, tokens/s, memory under four headers)
+    ("bfloat16, eager mode", 0.2339, 231.37, 4495.0), ("bfloat16, torch.compile", 0.2618, 258.92, 5033.8),
+    ("float8, torch.compile full model", 0.3002, 296.92, 5768.6)])
+def test_torchtitan_778_columns_read_as_mfu_tflops_and_tokens_per_gpu(cfg, mfu, tflops, tps):
+    row, run = _one(f"row '{cfg}'")
+    # the MFU column is TFLOP/s over the 989 TFLOP/s bf16 peak torchtitan uses for H100, to the printed rounding
+    assert mfu * 989 == pytest.approx(tflops, rel=0.003)
+    # TFLOP/s / tokens/s is one FLOPs-per-token count for every row (Llama 3 8B at seq 4096: ~51.5e9), so the tokens/s
+    # column is per GPU, like the TFLOP/s column
+    assert tflops * 1e12 / tps == pytest.approx(231.37e12 / 4495.0, rel=0.002)
+    assert (float(row["measured_tokens_per_sec_per_gpu"]), float(row["measured_tflops_per_gpu"])) == (tps, tflops)
+    # the text says 4 H100s, the table header 8: the row is excluded by its source's own contradiction
+    assert "the source contradicts the row" in run.status
 
 
 def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
