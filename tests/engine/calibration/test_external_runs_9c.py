@@ -86,6 +86,7 @@ TALLY = {
     ("karpathy/nanoGPT#110", "sequence length not stated"): 1,
     ("NVIDIA/Megatron-LM#449", "no architecture"): 1,
     ("pytorch/torchtitan#778", "the source contradicts the row"): 5,
+    ("NVIDIA-NeMo/Megatron-Bridge#5123", "used"): 1,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -100,12 +101,12 @@ PERF_PROBLEM_THREADS = {
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 67
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 68
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
-    # no row of part C is a used run: every thread either reports a performance problem, or leaves the sequence
+    # one used run (Megatron-Bridge#5123); every other thread reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
-    assert sum(run.used for run in runs) == 0
-    assert len({_thread(row) for row in rows}) == 34
+    assert sum(run.used for run in runs) == 1
+    assert len({_thread(row) for row in rows}) == 35
 
 
 def test_same_columns_as_the_calibration_file():
@@ -210,6 +211,24 @@ def test_torchtitan_778_columns_read_as_mfu_tflops_and_tokens_per_gpu(cfg, mfu, 
     assert (float(row["measured_tokens_per_sec_per_gpu"]), float(row["measured_tflops_per_gpu"])) == (tps, tflops)
     # the text says 4 H100s, the table header 8: the row is excluded by its source's own contradiction
     assert "the source contradicts the row" in run.status
+
+
+def test_bridge_5123_row_is_the_printed_step_time_over_the_recipe_batch():
+    # NVIDIA-NeMo/Megatron-Bridge#5123: "Performance verification on 2 nodes with 16x H100, BF16", "Bridge recipe commit:
+    # 3a9559f01283190bf16a7a592c1e2c35d908c496", "Steps 41-50: 20,147.290 ms average, 299.352 model TFLOP/s/GPU";
+    # recipe at that commit (recipes/qwen/h100/qwen3_moe.py qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config): seq_length
+    # 4096, TP 1, PP 1, CP 1, EP 16, global_batch_size 1024, micro_batch_size 1, no recompute
+    row, run = _one("Megatron-Bridge/pull/5123")
+    assert run.used and run.measured_tokens_per_gpu == pytest.approx(1024 * 4096 / 20.14729 / 16, abs=0.05)
+    assert (run.setup.seq_len, run.setup.global_batch, run.strategy.micro_batch) == (4096, 1024, 1)
+    assert (run.strategy.tp, run.strategy.pp, run.strategy.cp, run.strategy.ep, run.strategy.recompute) == (1, 1, 1, 16, "none")
+    assert (run.cluster.gpu.id, run.cluster.num_gpus, run.setup.precision) == ("h100-sxm", 16, "bf16")
+    assert run.model.name == "Qwen3-30B-A3B"
+    # the recipe's flex/HybridEP dispatcher, EP communication overlap and TE graphs of moe_router/moe_preprocess, as
+    # bridge_moe_recipes.csv maps them (HybridEP -> deepep, scoped TE graphs -> per-layer)
+    assert (run.setup.moe_dispatcher, run.setup.moe_a2a_overlap, run.setup.cuda_graphs) == ("deepep", True, "per-layer")
+    # the printed model TFLOP/s is written beside it; Bridge's count per token, 299.352e12 / 13,011.4 = 23.0e9
+    assert float(row["measured_tflops_per_gpu"]) * 1e12 / run.measured_tokens_per_gpu == pytest.approx(23.0e9, rel=0.01)
 
 
 def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
