@@ -87,6 +87,8 @@ TALLY = {
     ("NVIDIA/Megatron-LM#449", "no architecture"): 1,
     ("pytorch/torchtitan#778", "the source contradicts the row"): 5,
     ("NVIDIA-NeMo/Megatron-Bridge#5123", "used"): 1,
+    # Qwen3-32B is the catalog's qwen3-32b, but runs.py CATALOG_NAMES has no label for it (SOURCES_9c.md, for the lead)
+    ("pytorch/torchtitan#1690", "no architecture"): 5,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -101,12 +103,12 @@ PERF_PROBLEM_THREADS = {
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 68
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 73
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # one used run (Megatron-Bridge#5123); every other thread reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 1
-    assert len({_thread(row) for row in rows}) == 35
+    assert len({_thread(row) for row in rows}) == 36
 
 
 def test_same_columns_as_the_calibration_file():
@@ -229,6 +231,50 @@ def test_bridge_5123_row_is_the_printed_step_time_over_the_recipe_batch():
     assert (run.setup.moe_dispatcher, run.setup.moe_a2a_overlap, run.setup.cuda_graphs) == ("deepep", True, "per-layer")
     # the printed model TFLOP/s is written beside it; Bridge's count per token, 299.352e12 / 13,011.4 = 23.0e9
     assert float(row["measured_tflops_per_gpu"]) * 1e12 / run.measured_tokens_per_gpu == pytest.approx(23.0e9, rel=0.01)
+
+
+# pytorch/torchtitan#1690: "local batch size=2, FSDP=8, full AC ... step: 50 ... memory: 81.85GiB(86.17%) tps: 1,874
+# tflops: 389.87 mfu: 39.42%" (torch.compile) and the table "16 (64) | 4096 | fsdp 4, tp 8 | Full AC ... step: 20 ... tps: 876
+# tflops: 182.14 mfu: 18.42%", "32 (256) | 4096 | Fsdp8, tp 8 | Full AC ... step: 70 ... tps: 873 tflops: 181.63"
+TORCHTITAN_1690 = {"local batch size=2, FSDP=8": (8, 2, 16, 1, 1874, 389.87, 39.42),
+                   "16 (64) | 4096 | fsdp 4, tp 8": (32, 16, 64, 8, 876, 182.14, 18.42),
+                   "32 (256) | 4096 | Fsdp8, tp 8": (64, 32, 256, 8, 873, 181.63, 18.36)}
+
+
+@pytest.mark.parametrize("key", sorted(TORCHTITAN_1690))
+def test_torchtitan_1690_rows_parse_as_used_with_the_catalog_label(key, monkeypatch):
+    """As written the rows are 'no architecture' (runs.py maps no 'Qwen3-32B' label); with the one catalog label the lead
+    can add before any prediction (as set 8 did for OLMo-2), they parse as used runs of the printed figures."""
+    from shardwise.engine.calibration import runs
+
+    gpus, local, gbs, tp, tps, tflops, mfu = TORCHTITAN_1690[key]
+    row, run = _one(f"'{key}")
+    assert "no architecture for 'Qwen3-32B'" in run.status
+    monkeypatch.setitem(runs.CATALOG_NAMES, "Qwen3-32B", "qwen3-32b")
+    line = next(i for i, r in enumerate(_rows(), start=2) if r["source_locator"] == row["source_locator"])
+    run = next(r for r in _load(FILE) if r.key == f"{FILE}:{line}")
+    assert run.used and run.model.name.lower() == "qwen3-32b" and run.measured_tokens_per_gpu == tps
+    # local batch x FSDP degree = the printed global batch; one micro-batch per step; TP from the row
+    assert (run.cluster.num_gpus, run.strategy.micro_batch, run.setup.global_batch, run.strategy.tp) == (gpus, local, gbs, tp)
+    assert (run.setup.seq_len, run.strategy.recompute, run.strategy.zero_stage) == (4096, "full", 3)
+    # the toml's '8 H100 GPUs (with 96GiB memory)': the parser's 96 GB H100; memory / its share = 95.0 GiB
+    assert run.cluster.gpu.id == "h100-sxm-96gb" and 81.85 / 0.8617 == pytest.approx(95.0, abs=0.05)
+    # one FLOPs-per-token count for all three (Qwen3-32B at seq 4096), and mfu x 989 TFLOP/s = tflops
+    assert tflops * 1e12 / tps == pytest.approx(389.87e12 / 1874, rel=0.005)
+    assert mfu / 100 * 989 == pytest.approx(tflops, rel=0.002)
+    assert run.tp_comm_overlap == (tp == 1)  # no torch.compile in the TP runs: torchtitan's async TP is off
+
+
+def test_torchtitan_1690_with_the_label_adds_no_earlier_layout(monkeypatch):
+    from shardwise.engine.calibration import runs
+    from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
+    from support.external_file import assert_no_used_run_repeats_an_earlier_layout
+
+    monkeypatch.setitem(runs.CATALOG_NAMES, "Qwen3-32B", "qwen3-32b")
+    mine = _load(FILE)
+    assert sum(r.used for r in mine) == 4  # Megatron-Bridge#5123 and torchtitan#1690's three (step 10 and OOM rows not)
+    earlier = load_runs() + tuple(r for load in JUDGED_EXTERNAL_SETS.values() for r in load())
+    assert_no_used_run_repeats_an_earlier_layout(mine, earlier)
 
 
 def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
