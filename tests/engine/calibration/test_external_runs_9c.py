@@ -89,6 +89,7 @@ TALLY = {
     ("NVIDIA-NeMo/Megatron-Bridge#5123", "used"): 1,
     # Qwen3-32B is the catalog's qwen3-32b, but runs.py CATALOG_NAMES has no label for it (SOURCES_9c.md, for the lead)
     ("pytorch/torchtitan#1690", "no architecture"): 5,
+    ("mlc-ai/pith-train#79", "parallel layout (TP/PP) not stated"): 1, ("mlc-ai/pith-train#79", "PERF PROBLEM THREAD"): 1,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -97,18 +98,18 @@ PERF_PROBLEM_THREADS = {
     "alibaba/Megatron-LLaMA#16", "alibaba/Pai-Megatron-Patch#643", "alibaba/Pai-Megatron-Patch#348",
     "pytorch/torchtitan#929", "NVIDIA-NeMo/Speech#8059", "NVIDIA-NeMo/Speech#14850", "deepspeedai/DeepSpeed#4385",
     "deepspeedai/DeepSpeed#2159", "SeanNaren/min-LLM#16", "allenai/OLMo#762", "ROCm/TransformerEngine#79",
-    "NVIDIA/Megatron-LM#371", "karpathy/nanoGPT#110", "NVIDIA/Megatron-LM#449",
+    "NVIDIA/Megatron-LM#371", "karpathy/nanoGPT#110", "NVIDIA/Megatron-LM#449", "mlc-ai/pith-train#79",
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 73
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 75
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # one used run (Megatron-Bridge#5123); every other thread reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 1
-    assert len({_thread(row) for row in rows}) == 36
+    assert len({_thread(row) for row in rows}) == 37
 
 
 def test_same_columns_as_the_calibration_file():
