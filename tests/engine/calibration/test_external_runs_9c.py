@@ -90,6 +90,8 @@ TALLY = {
     # Qwen3-32B is the catalog's qwen3-32b, but runs.py CATALOG_NAMES has no label for it (SOURCES_9c.md, for the lead)
     ("pytorch/torchtitan#1690", "no architecture"): 5,
     ("mlc-ai/pith-train#79", "parallel layout (TP/PP) not stated"): 1, ("mlc-ai/pith-train#79", "PERF PROBLEM THREAD"): 1,
+    # Qwen3-8B is the catalog's qwen3-8b, likewise unmapped
+    ("awslabs/awsome-distributed-ai#1138", "no architecture"): 3,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -104,12 +106,12 @@ PERF_PROBLEM_THREADS = {
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 75
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 78
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # one used run (Megatron-Bridge#5123); every other thread reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 1
-    assert len({_thread(row) for row in rows}) == 37
+    assert len({_thread(row) for row in rows}) == 38
 
 
 def test_same_columns_as_the_calibration_file():
@@ -266,16 +268,43 @@ def test_torchtitan_1690_rows_parse_as_used_with_the_catalog_label(key, monkeypa
     assert run.tp_comm_overlap == (tp == 1)  # no torch.compile in the TP runs: torchtitan's async TP is off
 
 
-def test_torchtitan_1690_with_the_label_adds_no_earlier_layout(monkeypatch):
+def test_catalog_labels_add_four_used_runs_and_no_earlier_layout(monkeypatch):
     from shardwise.engine.calibration import runs
     from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS
     from support.external_file import assert_no_used_run_repeats_an_earlier_layout
 
     monkeypatch.setitem(runs.CATALOG_NAMES, "Qwen3-32B", "qwen3-32b")
+    monkeypatch.setitem(runs.CATALOG_NAMES, "Qwen3-8B", "qwen3-8b")
     mine = _load(FILE)
-    assert sum(r.used for r in mine) == 4  # Megatron-Bridge#5123 and torchtitan#1690's three (step 10 and OOM rows not)
+    # Megatron-Bridge#5123, torchtitan#1690's three (its step-10 and OOM rows not) and awsome-distributed-ai#1138's B300
+    # run (its H200 figure is contradicted by the thread; its TP=2 experiment states no PP or batch)
+    assert sum(r.used for r in mine) == 5
+    assert sorted(_thread(_rows()[int(r.key.split(":")[1]) - 2]) for r in mine if r.used) == [
+        "NVIDIA-NeMo/Megatron-Bridge#5123", "awslabs/awsome-distributed-ai#1138", "pytorch/torchtitan#1690",
+        "pytorch/torchtitan#1690", "pytorch/torchtitan#1690"]
     earlier = load_runs() + tuple(r for load in JUDGED_EXTERNAL_SETS.values() for r in load())
     assert_no_used_run_repeats_an_earlier_layout(mine, earlier)
+
+
+def test_aws_b300_row_is_the_printed_step_time_over_the_stated_batch(monkeypatch):
+    # awslabs/awsome-distributed-ai#1138 README at the PR head (94cf02bc): B300 column 'TFLOP/s per GPU 976', 'Throughput
+    # 318K tok/s', 'Step time (100 iters) 1.65s', 'Micro-batch size 4', 'Global batch size 128 (grad_accum=2)', TP 1 PP 1
+    # DP 16, seq 4096, 'Selective (core_attn only)'
+    from shardwise.engine.calibration import runs
+
+    row, _ = _one("column 'B300 (p6-b300)'")
+    assert float(row["measured_tokens_per_sec_per_gpu"]) == pytest.approx(128 * 4096 / 1.65 / 16, abs=0.05)
+    assert 128 * 4096 / 1.65 == pytest.approx(318e3, rel=0.002)  # the printed whole-job throughput, to its rounding
+    assert 4 * 2 * 16 == 128  # MBS x GA x DP = GBS
+    monkeypatch.setitem(runs.CATALOG_NAMES, "Qwen3-8B", "qwen3-8b")
+    line = next(i for i, r in enumerate(_rows(), start=2) if r["source_locator"] == row["source_locator"])
+    run = next(r for r in _load(FILE) if r.key == f"{FILE}:{line}")
+    assert run.used and run.cluster.gpu.id == "b300" and run.model.name.lower() == "qwen3-8b"
+    assert (run.strategy.tp, run.strategy.pp, run.strategy.micro_batch, run.setup.global_batch) == (1, 1, 4, 128)
+    assert run.strategy.recompute == "selective"
+    # the H200 column's figure is one the thread itself disputes (stale script): excluded by its source's contradiction
+    _, h200 = _one("column 'H200 (p5en)'")
+    assert "the source contradicts the row" in h200.status or "no architecture" in h200.status
 
 
 def test_trl_rows_keep_step_times_out_of_the_throughput_columns():
