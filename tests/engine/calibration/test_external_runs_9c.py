@@ -92,6 +92,7 @@ TALLY = {
     ("mlc-ai/pith-train#79", "parallel layout (TP/PP) not stated"): 1, ("mlc-ai/pith-train#79", "PERF PROBLEM THREAD"): 1,
     # Qwen3-8B is the catalog's qwen3-8b, likewise unmapped
     ("awslabs/awsome-distributed-ai#1138", "no architecture"): 3,
+    ("NVIDIA-NeMo/Megatron-Bridge#4439", "sequence length not stated"): 2,
 }
 # Threads whose title or first post is about a performance problem (rule 3 of SOURCES_9c.md): every row says so.
 PERF_PROBLEM_THREADS = {
@@ -101,17 +102,18 @@ PERF_PROBLEM_THREADS = {
     "pytorch/torchtitan#929", "NVIDIA-NeMo/Speech#8059", "NVIDIA-NeMo/Speech#14850", "deepspeedai/DeepSpeed#4385",
     "deepspeedai/DeepSpeed#2159", "SeanNaren/min-LLM#16", "allenai/OLMo#762", "ROCm/TransformerEngine#79",
     "NVIDIA/Megatron-LM#371", "karpathy/nanoGPT#110", "NVIDIA/Megatron-LM#449", "mlc-ai/pith-train#79",
+    "NVIDIA-NeMo/Megatron-Bridge#4439",
 }
 
 
 def test_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
     rows, runs = _rows(), _runs()
-    assert len(rows) == len(runs) == sum(TALLY.values()) == 78
+    assert len(rows) == len(runs) == sum(TALLY.values()) == 80
     assert Counter((_thread(row), _kind(run.status)) for row, run in zip(rows, runs)) == TALLY
     # one used run (Megatron-Bridge#5123); every other thread reports a performance problem, or leaves the sequence
     # length, the GPUs or the layout unstated, or runs a GPU or model the catalog lacks (SOURCES_9c.md, totals)
     assert sum(run.used for run in runs) == 1
-    assert len({_thread(row) for row in rows}) == 38
+    assert len({_thread(row) for row in rows}) == 39
 
 
 def test_same_columns_as_the_calibration_file():
