@@ -106,11 +106,13 @@ MLPERF_FILES = (EXTERNAL_FILE_5, EXTERNAL_FILE_7)
 EXTERNAL_FILE_8 = "external_runs_8.csv"
 EXTERNAL_FILE_8B = "external_runs_8b.csv"
 SET_8_FILES = (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
-# Set 9, collected 2026-11-27 (session 12) as that session's judge, in two parts like set 8 (part A: papers; part B,
-# if present: READMEs, docs and blog posts). Not judged yet: in no set table below.
+# Set 9, collected 2026-11-27 (session 12) as that session's judge, in three parts (part A: papers; part B,
+# if present: READMEs, docs and blog posts; part C: users' runs in GitHub threads). Not judged yet: in no set table.
 EXTERNAL_FILE_9 = "external_runs_9.csv"
 EXTERNAL_FILE_9B = "external_runs_9b.csv"
-SET_9_FILES = (EXTERNAL_FILE_9, EXTERNAL_FILE_9B)
+# part C (users' own runs posted in GitHub issue and pull-request threads; the lead added it, before any prediction)
+EXTERNAL_FILE_9C = "external_runs_9c.csv"
+SET_9_FILES = (EXTERNAL_FILE_9, EXTERNAL_FILE_9B, EXTERNAL_FILE_9C)
 # The sets written in two parts, by number: a configuration both parts hold keeps one row (_dedupe_releases)
 TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES}
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
@@ -324,6 +326,14 @@ def _set_5_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     return _renamed(run, f"mlperf-training-{m.group(1)}" + ("" if m.group(2) == "NVIDIA" else f"-{m.group(2).lower()}"))
 
 
+def _thread_source(run: CalibrationRun, row: dict) -> CalibrationRun:
+    """Set 9's part C: each GitHub thread is its own source ('gh:owner/repo#n'), one poster's cluster — never merged
+    with a project's own benchmark source (runs.py short_source would cut 'GitHub issue NVIDIA/Megatron-LM#371' to
+    its first 30 characters, or name a Megatron-Bridge thread after the calibration source)."""
+    m = re.match(r"GitHub issue (\S+#\d+)", row["source"])
+    return _renamed(run, f"gh:{m.group(1).lower()}") if m else run
+
+
 def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
     if file == EXTERNAL_FILE_4:
         return _short_source(run, row, SET_4_SOURCES)
@@ -331,6 +341,8 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _short_source(run, row, SET_6_SOURCES)
     if file in SET_8_FILES:
         return _short_source(run, row, SET_8_SOURCES)
+    if file == EXTERNAL_FILE_9C:
+        return _thread_source(run, row)
     if file in SET_9_FILES:
         return _short_source(run, row, SET_9_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run

@@ -68,6 +68,9 @@ CATALOG_NAMES = {
     # The DistFlashAttn paper (set 9): 'LLaMA-7B' (Touvron et al., 2023: L32 d4096 h32 ffn11008 vocab 32,000) has the
     # dims of the catalog's Llama-2-7B
     "LLaMA-7B": "Llama-2-7B",
+    # GitHub threads of set 9's part C (torchtitan#1690, awsome-distributed-ai#1138): the Qwen3 dense models as their
+    # configs name them (the threads' dims are the catalog's qwen3-32b / qwen3-8b; the lead, before any prediction)
+    "Qwen3-32B": "qwen3-32b", "Qwen3-8B": "qwen3-8b",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",

@@ -14,7 +14,7 @@ import pytest
 from shardwise.engine.calibration import external
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
                                                    EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILE_8,
-                                                   EXTERNAL_FILE_8B, EXTERNAL_FILE_9, EXTERNAL_FILE_9B,
+                                                   EXTERNAL_FILE_8B, EXTERNAL_FILE_9, EXTERNAL_FILE_9B, SET_9_FILES,
                                                    load_external_runs, load_external_runs_2, load_external_runs_3,
                                                    load_external_runs_4, load_external_runs_5, load_external_runs_6,
                                                    load_external_runs_7, load_external_runs_8, load_external_runs_9)
@@ -58,7 +58,7 @@ def test_nothing_but_the_loader_names_set_9_in_the_engine_the_benchmarks_or_the_
 
 
 def test_set_9_never_reaches_the_fit_the_bands_or_sets_1_to_8():
-    for file in (EXTERNAL_FILE_9, EXTERNAL_FILE_9B):
+    for file in SET_9_FILES:
         assert not any(r.key.startswith(file) for r in load_runs())
         assert not any(r.key.startswith(file) for r in used_runs())
     for file, load in ((EXTERNAL_FILE, load_external_runs), (EXTERNAL_FILE_2, load_external_runs_2),
@@ -67,7 +67,7 @@ def test_set_9_never_reaches_the_fit_the_bands_or_sets_1_to_8():
                        (EXTERNAL_FILE_7, load_external_runs_7)):
         assert all(r.key.startswith(file + ":") for r in load())
     assert all(r.key.split(":")[0] in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B) for r in load_external_runs_8())
-    assert all(r.key.split(":")[0] in (EXTERNAL_FILE_9, EXTERNAL_FILE_9B) for r in load_external_runs_9())
+    assert all(r.key.split(":")[0] in SET_9_FILES for r in load_external_runs_9())
 
 
 def test_set_9_sources_are_no_earlier_files_sources():
