@@ -72,7 +72,9 @@ throughput tables; part B: projects' READMEs, docs and blog posts), as that sess
 (docs/performance.md, "Protocol for session 12"); nothing was predicted on it while collecting. It is read like set 8
 (_load_parts): every earlier set's rules, unchanged (set 7's reporting rule included), its papers' short source names
 (SET_9_SOURCES), and a configuration both parts hold keeps one row (part A's, the first read). It adds no rule of its
-own. It is in no judged-set table (JUDGED_EXTERNAL_SETS, EXTERNAL_FILES) until its judge runs.
+own. Part C (data/external_runs_9c.csv: users' runs in GitHub threads, a third helper) joined before any prediction,
+each thread its own source (_thread_source). Set 9 joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES (its three files in
+EXTERNAL_PART_FILES) for its first run in session 12.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ EXTERNAL_FILE_8 = "external_runs_8.csv"
 EXTERNAL_FILE_8B = "external_runs_8b.csv"
 SET_8_FILES = (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 # Set 9, collected 2026-11-27 (session 12) as that session's judge, in three parts (part A: papers; part B,
-# if present: READMEs, docs and blog posts; part C: users' runs in GitHub threads). Not judged yet: in no set table.
+# if present: READMEs, docs and blog posts; part C: users' runs in GitHub threads). Judged from session 12 (its first run).
 EXTERNAL_FILE_9 = "external_runs_9.csv"
 EXTERNAL_FILE_9B = "external_runs_9b.csv"
 # part C (users' own runs posted in GitHub issue and pull-request threads; the lead added it, before any prediction)
@@ -464,10 +466,10 @@ def load_external_runs_8() -> tuple[CalibrationRun, ...]:
 
 @lru_cache(maxsize=1)
 def load_external_runs_9() -> tuple[CalibrationRun, ...]:
-    """External set 9 (data/external_runs_9.csv, part A, and data/external_runs_9b.csv, part B, if that file exists):
-    never fitted, never in the bands, in none of sets 1-8; held for session 12's one judge of the band method
-    (docs/performance.md, "Protocol for session 12") and evaluated by nothing before it. Set 8's reading: every
-    earlier set's rules; a configuration both parts hold keeps one row (the newest release's, else part A's)."""
+    """External set 9 (data/external_runs_9.csv, part A, and parts B and C, external_runs_9b/9c.csv, if they exist):
+    never fitted, never in the bands, in none of sets 1-8; first run in session 12, as that session's one judge of the
+    band method (docs/performance.md, "Protocol for session 12"). Set 8's reading: every earlier set's rules; a
+    configuration two parts hold keeps one row (the newest release's, else the first part's)."""
     return _load_parts(SET_9_FILES)
 
 
@@ -482,8 +484,9 @@ def _load_parts(files: tuple[str, ...]) -> tuple[CalibrationRun, ...]:
 
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
-                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7, 8: load_external_runs_8}
+                        5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7, 8: load_external_runs_8,
+                        9: load_external_runs_9}
 EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
-                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8}
-# A set written in two files (its first file above, the others here): set 8, parts A and B
-EXTERNAL_PART_FILES = {8: (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)}
+                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8, 9: EXTERNAL_FILE_9}
+# A set written in several files (its first file above, all of them here): set 8, parts A and B; set 9, parts A-C
+EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES}

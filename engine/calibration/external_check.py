@@ -20,6 +20,7 @@ from .external import JUDGED_EXTERNAL_SETS
 from .intervals import throughput_band
 from .predict import predict
 from .profile import CalibrationProfile
+from .runs import catalog_gpu_id
 from .transfer import families, transfer_family
 
 SHIPPED = eb.THROUGHPUT_BAND_METHOD  # the band method of engine/assumptions/error_bands.py
@@ -47,7 +48,7 @@ def mape_each_group_once(errors: list[float], groups: list[str]) -> float:
 
 def profile_for(run, fam) -> CalibrationProfile:
     """The profile a user would save from the family's smallest run (what transfer_family fitted)."""
-    return CalibrationProfile(gpu=run.cluster.gpu.id, precision=run.setup.precision, framework=run.setup.framework,
+    return CalibrationProfile(gpu=catalog_gpu_id(run.cluster.gpu), precision=run.setup.precision, framework=run.setup.framework,
                               network=run.cluster.network.id if fam.comm_scale != 1.0 else None,
                               compute_scale=fam.compute_scale, comm_scale=fam.comm_scale)
 

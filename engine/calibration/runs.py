@@ -208,6 +208,16 @@ def model_for_row(row: dict) -> tuple[ModelSpec | None, str]:
 
 
 # --- Hardware ----------------------------------------------------------------------------------
+# GPUs the row parser builds as a variant of a catalog GPU (a measured source's part the catalog lacks), by the
+# catalog GPU each copies: what a user of that hardware would choose, and so what a profile they save names.
+GPU_VARIANT_BASE = {"h100-sxm-96gb": "h100-sxm"}
+
+
+def catalog_gpu_id(gpu: GPUSpec) -> str:
+    """The catalog id of a run's GPU: its own, or for a parser-built variant the catalog GPU it copies."""
+    return GPU_VARIANT_BASE.get(gpu.id, gpu.id)
+
+
 def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
     """(GPU, GPUs sharing the fast link, reason if unsupported)."""
     g = row["gpu"].lower()
@@ -227,7 +237,7 @@ def gpu_for_row(row: dict) -> tuple[GPUSpec | None, int, str]:
     if "96gb" in g:
         # torchtitan's Grand Teton H100: 96 GB HBM2e, power-capped at 500 W. Same SM count and
         # datasheet peak as the SXM part; the cap costs sustained clock (a known error source).
-        base = get_gpu("h100-sxm")
+        base = get_gpu(GPU_VARIANT_BASE["h100-sxm-96gb"])
         return base.model_copy(update={"id": "h100-sxm-96gb", "name": "H100 96GB HBM2e (500 W)",
                                        "memory_gib": 89.4}), 8, ""
     if "h100" in g:

@@ -19,7 +19,8 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs_4, load_external_runs_5, load_external_runs_6,
                                                    load_external_runs_7, load_external_runs_8, load_external_runs_9)
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import ExternalFile, assert_no_used_run_repeats_an_earlier_layout
+from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
+                                   assert_no_used_run_repeats_an_earlier_layout)
 
 SET_9 = ExternalFile(EXTERNAL_FILE_9, load_external_runs_9)
 _rows, _key, _run, _row = SET_9.rows, SET_9.key, SET_9.run, SET_9.row
@@ -37,24 +38,12 @@ def _part_a():
     return [r for r in load_external_runs_9() if r.key.startswith(EXTERNAL_FILE_9 + ":")]
 
 
-# --- Guards: nothing evaluates set 9 before its judge --------------------------------------------------------------
-def test_set_9_is_in_no_judged_set_table_and_no_band_method():
-    from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
-
-    assert 9 not in external.JUDGED_EXTERNAL_SETS and 9 not in external.EXTERNAL_FILES
-    assert 9 not in external.EXTERNAL_PART_FILES
-    assert not {EXTERNAL_FILE_9, EXTERNAL_FILE_9B} & set(external.EXTERNAL_FILES.values())
-    # v9/v10 (the protocol's challengers) hold sets 1-8 at most; no method's bands hold set 9
-    assert all(9 not in sets for sets in EXTERNAL_SETS_IN_BANDS.values())
-
-
-def test_nothing_but_the_loader_names_set_9_in_the_engine_the_benchmarks_or_the_performance_doc():
-    engine_and_tools = [p for p in PACKAGE.rglob("*.py") if "tests" not in p.parts and p.name != "external.py"
-                        and ".venv" not in p.parts]
-    assert any(p.parent.name == "benchmarks" for p in engine_and_tools)  # the scan reads the package and benchmarks
-    for path in engine_and_tools + [PACKAGE / "docs" / "performance.md"]:
-        text = path.read_text(encoding="utf-8", errors="ignore")
-        assert not any(name in text for name in NAMES), path
+# --- Guards: set 9 has had its first run (session 12); no band method is estimated on it ----------------------------
+def test_set_9_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the_loader():
+    # Set 9 joined the judged-set tables for its first run in session 12 (docs/performance.md, "Protocol for session
+    # 12"), judging band challengers v9 and v10 against v3; no method's bands hold it.
+    assert_judged_and_in_no_band_method_but(9)
+    assert external.EXTERNAL_PART_FILES[9] == SET_9_FILES == (EXTERNAL_FILE_9, EXTERNAL_FILE_9B, external.EXTERNAL_FILE_9C)
 
 
 def test_set_9_never_reaches_the_fit_the_bands_or_sets_1_to_8():

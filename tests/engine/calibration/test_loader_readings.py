@@ -127,3 +127,16 @@ def test_a_gpus_per_node_not_represented_note_is_lifted_only_where_the_parser_re
     assert lifted.used and lifted.cluster.gpus_per_node == 4 and lifted.cluster.num_nodes == 2
     assert not rack.used and "GPUS PER NODE 4" in rack.status
     assert not other.used and "activation offloading" in other.status
+
+
+def test_a_profile_saved_from_a_parser_built_gpu_variant_names_the_catalog_gpu_it_copies():
+    # torchtitan's Grand Teton H100 96GB (500 W) is built by the row parser as a copy of the catalog's h100-sxm with
+    # 89.4 GiB; a user of that part picks h100-sxm in the product, so the profile they save names h100-sxm (a profile
+    # naming 'h100-sxm-96gb' is refused: not a catalog GPU)
+    from shardwise.engine.calibration.runs import catalog_gpu_id, gpu_for_row
+    from shardwise.engine.hardware_catalog import get_gpu
+
+    gpu, _, why = gpu_for_row(_row(gpu="H100 96GB HBM2e (Grand Teton, 500 W)"))
+    assert not why and gpu.id == "h100-sxm-96gb" and gpu.memory_gib == 89.4
+    assert catalog_gpu_id(gpu) == "h100-sxm" == get_gpu("h100-sxm").id
+    assert catalog_gpu_id(get_gpu("b200")) == "b200"
