@@ -51,12 +51,6 @@ def test_every_row_is_used_or_excluded_with_a_stated_reason():
     assert len(_rows()) == len(load_external_runs_6()) == 3 + 12 + 41 + 51 + 19 + 18
 
 
-def test_same_columns_as_the_calibration_file():
-    # also checked by test_external_files.py since set 6 joined EXTERNAL_FILES (session 10)
-    with open(DATA / "measured_runs.csv", newline="") as f:
-        assert list(_rows()[0]) == next(csv.reader(f))
-
-
 def test_every_row_cites_a_paper_table_and_the_stored_text_it_was_read_from():
     for r in _rows():
         if LAUNCHER in r["source_locator"]:  # a README at a commit: the commit is the stored text's address

@@ -58,13 +58,6 @@ def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_7():
     assert_no_used_run_repeats_an_earlier_layout(load_external_runs_8(), _earlier_runs())
 
 
-def test_same_columns_as_the_calibration_file():
-    with open(DATA / "measured_runs.csv", newline="") as f:
-        header = next(csv.reader(f))
-    with open(DATA / EXTERNAL_FILE_8, newline="") as f:
-        assert next(csv.reader(f)) == header
-
-
 # --- The loader: part B's file joins when it exists; GH200 is not H200 --------------------------------------------
 def test_part_b_rows_are_loaded_with_part_a_when_their_file_exists(tmp_path, monkeypatch):
     shutil.copy(DATA / EXTERNAL_FILE_8, tmp_path / EXTERNAL_FILE_8)
