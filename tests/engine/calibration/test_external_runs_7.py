@@ -3,7 +3,6 @@
 those printed numbers, and the counts are a tally of the rows as written - never the engine's output. Nothing here
 predicts a row's throughput, and nothing fits or sets a band on set 7."""
 
-import csv
 import re
 from collections import Counter
 
@@ -14,7 +13,7 @@ from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_
                                                    load_external_runs, load_external_runs_2,
                                                    load_external_runs_3, load_external_runs_4, load_external_runs_5,
                                                    load_external_runs_6, load_external_runs_7)
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from shardwise.engine.calibration.runs import load_runs, used_runs
 from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
                                    assert_no_used_run_repeats_an_earlier_layout)
 
