@@ -120,7 +120,7 @@ def test_recommend_export_ranks_only_plans_the_format_writes(capsys):
         s = plan["strategy"]
         assert not (s["tp"] > 1 and s["cp"] > 1)  # ds_config cannot write TP with Ulysses CP
     rules = {a["rule"]: a["count"] for a in data["set_aside"]}
-    assert rules.get("invalid_for_deepspeed:deepspeed_config_layout", 0) >= 1
+    assert rules.get("tp_with_ulysses_cp", 0) >= 1  # the limit by its name (engine/validity/deepspeed_config.py)
     # the file the user asked for is then written for the best plan, not refused
     from shardwise.cli.export import strategy_from_summary
     from shardwise.engine.export import export_plan
@@ -136,7 +136,7 @@ def test_recommend_export_text_says_what_was_set_aside_and_which_formats_write_e
     code, out, _ = run(capsys, "recommend", *MEGATRON_FOR_DS, "--top", "2", "--export", "deepspeed")
     assert code == 0
     assert "export   deepspeed: only plans it writes are ranked;" in out
-    assert "DeepSpeed's Ulysses (CP=" in out and "over the best plan kept" in out
+    assert "DeepSpeed's Ulysses sequence parallelism (CP=" in out and "over the best plan kept" in out
     assert "exports (formats that write each plan" in out
     without = run(capsys, "recommend", *MEGATRON_FOR_DS, "--top", "2")[1]
     best_unfiltered = next(line for line in without.splitlines() if line.startswith("BEST"))
@@ -157,9 +157,20 @@ def test_recommend_for_deepspeed_lists_deepspeed_among_the_formats_of_every_plan
 
 
 def test_recommend_export_when_the_format_writes_no_fitting_plan(capsys):
-    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--precision", "fp8", "--top", "2", "--export", "deepspeed")
+    code, out, _ = run(capsys, "recommend", *MEGATRON_FOR_DS, "--precision", "fp8", "--top", "2", "--export",
+                       "deepspeed")
     assert code == 0
     assert "NOTHING EXPORTABLE" in out and "NOTHING FITS" not in out
+    assert "use --precision bf16 for DeepSpeed" in out
+
+
+def test_recommend_for_deepspeed_at_fp8_says_why_no_plan_in_one_line(capsys):
+    # DeepSpeed's config has no FP8 switch (engine/validity/deepspeed_config.py, limit "fp8"): the search rules
+    # out every plan by that one rule, and says so with the flag to change, not a traceback.
+    code, out, _ = run(capsys, "recommend", *DS_SCENARIO, "--precision", "fp8", "--top", "2")
+    assert code == 0
+    assert "NO VALID PLAN" in out and "excluded deepspeed_config_setup " in out
+    assert "[deepspeed_config_setup] DeepSpeed's config has no FP8 training switch" in out
     assert "use --precision bf16 for DeepSpeed" in out
 
 
