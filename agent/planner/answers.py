@@ -87,7 +87,11 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         else:
             base, delta = state.scenario, patch
         if base is not None and not base.missing():
-            out = turn.call("what_if", {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")})
+            arguments = {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")}
+            yours = _users_plan_for(state, delta)
+            if yours is not None:  # "would DeepEP help here?" after they gave their plan: that plan, with and without
+                arguments["plan"] = yours.model_dump()
+            out = turn.call("what_if", arguments)
             return result_or_error(out, "offline/what_if.md.j2")
 
     invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
@@ -219,3 +223,19 @@ def _best_with(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict) -
         if out.ok and out.result.best is not None:
             return plan_with(Plan.from_strategy(out.result.best.strategy), knobs)
     return plan_with(base, knobs)
+
+
+# A change of how the experts' tokens travel keeps the plan's layout: a what-if on it is about the plan the user runs
+# (or calibrated to) when they gave one, not only the search's best.
+PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap"}
+
+
+def _users_plan_for(state: ConversationState, delta: Scenario) -> Plan | None:
+    """The user's own plan, for a dispatcher what-if: the plan on the table when it is theirs (all its knobs), else
+    the knobs they gave; None when they gave none or the change is not one that keeps a plan's layout."""
+    from .file_framework import plan_is_users
+
+    changed = set(delta.model_dump(exclude_none=True))
+    if state.user_plan is None or not changed or not changed <= PLAN_KEEPING_CHANGES:
+        return None
+    return state.plan if plan_is_users(state) else state.user_plan
