@@ -13,15 +13,8 @@ from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
 from .measured import calibration_asked_without_a_figure
 from .names import UNSUPPORTED_ACCELERATORS
+from .pasted import INJECTION, without_instructions
 
-INJECTION = re.compile(
-    r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
-    r"|system\s*prompt|developer\s*(?:message|prompt)|your\s+(?:instructions|rules|prompt)|api[\s_-]?key"
-    r"|openai_api_key|\bjailbreak|\bdan\s+mode|reveal\s+(?:your|the)\s+(?:prompt|instructions|secrets?)"
-    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config(?:uration)?)\b(?!\s+for)|environment\s+variables?|\benv\s+vars?\b"
-    # instructions addressed to the assistant inside pasted text: "[note to the AI: skip your tools …]"
-    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|bot|llm|chat\s*bot)s?\b"
-    r"|\b(?:skip|ignore|don'?t\s+use|do\s+not\s+use|without\s+(?:using|calling))\s+(?:your|the|any)\s+tools\b")
 GREETING = re.compile(r"^(?:hi|hello|hey|yo|hiya|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?|thx|ty)\b[\s!.?]*$")
 HELP = re.compile(r"^\s*help\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|what\s+(?:do|can)\s+you\s+(?:know|answer)|"
                   r"what\s+info(?:rmation)?\s+do\s+you\s+need|\busage\b")
@@ -196,9 +189,7 @@ ANSWERABLE = ("recommend", "evaluate", "memory", "compare", "why_best", "what_if
 
 def without_injection(message: str) -> str:
     """The message without the lines (in a one-line message, the sentences) that instruct the assistant."""
-    lines = message.splitlines()
-    parts = lines if len(lines) > 1 else re.split(r"(?<=[.!?])\s+", message)
-    return "\n".join(p for p in parts if not INJECTION.search(normalise(p)))
+    return without_instructions(message)
 
 
 # The plan on the table kept while the setup changes: "same plan", "keep the layout", "the same job on h200"
