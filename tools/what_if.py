@@ -31,9 +31,7 @@ CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "glob
 class WhatIfArgs(Args):
     scenario: Scenario = Field(description="the current one")
     change: Scenario = Field(description="only what changes, e.g. {\"gpu\": \"h200\"}")
-    plan: Plan | None = Field(None, description="a plan of the user's to price before and after the change, besides "
-                                                "the best plan (e.g. 'would DeepEP help our run?'); omit for the best "
-                                                "plan only")
+    plan: Plan | None = Field(None, description="the user's plan, priced before and after too")
 
 
 class GivenPlanChange(BaseModel):

@@ -18,7 +18,7 @@ from ...engine import hardware_catalog
 from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
-from .pasted import without_instructions, without_pasted_logs
+from .pasted import without_instructions, without_log_blocks, without_pasted_logs
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown, UNSUPPORTED_HARDWARE)
@@ -218,7 +218,7 @@ CHECK_PASTED = re.compile(r"\b(?:review|check|evaluate|validate|sanity|verify|th
 def own_words(message: str) -> str:
     """The message without its quoted lines, pasted logs and instructions to the assistant: what the user asks,
     as opposed to what they pasted (pasted.py)."""
-    unpasted = without_instructions(without_pasted_logs(message))
+    unpasted = without_instructions(without_log_blocks(message))
     lines = unpasted.splitlines()
     own = [line for line in lines if not QUOTED_LINE.match(line)]
     if own and len(own) < len(lines):

@@ -38,9 +38,12 @@ LOG_WORDS = re.compile(r"\b(?:log|logs|logged|output|stdout|stderr|trace(?:back)
 
 def without_instructions(text: str) -> str:
     """The text without the lines that instruct the assistant (in a one-line text, without such sentences)."""
+    if not INJECTION.search(text.lower()):
+        return text
     lines = text.splitlines()
-    parts = lines if len(lines) > 1 else re.split(r"(?<=[.!?])\s+", text)
-    return "\n".join(p for p in parts if not INJECTION.search(p.lower()))
+    if len(lines) > 1:
+        return "\n".join(line for line in lines if not INJECTION.search(line.lower()))
+    return " ".join(p for p in re.split(r"(?<=[.!?])\s+", text) if not INJECTION.search(p.lower()))
 
 
 def _is_log_block(body: str, before: str) -> bool:
@@ -50,11 +53,16 @@ def _is_log_block(body: str, before: str) -> bool:
         LOG_WORDS.search(before[-80:]))
 
 
-def without_pasted_logs(text: str) -> str:
-    """The text without what a pasted log says in its own words: fenced log blocks, HTML comments and log lines.
-    Their printed arguments and measurements are read from the whole message by the log readers, not here."""
+def without_log_blocks(text: str) -> str:
+    """The text without fenced log blocks and HTML comments (bare log lines stay: the readers of a measured run
+    and of the question around it see them, measured.py prose_of)."""
     def drop(m: re.Match) -> str:
         return " " if _is_log_block(m.group(1), text[:m.start()]) else m.group(0)
 
-    text = HTML_COMMENT.sub(" ", FENCE.sub(drop, text))
-    return "\n".join(line for line in text.splitlines() if not LOG_START.match(line.strip()))
+    return HTML_COMMENT.sub(" ", FENCE.sub(drop, text))
+
+
+def without_pasted_logs(text: str) -> str:
+    """The text without what a pasted log says in its own words: fenced log blocks, HTML comments and log lines.
+    Their printed arguments and measurements are read from the whole message by the log readers, not here."""
+    return "\n".join(line for line in without_log_blocks(text).splitlines() if not LOG_START.match(line.strip()))
