@@ -59,3 +59,22 @@ def test_a_change_of_hardware_still_ranks_afresh_after_the_user_gave_a_plan(serv
     _, done = turns(service, f"{SETUP}. my plan: tp=2 ep=8 pp=2 zero 1 mb 1. check it", "what if we had h200s?")
     [call] = done.tool_calls
     assert call["name"] == "what_if" and "plan" not in call["arguments"]
+
+
+def test_the_answer_leads_with_the_change_for_their_plan_and_where_the_step_moves(service):
+    _, done = turns(service, f"{SETUP}. my plan: tp=2 ep=8 pp=2 zero 1 mb 1. check it", "would DeepEP help here?")
+    given = done.tool_calls[0]["result"]["given_plan"]
+    assert f"with the change: **{given['tokens_per_s_change_percent']:+.1f}% tokens/s**" in done.answer
+    before = {t["name"]: t["value"] for t in given["before"]["time_terms"]}
+    after = {t["name"]: t["value"] for t in given["after"]["time_terms"]}
+    assert after["EP communication"] < before["EP communication"]  # DeepEP prices the expert all-to-all lower
+    assert "Where its step changes:" in done.answer and "EP communication" in done.answer
+
+
+def test_deepep_on_a_dense_model_changes_nothing_and_says_why(service):
+    # a dense model has no experts: the dispatcher cannot change its step (same step time before and after)
+    _, done = turns(service, "llama 3.1 8b on 16 h100, 4k, gbs 256. we run tp2 zero1 mb2. does it fit?",
+                    "would DeepEP help here?")
+    given = done.tool_calls[0]["result"]["given_plan"]
+    assert given["before"]["step_ms"] == given["after"]["step_ms"]
+    assert "(the same step time)" in done.answer and "Nothing in its step depends on that setting" in done.answer
