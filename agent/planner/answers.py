@@ -147,7 +147,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                 render("offline/uncertainty.md.j2", p=out.result.plan, rid=out.result.id)
         text = result_or_error(out, f"offline/{'memory' if tool == 'estimate_memory' else 'evaluate'}.md.j2")
         if said_peak is not None and said_peak.written and out.ok:  # "81.5 GB = 75.9 GiB": the unit read, said once
-            text = render("offline/peak_unit.md.j2", written=said_peak.written).strip() + "\n\n" + text
+            text = render("offline/peak_unit.md.j2", written=said_peak.written,
+                          framework_label=said_peak.framework_label).strip() + "\n\n" + text
         if read_as and out.ok:
             knob, value = next(iter(read_as.items()))
             text = render("offline/claimed_best.md.j2", knob=knob, value=value).strip() + "\n\n" + text

@@ -374,10 +374,15 @@ PEAK = re.compile(rf"(?:\b(?:{MEMORY_TOOL})|\bpeak(?:s|ed)?\b|\bmemory\s+peak)[^
                   r"(gib|gb|g|mib|mb|m)\b")
 
 
+# DeepSpeed's timer prints "MaxMemAllocated={}GB" of max_memory_allocated() / 1024**3 (deepspeed/utils/timer.py)
+DEEPSPEED_LABEL = re.compile(r"maxmemallocated")
+
+
 @dataclass(frozen=True)
 class MeasuredPeak:
     gib: float
     written: str | None  # "81.5 GB = 75.9 GiB" when the user wrote another unit than GiB (engine/memory_units.py)
+    framework_label: bool = False  # the unit is a framework's label whose arithmetic differs from its name
 
 
 def measured_peak(text: str) -> MeasuredPeak | None:
@@ -390,6 +395,8 @@ def measured_peak(text: str) -> MeasuredPeak | None:
     value, unit = float(m.group(1).replace(",", "")), m.group(2)
     if value <= 0:
         return None
+    if unit == "gb" and DEEPSPEED_LABEL.search(m.group(0)):  # DeepSpeed's own label: bytes / 1024**3 printed as "GB"
+        return MeasuredPeak(value, f"DeepSpeed's MaxMemAllocated={value:g}GB is {value:g} GiB", framework_label=True)
     return MeasuredPeak(to_gib(value, unit), conversion_text(value, unit))
 
 

@@ -70,3 +70,10 @@ def test_torchtitans_memory_line_is_gib():
     assert "_gib_in_bytes = 1024 * 1024 * 1024" in source
     text = (LOGS / "torchtitan.log").read_text()
     assert "GiB" in text and read_log(text).peak_gib is not None
+
+
+def test_deepspeeds_maxmemallocated_said_in_prose_keeps_deepspeeds_arithmetic(service):
+    # "MaxMemAllocated=78.5GB" is DeepSpeed's own label for bytes / 1024**3 (checked above): 78.5 GiB, not 73.1
+    [done] = turns(service, f"{SETUP} deepspeed's timer says MaxMemAllocated=78.5GB, does that match?")
+    assert _peak(done)["measured_gib"] == pytest.approx(78.5)
+    assert "DeepSpeed's MaxMemAllocated=78.5GB is 78.5 GiB" in done.answer
