@@ -108,7 +108,11 @@ CHANGE_MARKER = re.compile(
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
     r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\b(?:drop(?:ped|ping)?|cut(?:ting)?|shrink(?:ing)?|scal(?:e|ed|ing)\s+(?:down|up|back)|go(?:ing)?\s+(?:down|up))\s+(?:it\s+)?to\b|\bupgrad(?:e|ed|ing)\b"
     # a new requirement: "product now wants 64k ctx", "the team now needs 16 nodes"; "from 8k to 64k"
-    r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|" + FROM_TO)
+    r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|"
+    # a setting weighed for the run on the table: "is it worth turning on deepep for our run?", "would enabling
+    # fp8 help our throughput here?" (a what-if only when the sentence names a setting: what_if_split)
+    r"\bworth\s+(?:it\s+)?(?:turn(?:ing)?\s+on|enabl(?:e|ing)|switch(?:ing)?|us(?:e|ing)|try(?:ing)?|going)\b|"
+    r"\b(?:would|will|could|does|do)\b[^.?!]{0,40}\bhelp\b|" + FROM_TO)
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
 # A value of a plan asked for ("what does the planner pick", "whats the DP degree"), not the idea behind it.
 PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|land\s+on)s?\b|"

@@ -78,3 +78,12 @@ def test_deepep_on_a_dense_model_changes_nothing_and_says_why(service):
     given = done.tool_calls[0]["result"]["given_plan"]
     assert given["before"]["step_ms"] == given["after"]["step_ms"]
     assert "(the same step time)" in done.answer and "Nothing in its step depends on that setting" in done.answer
+
+
+@pytest.mark.parametrize("ask", ["is it worth turning on deepep for our run?",
+                                 "would enabling deepep actually help our throughput on this run?"])
+def test_longer_phrasings_of_the_dispatcher_question_are_what_ifs_on_their_plan(service, ask):
+    _, done = turns(service, f"{SETUP}. we run tp=2 ep=8 pp=2 zero 1 mb 1. does it fit?", ask)
+    [call] = done.tool_calls
+    assert call["name"] == "what_if" and call["arguments"]["change"]["moe_dispatcher"] == "deepep"
+    assert call["arguments"]["plan"]["tp"] == 2 and call["arguments"]["plan"]["ep"] == 8
