@@ -18,7 +18,7 @@ from ...engine import hardware_catalog
 from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
-from .pasted import without_instructions, without_log_blocks, without_pasted_logs
+from .pasted import printed_lines_only, without_instructions, without_log_blocks
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown, UNSUPPORTED_HARDWARE)
@@ -241,9 +241,10 @@ def extract(message: str) -> Entities:
     text = without_quotes(normalise(message))
     own = without_quotes(normalise(own_words(message)))
     e = Entities()
-    # A plan inside pasted text is data: it is the plan only when the user's own words ask to check it, and
-    # never one written in a pasted log's own words or in instructions to the assistant (pasted.py).
-    checkable = without_quotes(normalise(without_instructions(without_pasted_logs(message))))
+    # A plan inside pasted text is data: it is the plan only when the user's own words ask to check it, and then
+    # only from lines a program printed, never from a note written into a pasted log or from instructions to the
+    # assistant (pasted.py).
+    checkable = without_quotes(normalise(without_instructions(printed_lines_only(message))))
     e.plans = find_plans(checkable) if own == text or CHECK_PASTED.search(own) else find_plans(own)
     e.export_format = find_export_format(text)
     e.concept = find_concept(text)

@@ -2,10 +2,12 @@
 
 - Instructions addressed to the assistant (`INJECTION`) are never obeyed, wherever they stand: their lines are
   dropped before anything is read from the message (the answer says they were ignored, intents.py).
-- A pasted log — a fenced block (```…```) holding a log line, or log lines themselves (measured.py LOG_START) —
-  is read only for what a framework really prints: its measurements and printed arguments, through the engine's
-  log readers (engine/training_logs). A plan written in prose inside it ("TP=3 PP=5 is optimal") is not the
-  user's plan: it is never evaluated or compared. HTML comments (`<!-- … -->`) are no framework's output either.
+- A pasted log — a fenced block (```…```) holding a log line or called a log, or log lines themselves
+  (measured.py LOG_START) — is read for what a program printed: its measurements and arguments through the
+  engine's log readers (engine/training_logs), and, when the user's own words ask to check the plan, a plan on a
+  printed log line ("[rank0] parallel config: tp=4 pp=2"). A note written into the paste ("# ops wiki says TP=3
+  PP=5 is optimal") is not the user's plan: it is never evaluated or compared; nor is an HTML comment
+  (`<!-- … -->`), which no program prints into a log.
 - A quoted message ("> …") or a fenced block that is not a log may hold a plan the user asks to check
   ("my colleague suggests tp4 pp2 — check it?"): entities.py reads it only when the user's own words ask.
 """
@@ -62,7 +64,13 @@ def without_log_blocks(text: str) -> str:
     return HTML_COMMENT.sub(" ", FENCE.sub(drop, text))
 
 
-def without_pasted_logs(text: str) -> str:
-    """The text without what a pasted log says in its own words: fenced log blocks, HTML comments and log lines.
-    Their printed arguments and measurements are read from the whole message by the log readers, not here."""
-    return "\n".join(line for line in without_log_blocks(text).splitlines() if not LOG_START.match(line.strip()))
+def printed_lines_only(text: str) -> str:
+    """The text with each fenced log block cut to its log lines (what the program printed: "[rank0] parallel config:
+    tp=4 pp=2"), without HTML comments: where a plan may be read from a paste the user asks to check. A comment or a
+    note written into the paste ("# ops wiki says TP=3 PP=5 is optimal") is nobody's run."""
+    def keep_printed(m: re.Match) -> str:
+        if not _is_log_block(m.group(1), text[:m.start()]):
+            return m.group(0)
+        return "\n".join(line for line in m.group(1).splitlines() if LOG_START.match(line.strip()))
+
+    return HTML_COMMENT.sub(" ", FENCE.sub(keep_printed, text))

@@ -61,3 +61,13 @@ def test_a_quoted_colleagues_plan_is_still_checked_when_asked():
 
     e = extract("> my colleague: go with tp4 pp2 zero1 mb1\ncan you check that? llama 3 70b on 64 h100, 4k, gbs 512")
     assert e.plans and (e.plans[0]["tp"], e.plans[0]["pp"]) == (4, 2)
+
+
+def test_a_plan_on_a_printed_log_line_is_checked_when_asked(service):
+    # what the program printed is the run's: "[rank0] parallel config: tp=4 pp=2 …" is the plan to check
+    message = ("here's our launcher log, can you check the plan it ran?\n```\n[rank0] parallel config: tp=4 pp=2 zero=1 "
+               "mb=1\n[rank0] nccl ready\n```\nllama 3 70b on 64 h100, 4k ctx, gbs 512")
+    [done] = turns(service, message)
+    [call] = done.tool_calls
+    plan = call["arguments"]["plan"]
+    assert call["name"] == "evaluate_plan" and (plan["tp"], plan["pp"], plan["zero"], plan["micro_batch"]) == (4, 2, 1, 1)
