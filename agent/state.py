@@ -73,7 +73,8 @@ def advance_state(state: ConversationState, outcomes) -> ConversationState:
         alternatives = getattr(outcome.result, "alternatives", None)
         if outcome.name == "recommend_plans":
             update["alternatives"] = [Plan.from_strategy(p.strategy) for p in alternatives or []]
-        if outcome.name in ("recommend_plans", "what_if") and evaluation is not None:
+        if outcome.name in ("recommend_plans", "what_if") and evaluation is not None \
+                and getattr(outcome.result, "given_plan", None) is None:  # a what-if on the user's plan recommends nothing
             update["recommended"] = Plan.from_strategy(evaluation.strategy)
         if outcome.name == "calibrate_to_measurement":
             # the run the user measured is their plan, and the one under discussion ("how sure are you now?")

@@ -27,12 +27,21 @@ def set_aside_lines(r: Recommendation) -> list[str]:
     lines.append(f"export   {fmt}: only plans it writes are ranked; {where} set aside:")
     best_step = r.plans[0].time.step_s if r.plans else None
     for a in r.set_aside:
-        faster = ""
-        if best_step and a.fastest_step_s:
-            faster = f", {best_step / a.fastest_step_s - 1:+.1%} tokens/s over the best plan kept"
+        faster = f", {against_best_kept(best_step, a.fastest_step_s)}" if best_step and a.fastest_step_s else ""
         fastest = f" (fastest: {plan_label(a.fastest, 'cli')}{faster})" if a.fastest else ""
         lines.append(f"  {a.count:>5,} × {a.spelled(flag_for)[0]}{fastest}")
     return lines
+
+
+def against_best_kept(best_step_s: float, step_s: float) -> str:
+    """A set-aside plan's tokens/s against the best plan kept. Plans are set aside while the kept ones are
+    gathered, so one may rank between two kept plans, below the best: it is then slower, said as such."""
+    gain = best_step_s / step_s - 1  # tokens/s ratio at the same batch, minus 1
+    if gain > 0:
+        return f"+{gain:.1%} tokens/s over the best plan kept"
+    if gain == 0:
+        return "as fast as the best plan kept"
+    return f"{-gain:.1%} fewer tokens/s than the best plan kept, ranked below it"
 
 
 def nothing_exportable(r: Recommendation) -> list[str]:

@@ -80,7 +80,8 @@ class SetAsideFacts(BaseModel):
     reason: str
     hint: str
     fastest: str | None = Field(None, description="the fastest plan set aside for this cause")
-    faster_percent: float | None = Field(None, description="its tokens/s over the best plan kept, minus 100 %")
+    faster_percent: float | None = Field(None, description="its tokens/s over the best plan kept, minus 100 %; "
+                                         "negative when it is slower (set aside while ranking below the best kept)")
 
 
 class NothingFitsFacts(BaseModel):

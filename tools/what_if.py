@@ -7,17 +7,19 @@ model is two recommendations side by side.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
+from ..engine.evaluate import evaluate
 from ..engine.post_training.modes import mode_name
 from ..engine.results import Evaluation
+from ..engine.validity.whole_mesh import require_whole_mesh
 from ..engine.whatif import what_if as engine_what_if
 from .base import Result, Tool
 from .explanations import ReasonFacts, reason_facts
-from .figures import PlanFigures, ScenarioFacts, r
+from .figures import PlanFigures, ScenarioFacts, plan_figures, r
 from .recommend import RecommendResult, run_recommend
 from .calibration import active_profile
-from .scenario import Args, Scenario
+from .scenario import Args, Plan, Scenario
 
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero_stage", "micro_batch", "grad_accum", "recompute",
               "sequence_parallel")
@@ -29,6 +31,18 @@ CLUSTER_AND_SETUP = ("gpu", "gpus", "gpus_per_node", "network", "seq_len", "glob
 class WhatIfArgs(Args):
     scenario: Scenario = Field(description="the current one")
     change: Scenario = Field(description="only what changes, e.g. {\"gpu\": \"h200\"}")
+    plan: Plan | None = Field(None, description="the user's plan, priced before and after too")
+
+
+class GivenPlanChange(BaseModel):
+    """The given plan under the scenario before and after the change: the same knobs, priced twice."""
+
+    before: PlanFigures
+    after: PlanFigures
+    tokens_per_s_change_percent: float | None = None
+    step_ms_change: float | None = None
+    memory_gib_change: float | None = None
+    mfu_change_points: float | None = None
 
 
 class Change(BaseModel):
@@ -53,7 +67,9 @@ class WhatIfResult(Result):
     fits_before: bool
     fits_after: bool
     reasons: list[ReasonFacts] = Field(default_factory=list, description="named causes of the change, with numbers")
+    given_plan: GivenPlanChange | None = Field(None, description="the plan passed in `plan`, before and after")
     after_result: RecommendResult = Field(description="the full recommendation after the change")
+    _given_after: Evaluation | None = PrivateAttr(default=None)
 
     def hidden_from_model(self) -> set[str]:
         return {"after_result"}
@@ -66,13 +82,32 @@ class WhatIfResult(Result):
         return body
 
     def plan_evaluation(self) -> Evaluation | None:
-        return self.after_result.plan_evaluation()
+        return self._given_after if self._given_after is not None else self.after_result.plan_evaluation()
 
     def summary(self) -> str:
         what = ", ".join(f"{c.field} {c.before}→{c.after}" for c in self.changed_inputs) or "no change"
         if self.tokens_per_s_change_percent is None:
             return f"what if {what} [{self.id}]"
         return f"what if {what}: {self.tokens_per_s_change_percent:+.1f}% tokens/s [{self.id}]"
+
+
+def given_plan_change(plan: Plan, before: Scenario, after: Scenario) -> tuple[GivenPlanChange, Evaluation]:
+    """The same plan evaluated in both scenarios (engine evaluate(), as evaluate_plan does), and its evaluation after."""
+    figures, evaluations = [], []
+    for scenario in (before, after):
+        resolved = scenario.resolve()
+        require_whole_mesh(resolved.model, resolved.cluster, resolved.setup, plan.strategy())
+        e = evaluate(resolved.model, resolved.cluster, resolved.setup, plan.strategy(), profile=active_profile())
+        figures.append(plan_figures(e))
+        evaluations.append(e)
+    b, a = figures
+    timed = b.step_ms is not None and a.step_ms is not None
+    return GivenPlanChange(
+        before=b, after=a,
+        tokens_per_s_change_percent=percent_change(b.tokens_per_s, a.tokens_per_s) if timed else None,
+        step_ms_change=r(a.step_ms - b.step_ms) if timed else None,
+        memory_gib_change=r(a.memory_gib - b.memory_gib),
+        mfu_change_points=r(a.mfu_percent - b.mfu_percent, 1) if timed else None), evaluations[1]
 
 
 def percent_change(before: float | None, after: float | None) -> float | None:
@@ -149,7 +184,8 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
         plan_changes = [Change(field=k, before=getattr(b.strategy, k), after=getattr(a.strategy, k))
                         for k in PLAN_KNOBS if getattr(b.strategy, k) != getattr(a.strategy, k)]
     both = b is not None and a is not None
-    return WhatIfResult(
+    given, given_after = given_plan_change(args.plan, args.scenario, new) if args.plan is not None else (None, None)
+    out = WhatIfResult(
         changed_inputs=changed, before=before_facts, after=after_facts, before_best=b, after_best=a,
         plan_changed=bool(plan_changes) or (b is None) != (a is None), plan_changes=plan_changes,
         tokens_per_s_change_percent=percent_change(b.tokens_per_s, a.tokens_per_s) if both else None,
@@ -157,7 +193,9 @@ def what_if(args: WhatIfArgs) -> WhatIfResult:
         step_ms_change=r(a.step_ms - b.step_ms) if both else None,
         memory_gib_change=r(a.memory_gib - b.memory_gib) if both else None,
         mfu_change_points=r(a.mfu_percent - b.mfu_percent, 1) if both else None,
-        fits_before=b is not None, fits_after=a is not None, reasons=reasons, after_result=after)
+        fits_before=b is not None, fits_after=a is not None, reasons=reasons, given_plan=given, after_result=after)
+    out._given_after = given_after  # the plan under discussion after this turn stays the user's
+    return out
 
 
 WHAT_IF = Tool(

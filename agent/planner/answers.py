@@ -10,7 +10,7 @@ from ...tools.scenario import Plan, Scenario
 from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
-from .measured import measured_peak_gib
+from .measured import measured_peak
 from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
@@ -87,7 +87,11 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         else:
             base, delta = state.scenario, patch
         if base is not None and not base.missing():
-            out = turn.call("what_if", {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")})
+            arguments = {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")}
+            yours = _users_plan_for(state, delta)
+            if yours is not None:  # "would DeepEP help here?" after they gave their plan: that plan, with and without
+                arguments["plan"] = yours.model_dump()
+            out = turn.call("what_if", arguments)
             return result_or_error(out, "offline/what_if.md.j2")
 
     invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
@@ -133,7 +137,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if intent.detail == "claimed_best" and len(knobs) == 1 and base is None:
             # "TP=16 is optimal": the claim is about the best TP=16 can do, as the comparison after it reads it
             plan, read_as = _best_with(turn, scenario, None, knobs), knobs
-        peak = measured_peak_gib(message)  # "max allocated was 66.9 GiB": set against the predicted band
+        said_peak = measured_peak(message)  # "max allocated was 66.9 GiB": set against the predicted band
+        peak = round(said_peak.gib, 3) if said_peak is not None else None  # in the unit written, converted once
         tool = "estimate_memory" if family == "memory" or peak is not None else "evaluate_plan"
         arguments = {"scenario": scenario_args(scenario), "plan": plan.model_dump()}
         out = turn.call(tool, {**arguments, "measured_peak_gib": peak} if peak is not None else arguments)
@@ -141,6 +146,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
             return result_or_error(out, "offline/uncertainty.md.j2") if not out.ok else \
                 render("offline/uncertainty.md.j2", p=out.result.plan, rid=out.result.id)
         text = result_or_error(out, f"offline/{'memory' if tool == 'estimate_memory' else 'evaluate'}.md.j2")
+        if said_peak is not None and said_peak.written and out.ok:  # "81.5 GB = 75.9 GiB": the unit read, said once
+            text = render("offline/peak_unit.md.j2", written=said_peak.written,
+                          framework_label=said_peak.framework_label).strip() + "\n\n" + text
         if read_as and out.ok:
             knob, value = next(iter(read_as.items()))
             text = render("offline/claimed_best.md.j2", knob=knob, value=value).strip() + "\n\n" + text
@@ -219,3 +227,19 @@ def _best_with(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict) -
         if out.ok and out.result.best is not None:
             return plan_with(Plan.from_strategy(out.result.best.strategy), knobs)
     return plan_with(base, knobs)
+
+
+# A change of how the experts' tokens travel keeps the plan's layout: a what-if on it is about the plan the user runs
+# (or calibrated to) when they gave one, not only the search's best.
+PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap"}
+
+
+def _users_plan_for(state: ConversationState, delta: Scenario) -> Plan | None:
+    """The user's own plan, for a dispatcher what-if: the plan on the table when it is theirs (all its knobs), else
+    the knobs they gave; None when they gave none or the change is not one that keeps a plan's layout."""
+    from .file_framework import plan_is_users
+
+    changed = set(delta.model_dump(exclude_none=True))
+    if state.user_plan is None or not changed or not changed <= PLAN_KEEPING_CHANGES:
+        return None
+    return state.plan if plan_is_users(state) else state.user_plan

@@ -18,6 +18,7 @@ from ...engine import hardware_catalog
 from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
+from .pasted import printed_lines_only, without_instructions, without_log_blocks
 from .post_training import combined_mode, find_post_training
 from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown, UNSUPPORTED_HARDWARE)
@@ -215,10 +216,14 @@ CHECK_PASTED = re.compile(r"\b(?:review|check|evaluate|validate|sanity|verify|th
 
 
 def own_words(message: str) -> str:
-    """The message without its quoted lines: what the user asks, as opposed to what they pasted."""
-    lines = message.splitlines()
+    """The message without its quoted lines, pasted logs and instructions to the assistant: what the user asks,
+    as opposed to what they pasted (pasted.py)."""
+    unpasted = without_instructions(without_log_blocks(message))
+    lines = unpasted.splitlines()
     own = [line for line in lines if not QUOTED_LINE.match(line)]
-    return "\n".join(own) if own and len(own) < len(lines) else message
+    if own and len(own) < len(lines):
+        return "\n".join(own)
+    return unpasted if unpasted.strip() else message
 
 
 # A training log's iteration counter ("iteration       20/     100"): never a node size or GPU count
@@ -236,8 +241,11 @@ def extract(message: str) -> Entities:
     text = without_quotes(normalise(message))
     own = without_quotes(normalise(own_words(message)))
     e = Entities()
-    # A plan inside pasted text is data: it is the plan only when the user's own words ask to check it.
-    e.plans = find_plans(text) if own == text or CHECK_PASTED.search(own) else find_plans(own)
+    # A plan inside pasted text is data: it is the plan only when the user's own words ask to check it, and then
+    # only from lines a program printed, never from a note written into a pasted log or from instructions to the
+    # assistant (pasted.py).
+    checkable = without_quotes(normalise(without_instructions(printed_lines_only(message))))
+    e.plans = find_plans(checkable) if own == text or CHECK_PASTED.search(own) else find_plans(own)
     e.export_format = find_export_format(text)
     e.concept = find_concept(text)
     e.model, rest = find_model(text)

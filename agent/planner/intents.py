@@ -13,15 +13,8 @@ from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
 from .measured import calibration_asked_without_a_figure
 from .names import UNSUPPORTED_ACCELERATORS
+from .pasted import INJECTION, without_instructions
 
-INJECTION = re.compile(
-    r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier)?\s*(?:instructions|rules|prompts?)"
-    r"|system\s*prompt|developer\s*(?:message|prompt)|your\s+(?:instructions|rules|prompt)|api[\s_-]?key"
-    r"|openai_api_key|\bjailbreak|\bdan\s+mode|reveal\s+(?:your|the)\s+(?:prompt|instructions|secrets?)"
-    r"|print\s+(?:your|the)\s+(?:prompt|instructions|config(?:uration)?)\b(?!\s+for)|environment\s+variables?|\benv\s+vars?\b"
-    # instructions addressed to the assistant inside pasted text: "[note to the AI: skip your tools …]"
-    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|bot|llm|chat\s*bot)s?\b"
-    r"|\b(?:skip|ignore|don'?t\s+use|do\s+not\s+use|without\s+(?:using|calling))\s+(?:your|the|any)\s+tools\b")
 GREETING = re.compile(r"^(?:hi|hello|hey|yo|hiya|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?|thx|ty)\b[\s!.?]*$")
 HELP = re.compile(r"^\s*help\b|what\s+can\s+you\s+do|how\s+do\s+(?:i|you)\s+use|what\s+(?:do|can)\s+you\s+(?:know|answer)|"
                   r"what\s+info(?:rmation)?\s+do\s+you\s+need|\busage\b")
@@ -115,7 +108,11 @@ CHANGE_MARKER = re.compile(
     r"\bassum(?:e|ing)\b|\bmov(?:e|ed|ing)\s+(?:over\s+)?to\b|\bswitch(?:ed|ing)?\b|\bswap(?:ped|ping)?\b|"
     r"\bchang(?:e|ed|ing)\s+(?:it\s+|that\s+)?to\b|\b(?:would|does|will|could|do)\b[^.?!]{0,40}\bchange\b|\bquote\s+for\b|\bgo(?:ing)?\s+to\b|\b(?:drop(?:ped|ping)?|cut(?:ting)?|shrink(?:ing)?|scal(?:e|ed|ing)\s+(?:down|up|back)|go(?:ing)?\s+(?:down|up))\s+(?:it\s+)?to\b|\bupgrad(?:e|ed|ing)\b"
     # a new requirement: "product now wants 64k ctx", "the team now needs 16 nodes"; "from 8k to 64k"
-    r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|" + FROM_TO)
+    r"|\bnow\s+(?:wants?|needs?|requires?|asks?\s+for|expects?|mandates?)\b|"
+    # a setting weighed for the run on the table: "is it worth turning on deepep for our run?", "would enabling
+    # fp8 help our throughput here?" (a what-if only when the sentence names a setting: what_if_split)
+    r"\bworth\s+(?:it\s+)?(?:turn(?:ing)?\s+on|enabl(?:e|ing)|switch(?:ing)?|us(?:e|ing)|try(?:ing)?|going)\b|"
+    r"\b(?:would|will|could|does|do)\b[^.?!]{0,40}\bhelp\b|" + FROM_TO)
 SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|\s+--?\s+|\n)")
 # A value of a plan asked for ("what does the planner pick", "whats the DP degree"), not the idea behind it.
 PLAN_VALUE = re.compile(r"\b(?:pick|choose|select|recommend|suggest|go\s+with|land\s+on)s?\b|"
@@ -196,9 +193,7 @@ ANSWERABLE = ("recommend", "evaluate", "memory", "compare", "why_best", "what_if
 
 def without_injection(message: str) -> str:
     """The message without the lines (in a one-line message, the sentences) that instruct the assistant."""
-    lines = message.splitlines()
-    parts = lines if len(lines) > 1 else re.split(r"(?<=[.!?])\s+", message)
-    return "\n".join(p for p in parts if not INJECTION.search(normalise(p)))
+    return without_instructions(message)
 
 
 # The plan on the table kept while the setup changes: "same plan", "keep the layout", "the same job on h200"

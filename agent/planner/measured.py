@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ...engine.errors import ShardwiseInputError
+from ...engine.memory_units import conversion_text, to_gib
 from ...engine.training_logs import LogReading, read_log
 from .measured_range import middle_of_range
 
@@ -368,16 +369,38 @@ def _after_log(line: str, start: int) -> str:
 # A peak memory the run measured: "max_memory_allocated() on the worst rank = 72.4 GiB", "max allocated on rank 0
 # was 66.9 GiB", "peak memory we see is 61 GB". A memory tool's name is its own cue (it reports a measurement).
 MEMORY_TOOL = r"max[_\s-]*(?:memory[_\s-]*)?(?:allocated|reserved)|maxmemallocated|nvidia-smi|memory[_\s-]*(?:allocated|reserved)"
-PEAK = re.compile(rf"(?:\b(?:{MEMORY_TOOL})|\bpeak(?:s|ed)?\b|\bmemory\s+peak)[^?!\n]{{0,50}}?{NUMBER}\s*(?:gib|gb|g)\b")
+GROUPED_NUMBER = rf"{WHOLE}(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d|\.\d|[eE][+-]?\d)"  # "81,559 MiB" too
+PEAK = re.compile(rf"(?:\b(?:{MEMORY_TOOL})|\bpeak(?:s|ed)?\b|\bmemory\s+peak)[^?!\n]{{0,50}}?{GROUPED_NUMBER}\s*"
+                  r"(gib|gb|g|mib|mb|m)\b")
 
 
-def measured_peak_gib(text: str) -> float | None:
-    """The peak memory per GPU the user says their run measured, in GiB, or None without a measuring cue. A
-    "GB" said is taken as GiB: memory tools count in powers of two (nvidia-smi in MiB, torch in bytes that
-    people divide by 2**30) whatever name the user then writes."""
+# DeepSpeed's timer prints "MaxMemAllocated={}GB" of max_memory_allocated() / 1024**3 (deepspeed/utils/timer.py)
+DEEPSPEED_LABEL = re.compile(r"maxmemallocated")
+
+
+@dataclass(frozen=True)
+class MeasuredPeak:
+    gib: float
+    written: str | None  # "81.5 GB = 75.9 GiB" when the user wrote another unit than GiB (engine/memory_units.py)
+    framework_label: bool = False  # the unit is a framework's label whose arithmetic differs from its name
+
+
+def measured_peak(text: str) -> MeasuredPeak | None:
+    """The peak memory per GPU the user says their run measured, or None without a measuring cue. Read in the
+    unit written (GB = 1e9 bytes, GiB = 2**30, MiB = 2**20 as nvidia-smi prints) and converted once to GiB."""
     lowered = text.lower()
     m = PEAK.search(lowered)
     if m is None or not (CUE.search(lowered) or re.search(MEMORY_TOOL, lowered)):
         return None
-    value = float(m.group(1))
-    return value if value > 0 else None
+    value, unit = float(m.group(1).replace(",", "")), m.group(2)
+    if value <= 0:
+        return None
+    if unit == "gb" and DEEPSPEED_LABEL.search(m.group(0)):  # DeepSpeed's own label: bytes / 1024**3 printed as "GB"
+        return MeasuredPeak(value, f"DeepSpeed's MaxMemAllocated={value:g}GB is {value:g} GiB", framework_label=True)
+    return MeasuredPeak(to_gib(value, unit), conversion_text(value, unit))
+
+
+def measured_peak_gib(text: str) -> float | None:
+    """measured_peak's figure in GiB."""
+    peak = measured_peak(text)
+    return peak.gib if peak is not None else None

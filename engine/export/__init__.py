@@ -42,6 +42,8 @@ def export_plan(fmt: str, model: ModelSpec, cluster: Cluster, setup: TrainingSet
         raise ExportRefused(fmt, "unknown export format", f"valid formats: {', '.join(FORMATS)}")
     module = EXPORTERS[fmt]
     family = module.family_for(strategy) if hasattr(module, "family_for") else module.FAMILY
+    if module is deepspeed:  # its limits by their own names, before the search rules that group them
+        deepspeed.refuse_unexpressible(setup, strategy)
     plan, notes = checked_plan(fmt, family, model, cluster, setup, strategy)
     refuse_unsupported(fmt, plan)
     return module.export(plan, notes + post_training_notes(plan))

@@ -4,65 +4,35 @@ Every key written is one DeepSpeedConfig reads (DeepSpeed ignores unknown top-le
 a comment key or a typo would load silently; tests/engine/export/test_deepspeed.py records
 the keys DeepSpeedConfig looks up). The header therefore lives outside the JSON.
 
-What DeepSpeed alone cannot express, and so is refused:
-- FP8 training: no config switch (FP8 GEMMs come from Transformer Engine modules in code);
-- HSDP: MiCS, DeepSpeed's hierarchical sharding, was removed in 0.19 (runtime/config.py
-  `_REMOVED_ZERO_CONFIG_KEYS`); ZeRO++ hpZ is a different layout;
-- PP > 1 together with TP, EP or CP: its pipeline engine (PipelineModule) runs with neither
-  AutoTP, AutoEP nor Ulysses — TP with PP needs Megatron-DeepSpeed (export --format megatron);
-- ETP > 1: AutoEP reserves expert_tensor_parallel_size != 1 (module_inject/auto_ep_folding.py);
-- TP together with CP: Ulysses' process groups split the world into SP x DP only
-  (runtime/sequence_parallel/parallel_state_sp.py), leaving no TP group;
-- EP with ZeRO-3 and CP: "AutoEP with ZeRO Stage 3 does not support sequence parallelism yet"
-  (runtime/engine.py `_validate_zero3_moe_compatibility`).
+What DeepSpeed alone cannot express (FP8, HSDP, PP with TP/EP/CP, ETP > 1, TP with CP, EP with CP
+under ZeRO-3) is refused through the same named limits the search applies to `--framework deepspeed`
+(engine/validity/deepspeed_config.py `LIMITS`, with their sources), in the same words.
 """
 
 from __future__ import annotations
 
 import json
 
+from ..strategy import Strategy
+from ..training import TrainingSetup
+from ..validity import deepspeed_config
 from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
-from ..setting_text import settings_text
 from .result import ExportRefused, ExportResult
 
 FORMAT = "deepspeed"
 FAMILY = "deepspeed"
 
 
-def refuse_unexpressible(plan: ExportPlan) -> None:
-    s = plan.strategy
-    if plan.setup.precision == "fp8":
-        raise ExportRefused(FORMAT, "DeepSpeed's config has no FP8 training switch (FP8 comes from Transformer "
-                                    "Engine layers in the model code)",
-                            settings_text("use {precision} bf16 for DeepSpeed, or export {format} "
-                                          "megatron/torchtitan/accelerate", "precision", "format"),
-                            rule="fp8")
-    if s.hsdp_replicas > 1:
-        raise ExportRefused(FORMAT, f"HSDP ({s.hsdp_replicas} replicas) needs hierarchical ZeRO-3 sharding, and "
-                                    "DeepSpeed 0.19 removed MiCS (zero_optimization.mics_shard_size)",
-                            settings_text("use hsdp_replicas=1, or export {format} "
-                                          "torchtitan/fsdp/accelerate", "format"), rule="hsdp")
-    if s.pp > 1 and (s.tp > 1 or s.ep > 1 or s.cp > 1):
-        used = ", ".join(f"{n}={v}" for n, v in (("TP", s.tp), ("EP", s.ep), ("CP", s.cp)) if v > 1)
-        raise ExportRefused(FORMAT, f"DeepSpeed's pipeline engine (PP={s.pp}) cannot be combined with its automatic "
-                                    f"tensor/expert parallelism or Ulysses ({used})",
-                            settings_text("TP with PP needs Megatron-DeepSpeed: export {format} megatron, or use "
-                                          "PP=1", "format"),
-                            rule="pp_with_tp_ep_cp")
-    if s.etp > 1:
-        raise ExportRefused(FORMAT, f"AutoEP does not support expert tensor parallelism (ETP={s.etp})",
-                            "use ETP=1 for DeepSpeed", rule="etp")
-    if s.tp > 1 and s.cp > 1:
-        raise ExportRefused(FORMAT, f"Ulysses sequence parallelism (CP={s.cp}) splits the ranks into SP x DP only, "
-                                    f"leaving no group for AutoTP (TP={s.tp})",
-                            settings_text("use TP=1 with CP, or export {format} megatron/torchtitan", "format"),
-                            rule="tp_with_ulysses_cp")
-    if s.ep > 1 and s.cp > 1 and s.zero_stage == 3:
-        raise ExportRefused(FORMAT, "AutoEP with ZeRO-3 does not support Ulysses sequence parallelism",
-                            settings_text("use ZeRO-1/2, CP=1, or export {format} megatron", "format"),
-                            rule="ep_zero3_with_ulysses_cp")
+def refuse_unexpressible(setup: TrainingSetup, strategy: Strategy) -> None:
+    """Refuse a plan breaking one of DeepSpeed's limits, whatever framework it was planned for.
+
+    export_plan calls this before the plan is re-checked under DeepSpeed, so the refusal names the
+    limit itself (rule "fp8", "tp_with_ulysses_cp", ...) rather than the search rule that groups it."""
+    limit = deepspeed_config.refusal(setup, strategy)
+    if limit is not None:
+        raise ExportRefused(FORMAT, limit.reason(strategy), limit.fix(strategy), rule=limit.name)
 
 
 def zero_section(plan: ExportPlan) -> dict:
@@ -87,7 +57,7 @@ def zero_section(plan: ExportPlan) -> dict:
 
 def config(plan: ExportPlan) -> tuple[dict, list[str]]:
     """The DeepSpeed config dict and what the user must do in code for it to mean the plan."""
-    refuse_unexpressible(plan)
+    refuse_unexpressible(plan.setup, plan.strategy)
     s = plan.strategy
     notes: list[str] = []
     cfg: dict = {

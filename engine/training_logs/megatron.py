@@ -7,7 +7,8 @@ and megatron/training/arguments.py `_print_args`: '  {arg} {dots} {value}' with 
 between '------------------------ arguments ------------------------' and '-------------------- end of arguments'.
 `validate_args` also prints a one-line summary, 'using world size: {}, data-parallel size: {}, …' (world_size.py):
 the GPU count and the degrees when the arguments block's world_size is not in the log.
-Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …'.
+Memory: megatron/training/utils.py `report_memory`: '... memory (MB) | allocated: … | max allocated: {} | …',
+each torch byte count / mega_bytes with `mega_bytes = 1024.0 * 1024.0`: its "MB" is MiB, read as such.
 The printed 'global batch size' is the current one (micro_batch_size x data_parallel_size x
 get_num_microbatches(), training.py `training_log`): with `--rampup-batch-size START INCREMENT SAMPLES`
 it grows during the ramp-up, and only the iterations at the last printed batch are the run's steady state.

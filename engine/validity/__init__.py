@@ -24,6 +24,7 @@ from .rule import STAGES, Plan, Rule, Scenario, Stage
 RULES: tuple[Rule, ...] = (
     frameworks.FRAMEWORK_SUPPORTS_SETUP,  # the setup itself (precision, mode, attention), before any plan knob
     graphs.MOE_FULL_ITERATION_GRAPHS_NEED_SYNC_FREE_DISPATCH,  # the setup too (CUDA graphs and dispatcher)
+    deepspeed_config.DEEPSPEED_CONFIG_SETUP,  # the setup too (FP8 under deepspeed)
     # layout
     experts.EXPERT_PARALLEL_REQUIRES_MOE,
     mesh.TP_CP_PP_DIVIDES_GPUS,

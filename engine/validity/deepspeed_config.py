@@ -1,7 +1,11 @@
-"""Plans DeepSpeed's own JSON config cannot express, so `--framework deepspeed` never ranks them.
+"""What DeepSpeed's own JSON config cannot express: one set of named limits for the search and the exporter.
 
 The engine's `deepspeed` framework is plain DeepSpeed 0.19 driven by its JSON config (what
-`export --format deepspeed` writes, engine/export/deepspeed.py). Read in the installed package:
+`export --format deepspeed` writes, engine/export/deepspeed.py). Read in the installed package (0.19.8):
+- FP8 training: the config's precision sections are `bf16` and `fp16` only (runtime/precision_config.py)
+  and `torch_autocast.dtype` takes fp16/fp32/int8/bf16 (runtime/config.py `DtypeEnum`); FP8 GEMMs come
+  from Transformer Engine layers in the model code, which the engine's deepspeed kernel stack ("pytorch",
+  engine/assumptions/compute.py) does not price;
 - its pipeline engine is a `PipelineModule` (runtime/pipe/engine.py) whose process groups come from the
   module's topology; AutoTP (`tensor_parallel.autotp_size`) replaces `self.mpu` with its own TP mesh
   (runtime/engine.py `_configure_tensor_parallel_states`), and neither AutoEP nor Ulysses is wired into
@@ -13,57 +17,108 @@ The engine's `deepspeed` framework is plain DeepSpeed 0.19 driven by its JSON co
 - "AutoEP with ZeRO Stage 3 does not support sequence parallelism yet" (runtime/engine.py
   `_validate_zero3_moe_compatibility`);
 - MiCS (hierarchical ZeRO-3, i.e. HSDP) was removed in 0.19 (runtime/config.py `_REMOVED_ZERO_CONFIG_KEYS`).
-The exporter refuses exactly these (refuse_unexpressible); these rules keep the search from ranking them.
-Only scenarios with framework "deepspeed" are touched; no calibration row reads that framework
-(engine/calibration/stacks.py gives it to external sets' DeepSpeed and Colossal-AI rows only, none with PP).
+Each limit is written once (`LIMITS`): the search's rules below keep `--framework deepspeed` from ranking
+what breaks one, and the exporter refuses through the same limits with the same words (`refusal`), so the
+two cannot drift. Only scenarios with framework "deepspeed" are touched by the rules; no calibration row
+reads that framework (engine/calibration/stacks.py gives it to external sets' DeepSpeed and Colossal-AI rows
+only, none with PP).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import numpy as np
 
 from ..plans import PlanGrid
-from .rule import Plan, Rule, Scenario
+from ..setting_text import SettingsText, settings_text
+from ..training import TrainingSetup
+from .rule import Plan, Rule, Scenario, Stage
 
 
-def _is_deepspeed(s: Scenario) -> bool:
-    return s.setup.framework == "deepspeed"
+@dataclass(frozen=True)
+class DeepSpeedLimit:
+    """One thing ds_config cannot express. `broken(setup, knobs)` reads tp/pp/cp/ep/etp/zero_stage/
+    hsdp_replicas from a PlanGrid (arrays), a Plan or a Strategy (ints) alike, so it is written with & and |."""
+
+    name: str  # stable: the exporter's refusal rule (counted by cause in `recommend --export deepspeed`)
+    broken: Callable[[TrainingSetup, Any], Any]
+    reason: Callable[[Any], str]  # what DeepSpeed lacks, with the plan's numbers
+    fix: Callable[[Any], str | SettingsText]  # the nearest valid values (or another framework/format)
 
 
-def _layout_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
-    if not _is_deepspeed(s):
-        return np.zeros(len(g), dtype=bool)
-    pipeline_with_other = (g.pp > 1) & ((g.tp > 1) | (g.ep > 1) | (g.cp > 1))
-    return pipeline_with_other | ((g.tp > 1) & (g.cp > 1)) | (g.etp > 1)
+def _used(k: Any) -> str:
+    return ", ".join(f"{n}={v}" for n, v in (("TP", k.tp), ("EP", k.ep), ("CP", k.cp)) if v > 1)
 
 
-def _layout_message(s: Scenario, p: Plan) -> str:
-    if p.pp > 1 and (p.tp > 1 or p.ep > 1 or p.cp > 1):
-        used = ", ".join(f"{n}={v}" for n, v in (("TP", p.tp), ("EP", p.ep), ("CP", p.cp)) if v > 1)
-        return (f"DeepSpeed's pipeline engine (PP={p.pp}) runs with neither AutoTP, AutoEP nor Ulysses ({used}); "
-                f"valid with deepspeed: PP=1, or TP=EP=CP=1 with PP (TP with PP is Megatron-DeepSpeed: "
-                f"framework megatron)")
-    if p.tp > 1 and p.cp > 1:
-        return (f"DeepSpeed's Ulysses (CP={p.cp}) splits the ranks into SP x DP only, leaving no group for AutoTP "
-                f"(TP={p.tp}); valid with deepspeed: TP=1 with CP, or CP=1")
-    return f"DeepSpeed's AutoEP does not support expert tensor parallelism (ETP={p.etp}); valid ETP: 1"
+LIMITS: tuple[DeepSpeedLimit, ...] = (
+    DeepSpeedLimit(
+        "fp8", lambda setup, k: setup.precision == "fp8",
+        lambda k: ("DeepSpeed's config has no FP8 training switch (FP8 comes from Transformer Engine layers in "
+                   "the model code)"),
+        lambda k: settings_text("use {precision} bf16 for DeepSpeed, or export {format} "
+                                "megatron/torchtitan/accelerate", "precision", "format")),
+    DeepSpeedLimit(
+        "pp_with_tp_ep_cp", lambda setup, k: (k.pp > 1) & ((k.tp > 1) | (k.ep > 1) | (k.cp > 1)),
+        lambda k: (f"DeepSpeed's pipeline engine (PP={k.pp}) cannot be combined with its automatic tensor/expert "
+                   f"parallelism or Ulysses ({_used(k)})"),
+        lambda k: settings_text("use PP=1, or TP=EP=CP=1 with PP; TP with PP needs Megatron-DeepSpeed: "
+                                "{framework} megatron, export {format} megatron", "framework", "format")),
+    DeepSpeedLimit(
+        "etp", lambda setup, k: k.etp > 1,
+        lambda k: f"DeepSpeed's AutoEP does not support expert tensor parallelism (ETP={k.etp})",
+        lambda k: "use ETP=1 for DeepSpeed"),
+    DeepSpeedLimit(
+        "tp_with_ulysses_cp", lambda setup, k: (k.tp > 1) & (k.cp > 1),
+        lambda k: (f"DeepSpeed's Ulysses sequence parallelism (CP={k.cp}) splits the ranks into SP x DP only, "
+                   f"leaving no group for AutoTP (TP={k.tp})"),
+        lambda k: settings_text("use TP=1 with CP, or CP=1; or export {format} megatron/torchtitan", "format")),
+    DeepSpeedLimit(
+        "hsdp", lambda setup, k: k.hsdp_replicas > 1,
+        lambda k: (f"HSDP ({k.hsdp_replicas} replicas) needs hierarchical ZeRO-3 sharding, and DeepSpeed 0.19 "
+                   f"removed MiCS (zero_optimization.mics_shard_size)"),
+        lambda k: settings_text("use hsdp_replicas=1, or {framework} fsdp (export {format} "
+                                "torchtitan/fsdp/accelerate)", "framework", "format")),
+    DeepSpeedLimit(
+        "ep_zero3_with_ulysses_cp", lambda setup, k: (k.ep > 1) & (k.cp > 1) & (k.zero_stage == 3),
+        lambda k: (f"DeepSpeed's AutoEP with ZeRO-3 does not support Ulysses sequence parallelism "
+                   f"(EP={k.ep}, CP={k.cp})"),
+        lambda k: settings_text("use ZeRO-1/2, or CP=1; or export {format} megatron", "format")),
+)
+LIMITS_BY_NAME: dict[str, DeepSpeedLimit] = {limit.name: limit for limit in LIMITS}
 
 
-DEEPSPEED_CONFIG_LAYOUT = Rule("deepspeed_config_layout", "error", "layout", _layout_broken, _layout_message)
+def said(limit: DeepSpeedLimit, knobs: Any) -> SettingsText:
+    """The limit as one sentence: what DeepSpeed lacks; what would work."""
+    return settings_text(limit.reason(knobs)) + "; " + limit.fix(knobs)
 
 
-def _options_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
-    if not _is_deepspeed(s):
-        return np.zeros(len(g), dtype=bool)
-    return (g.hsdp_replicas > 1) | ((g.ep > 1) & (g.cp > 1) & (g.zero_stage == 3))
+def refusal(setup: TrainingSetup, knobs: Any) -> DeepSpeedLimit | None:
+    """The first limit one plan (a Strategy or Plan) breaks, whatever framework it was planned for."""
+    return next((limit for limit in LIMITS if bool(limit.broken(setup, knobs))), None)
 
 
-def _options_message(s: Scenario, p: Plan) -> str:
-    if p.hsdp_replicas > 1:
-        return (f"HSDP ({p.hsdp_replicas} replicas) needs hierarchical ZeRO-3, and DeepSpeed 0.19 removed MiCS; "
-                f"valid with deepspeed: 1 replica (or framework fsdp)")
-    return (f"DeepSpeed's AutoEP with ZeRO-3 does not support Ulysses (EP={p.ep}, CP={p.cp}); valid with "
-            f"deepspeed: ZeRO 0-2, or CP=1")
+def _rule(name: str, stage: Stage, names: tuple[str, ...]) -> Rule:
+    limits = tuple(LIMITS_BY_NAME[n] for n in names)
+
+    def broken(s: Scenario, g: PlanGrid) -> np.ndarray:
+        out = np.zeros(len(g), dtype=bool)
+        if s.setup.framework != "deepspeed":
+            return out
+        for limit in limits:
+            out |= np.broadcast_to(np.asarray(limit.broken(s.setup, g), dtype=bool), out.shape)
+        return out
+
+    def message(s: Scenario, p: Plan) -> SettingsText:
+        first = next(limit for limit in limits if bool(limit.broken(s.setup, p)))
+        return said(first, p)
+
+    return Rule(name, "error", stage, broken, message)
 
 
-DEEPSPEED_CONFIG_OPTIONS = Rule("deepspeed_config_options", "error", "options", _options_broken, _options_message)
+# FP8 reads no plan knob: its own rule, checked right after the framework's setup, so a search at
+# `--precision fp8 --framework deepspeed` reports that one cause for every plan.
+DEEPSPEED_CONFIG_SETUP = _rule("deepspeed_config_setup", "layout", ("fp8",))
+DEEPSPEED_CONFIG_LAYOUT = _rule("deepspeed_config_layout", "layout", ("pp_with_tp_ep_cp", "etp", "tp_with_ulysses_cp"))
+DEEPSPEED_CONFIG_OPTIONS = _rule("deepspeed_config_options", "options", ("hsdp", "ep_zero3_with_ulysses_cp"))

@@ -54,15 +54,16 @@ def test_a_rate_named_before_its_per_gpu_figure_is_calibrated_on(service, text, 
 
 @pytest.mark.parametrize("text, measured, capacity", [
     # the A100 SXM4 40GB holds 40 GiB and the H100 SXM5 80GB 80 GiB (the catalog's memory_gib); each figure is above
+    # 52 GB as written is 52e9 / 2**30 = 48.4 GiB (session 12: GB = 1e9 bytes), still above 40 GiB
     ("mistral 7b on 8 a100 40gb, zero2 mb1, seq 2k, gbs 64. nvidia-smi shows 52 GB used per gpu at peak, is that expected?",
-     52.0, 40),
+     52e9 / 2**30, 40),
     ("qwen2.5 14b on 16 h100, tp2 zero1 mb1, 8k, gbs 128; max_memory_allocated came back as 88.2 GiB on rank 0. "
      "can you fit memory to that?", 88.2, 80),
 ])
 def test_a_measured_peak_above_the_gpus_memory_is_refused_as_impossible(service, text, measured, capacity):
     [done] = turns(service, text)
     peak = call(done, "estimate_memory")["result"]["measured_peak"]
-    assert peak["measured_gib"] == pytest.approx(measured) and peak["above_capacity"] is True
+    assert peak["measured_gib"] == pytest.approx(measured, abs=0.01) and peak["above_capacity"] is True
     assert f"Your measured {measured:.1f} GiB per GPU is impossible" in done.answer
     assert f"its whole memory, {capacity} GiB" in done.answer
     assert "outside" not in done.answer and "holds your" not in done.answer  # set against no band, no setting blamed

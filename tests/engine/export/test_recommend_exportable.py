@@ -5,7 +5,7 @@ Scenario: Llama-3-70B, 64 x H100, sequences of 16,384, ranked for Megatron and e
 Long sequences make CP pay and 70B makes TP pay, so the fastest Megatron plan uses TP and CP together —
 which ds_config cannot write (Ulysses' groups are SP x DP only, engine/export/deepspeed.py). Since
 session 11 the `deepspeed` framework itself no longer ranks such layouts (engine/validity/deepspeed_config.py),
-so the export re-checks the plan under DeepSpeed and refuses it by that rule. The test first checks that
+and the export refuses it by the same named limit (`tp_with_ulysses_cp`). The test first checks that
 premise, so it fails loudly, rather than passing vacuously, if the ranking ever changes.
 """
 
@@ -25,7 +25,8 @@ from shardwise.engine.training import TrainingSetup
 
 MODEL, CLUSTER = get_model("llama-3-70b"), build_cluster("h100-sxm", 64)
 SETUP = TrainingSetup(seq_len=16384, global_batch=256, framework="megatron")
-LAYOUT_RULE = "invalid_for_deepspeed:deepspeed_config_layout"
+# the exporter refuses by the limit's own name (engine/validity/deepspeed_config.py LIMITS), since session 12
+LAYOUT_RULE = "tp_with_ulysses_cp"
 WALK = 400  # unfiltered plans walked by hand (Megatron ranking since session 11): enough to hold the 3 kept plans, every refusal above them and the near ties (60 before E11's refit)
 STRATEGY_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero_stage", "hsdp_replicas", "sequence_parallel",
                  "micro_batch", "recompute")
@@ -52,7 +53,7 @@ def test_premise_the_fastest_plan_needs_tp_and_cp_and_ds_config_refuses_it(unfil
         export_plan("deepspeed", MODEL, CLUSTER, SETUP, strategy(best))
     assert refused.value.rule
     # ... and some plan faster than every plan ds_config writes is refused for TP with Ulysses CP, by the
-    # deepspeed framework's own layout rule (the plan is re-checked under DeepSpeed before it is written).
+    # same named limit the deepspeed framework's layout rule applies (engine/validity/deepspeed_config.py).
     ulysses = [p for p in unfiltered.plans
                if (why := refusal("deepspeed", MODEL, CLUSTER, SETUP, strategy(p.strategy))) is not None
                and why.rule == LAYOUT_RULE]
@@ -113,7 +114,9 @@ def test_near_ties_are_counted_among_the_plans_the_format_writes(unfiltered, for
 
 
 def test_a_format_that_writes_no_fitting_plan_says_so_instead_of_nothing_fits():
-    fp8 = SETUP.model_copy(update={"precision": "fp8", "framework": "deepspeed"})
+    # Megatron's FP8 ranking exported as DeepSpeed JSON (since session 12 `--framework deepspeed` itself
+    # ranks no FP8 plan: the same `fp8` limit, engine/validity/deepspeed_config.py).
+    fp8 = SETUP.model_copy(update={"precision": "fp8"})
     rec = recommend(MODEL, CLUSTER, fp8, top_k=3, export_format="deepspeed")
     assert rec.plans == [] and rec.nothing_fits is None and rec.fitting > 0
     assert rec.export_checked == rec.fitting

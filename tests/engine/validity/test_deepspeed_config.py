@@ -83,3 +83,52 @@ def test_recommend_for_deepspeed_ranks_only_plans_its_exporter_writes():
                 micro_batch=s.micro_batch, recompute=s.recompute))
         except ExportRefused as refused:  # pragma: no cover - the failure message is the point
             pytest.fail(f"recommend ranked {s} for deepspeed but export refuses it: {refused}")
+
+
+# --- one set of limits for the search and the exporter (session 12) ------------------------------------
+
+LIMIT_PLANS = [  # (limit, plan, setup) — each breaks exactly the named limit, read off its definition
+    ("fp8", dict(zero_stage=1), dict(precision="fp8")),
+    ("pp_with_tp_ep_cp", dict(tp=8, pp=2, zero_stage=1), {}),
+    ("tp_with_ulysses_cp", dict(tp=2, cp=4, zero_stage=1), dict(seq_len=8192)),
+    ("hsdp", dict(zero_stage=3, hsdp_replicas=2), {}),
+]
+
+
+@pytest.mark.parametrize("name,plan,setup", LIMIT_PLANS)
+def test_the_search_and_the_exporter_refuse_by_the_same_limit_in_the_same_words(name, plan, setup):
+    from shardwise.engine.validity.deepspeed_config import LIMITS_BY_NAME
+
+    ds_setup = TrainingSetup(**{"seq_len": 4096, "global_batch": 1024, "framework": "deepspeed", **setup})
+    strategy = Strategy(**plan)
+    errors, _ = validity.violations(DENSE, CLUSTER64, ds_setup, strategy)
+    limit = LIMITS_BY_NAME[name]
+    reason = limit.reason(strategy)
+    [searched] = [v for v in errors if v.rule.startswith("deepspeed_config_")]
+    assert searched.message.startswith(reason)
+    with pytest.raises(ExportRefused) as refused:
+        export_plan("deepspeed", DENSE, CLUSTER64, ds_setup, strategy)
+    assert refused.value.rule == name and refused.value.reason == reason
+    assert refused.value.hint and refused.value.hint in searched.message
+
+
+def test_a_plan_made_for_megatron_is_refused_by_the_limit_not_by_the_rule_that_groups_it():
+    # TP=8 with PP=2 is a valid Megatron plan; DeepSpeed's pipeline engine has no AutoTP.
+    setup = TrainingSetup(seq_len=4096, global_batch=1024, framework="megatron")
+    with pytest.raises(ExportRefused) as refused:
+        export_plan("deepspeed", DENSE, CLUSTER64, setup, Strategy(tp=8, pp=2, zero_stage=1))
+    assert refused.value.rule == "pp_with_tp_ep_cp" and "(TP=8)" in refused.value.reason
+
+
+def test_fp8_under_deepspeed_is_ruled_out_for_every_plan_with_one_reason():
+    # DeepSpeed 0.19.8's config: precision sections bf16/fp16 only (runtime/precision_config.py), torch_autocast
+    # dtype fp16/fp32/int8/bf16 (runtime/config.py DtypeEnum) — checked in the installed package below.
+    from deepspeed.runtime import precision_config
+    from deepspeed.runtime.config import DtypeEnum
+
+    assert {e.name for e in DtypeEnum} == {"fp16", "fp32", "int8", "bf16"}
+    assert not [name for name in dir(precision_config) if "fp8" in name.lower()]
+    setup = TrainingSetup(seq_len=4096, global_batch=512, framework="deepspeed", precision="fp8")
+    rec = recommend(get_model("llama-3-8b"), build_cluster("h100-sxm", 64), setup, top_k=3)
+    assert rec.plans == []
+    assert set(rec.excluded) == {"deepspeed_config_setup"}
