@@ -99,9 +99,36 @@ def plans_table(plans: list[Evaluation]) -> list[str]:
 
 
 def signed(value: float, unit: str) -> str:
+    """A difference with its sign: '+1.2 ms', '−0.57 GiB'. The sign is read off the printed digits, so a
+    difference that rounds to zero reads '+0.00 GiB', never '−0.00 GiB'."""
     if unit == "s":
-        return ("+" if value >= 0 else "−") + seconds(abs(value))
-    return f"{'+' if value >= 0 else '−'}{abs(value):.2f} {unit}"
+        shown = seconds(abs(value))
+        negative = value < 0 and any(ch in "123456789" for ch in shown)
+        return ("−" if negative else "+") + shown
+    shown = f"{abs(value):.2f}"
+    negative = value < 0 and any(ch in "123456789" for ch in shown)
+    return f"{'−' if negative else '+'}{shown} {unit}"
+
+
+# Plan knobs (StrategySummary's fields, engine/explain's and engine/whatif's knob names) as the plan label
+# writes them: a one-knob change reads "SP on → off", not "sequence_parallel True → False".
+KNOB_LABELS = {"tp": "TP", "pp": "PP", "vpp": "VPP", "cp": "CP", "ep": "EP", "etp": "ETP", "dp": "DP",
+               "zero_stage": "ZeRO", "micro_batch": "micro-batch", "grad_accum": "grad-accum",
+               "recompute": "recompute", "sequence_parallel": "SP", "hsdp_replicas": "HSDP replicas"}
+
+
+def knob_value(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def knob_change(knob: str, before, after) -> str:
+    """('sequence_parallel', True, False) -> 'SP on → off'; ('zero_stage', 3, 1) -> 'ZeRO 3 → 1'."""
+    return f"{KNOB_LABELS.get(knob, knob)} {knob_value(before)} → {knob_value(after)}"
+
+
+def count_noun(n: int, singular: str, plural: str | None = None) -> str:
+    """(1, 'other plan') -> '1 other plan'; (21, 'other plan') -> '21 other plans'."""
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def tokens_text(n: float) -> str:
