@@ -17,7 +17,7 @@ from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, plan_line, plans_table, seconds, signed, tokens_text
+from ..present import TERM_LABELS, calibration_lines, count_noun, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
@@ -149,7 +149,8 @@ def _why(r: Recommendation) -> list[str]:
         if cmp.decided_by != "tie":
             break
     else:
-        return ["", f"the next {len(r.plans) - 1} plan(s) predict the same step time; the winner is first by "
+        tied = count_noun(len(r.plans) - 1, "plan")
+        return ["", f"the next {tied} predict{'s' if len(r.plans) == 2 else ''} the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
     lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({cmp.speedup - 1:+.2%} tokens/s):"]
     for t in cmp.decisive[:3]:
@@ -163,10 +164,12 @@ def _near_ties(r: Recommendation) -> list[str]:
     if not r.near_best:
         return []
     # With --top already that large they are in the table: pointing at --top N again read as if they were not.
-    where = (f"#2–#{r.near_best + 1} in the alternatives below" if len(r.plans) > r.near_best
-             else f"--top {r.near_best + 1} lists them")
-    return ["", f"near-ties: {r.near_best:,} other plan(s) are predicted within {r.ranking_resolution:.0%} of the best "
-                f"({where}).",
+    rows = "#2" if r.near_best == 1 else f"#2–#{r.near_best + 1}"
+    where = (f"{rows} in the alternatives below" if len(r.plans) > r.near_best
+             else f"--top {r.near_best + 1} lists {'it' if r.near_best == 1 else 'them'}")
+    verb = "is" if r.near_best == 1 else "are"
+    return ["", f"near-ties: {count_noun(r.near_best, 'other plan')} {verb} predicted within "
+                f"{r.ranking_resolution:.0%} of the best ({where}).",
             "  That is closer than the model can rank: measured runs order such pairs little better than",
             "  chance. Choose among them on what you trust (fewer parallel dimensions, a layout you have run)."]
 

@@ -12,7 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, seconds, signed
+from ..present import TERM_LABELS, count_noun, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
 
@@ -182,9 +182,10 @@ def post_training_note(best: Any) -> str | None:
 def near_ties_note(near_best: int, resolution: float) -> str | None:
     if not near_best:
         return None
-    return (f"{near_best:,} other plan(s) are predicted within {resolution:.0%} of this one: closer than the model "
-            f"can rank (measured runs order such pairs little better than chance). Choose among them on what you "
-            f"trust — fewer parallel dimensions, a layout you have run.")
+    verb = "is" if near_best == 1 else "are"
+    return (f"{count_noun(near_best, 'other plan')} {verb} predicted within {resolution:.0%} of this one: closer "
+            f"than the model can rank (measured runs order such pairs little better than chance). Choose among them "
+            f"on what you trust — fewer parallel dimensions, a layout you have run.")
 
 
 def why_it_wins(plans: list[Any]) -> WhyView | None:
@@ -199,8 +200,9 @@ def why_it_wins(plans: list[Any]) -> WhyView | None:
         if cmp.decided_by != "tie":
             break
     else:
+        tied = count_noun(len(plans) - 1, "plan") + (" predicts" if len(plans) == 2 else " predict")
         return WhyView(2, plan_label(plans[1].strategy, 'page'), 1.0, "", [], [],
-                       tie_note=f"the next {len(plans) - 1} plan(s) predict the same step time; the winner is first "
+                       tie_note=f"the next {tied} the same step time; the winner is first "
                                 "by memory, then by the simpler layout")
     line = lambda t: TermLine(TERM_LABELS.get(t.term, t.term), seconds(t.a), seconds(t.b), signed(t.a - t.b, "s"))  # noqa: E731
     return WhyView(rank, plan_label(other.strategy, 'page'), cmp.speedup or 1.0, speed_words(cmp.speedup or 1.0),

@@ -96,7 +96,8 @@ def test_near_ties_are_counted_and_said(capsys):
     assert data["near_best"] == within
     code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "3")
     if within:
-        assert f"near-ties: {within} other plan(s) are predicted within 5%" in out
+        said = "1 other plan is" if within == 1 else f"{within} other plans are"
+        assert f"near-ties: {said} predicted within 5%" in out
     else:
         assert "near-ties" not in out
 
