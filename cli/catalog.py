@@ -33,7 +33,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _billions(n: int) -> str:
-    return f"{n / 1e9:,.2f}B" if n >= 1e9 else f"{n / 1e6:,.0f}M"
+    # Chosen on the rounded value: 999.9 M printed "1,000M" (gemma-3-1b) instead of "1.00B".
+    return f"{n / 1e9:,.2f}B" if round(n / 1e6) >= 1000 else f"{n / 1e6:,.0f}M"
 
 
 # --- models ---------------------------------------------------------------------------------

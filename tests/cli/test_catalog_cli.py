@@ -59,3 +59,13 @@ def test_bad_names_exit_2_with_one_line(capsys, argv, words):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_count_just_under_a_billion_reads_in_billions():
+    # Gemma-3-1B has 999.9 M parameters (its catalog row) and the table printed "1,000M": the unit is chosen on
+    # the rounded figure, so 999,900,000 -> "1.00B" and 494,032,768 (Qwen2.5-0.5B) stays "494M".
+    from shardwise.cli.catalog import _billions
+
+    assert _billions(999_900_000) == "1.00B"
+    assert _billions(494_032_768) == "494M"
+    assert _billions(999_400_000) == "999M"
