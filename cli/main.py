@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # let the subcommand say it, so the hint points at its own --help
         sub = parser._subparsers._group_actions[0].choices[args.command]
-        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+        hint = getattr(args, "extra_args_hint", None)  # a subcommand that knows why such words come (validate)
+        sub.error((hint and hint(args, extra)) or f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args) or 0)
     except ShardwiseInputError as exc:

@@ -22,8 +22,18 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.add_argument("--profile", action="store_true",
                    help="the calibration check instead: calibrate on the smallest run of each family, predict the "
-                        "rest; and the 80 %% intervals' coverage of held-out runs")
-    p.set_defaults(handler=run)
+                        "rest; and the 80 %% intervals' coverage of held-out runs (takes no file)")
+    p.set_defaults(handler=run, extra_args_hint=_profile_file_hint)
+
+
+def _profile_file_hint(args: argparse.Namespace, extra: list[str]) -> str | None:
+    """--profile is a switch here, while every other command's --profile takes a file: `validate --profile
+    mine.json` said only "unrecognized arguments: mine.json"."""
+    if args.profile and extra:
+        return (f"validate --profile is the calibration check of the shipped runs and takes no file "
+                f"({' '.join(extra)}); a saved profile applies to a scenario: pass it as --profile FILE to "
+                "recommend, evaluate, explain, what-if or export")
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
