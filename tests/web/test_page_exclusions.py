@@ -1,0 +1,39 @@
+"""The page's "Not shown" line says why plans were left out in words, with the engine's counts: it printed the
+rule ids with spaces ("57,600 tp cp pp divides gpus, 1,665 zero without dp")."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+from shardwise.web.app import create_app
+from shardwise.web.exclusion_words import EXCLUSION_WORDS, exclusion_words
+from shardwise.web.settings import Settings
+
+
+def test_the_not_shown_line_names_reasons_in_words_with_the_engines_counts():
+    client = TestClient(create_app(Settings(), chat_service=object()))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "seq_len": "4k", "batch": "256",
+            "batch_unit": "sequences", "mode": "full", "precision": "bf16", "framework": "megatron"}
+    page = client.post("/", data=form)
+    assert page.status_code == 200
+    api = client.post("/api/recommend", json={"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 16,
+                                              "seq_len": 4096, "global_batch": 256}).json()
+    line = re.search(r"Not shown: (.*?)\.</p>", page.text).group(1)
+    assert api["excluded"]  # 16 GPUs: TP·CP·PP that do not divide 16 are left out, at least
+    for rule, n in api["excluded"].items():
+        assert f"{n:,}: {exclusion_words(rule).replace(chr(39), '&#39;')}" in line
+    assert "divides gpus" not in line and "_" not in line
+
+
+def test_every_phrase_is_for_a_reason_the_engine_can_give():
+    # Ids from engine/validity (its Rule names) and engine/search.py ("does_not_fit"): a phrase for a renamed
+    # rule would never show.
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    source = " ".join(p.read_text() for p in (root / "engine" / "validity").glob("*.py"))
+    source += (root / "engine" / "search.py").read_text()
+    for rule in EXCLUSION_WORDS:
+        assert f'"{rule}"' in source, rule
