@@ -72,12 +72,22 @@ def memory_band_note(m: MemoryReport) -> str | None:
     return f"the band's upper end is above the {m.capacity_gib:g} GiB: check the peak in a short run"
 
 
-def plan_line(e: Evaluation) -> str:
+def mfu_basis(precision: str | None) -> str:
+    """' of the FP8 peak' after an FP8 run's MFU: it is taken against the FP8 dense peak (docs/performance.md,
+    "FLOPs, MFU and HFU"), twice BF16's on Hopper and Blackwell, so an FP8 plan's MFU read as a collapse beside the
+    BF16 figures people quote. Nothing after a BF16 MFU, the usual basis."""
+    return " of the FP8 peak" if precision == "fp8" else ""
+
+
+def plan_line(e: Evaluation, precision: str | None = None) -> str:
+    """`precision`: the scenario's, where the evaluation does not carry its setup (a recommendation's plans)."""
     if e.throughput is None or e.time is None:
         return f"{plan_label(e.strategy, 'cli')}: memory {e.memory.total_gib:.1f} GiB"
     t = e.throughput
+    precision = precision or (e.setup.precision if e.setup is not None else None)
     band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
-    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
+    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), "
+            f"MFU {t.mfu:.1%}{mfu_basis(precision)}, "
             f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
 
 

@@ -201,7 +201,7 @@ def render_recommendation(r: Recommendation) -> str:
     if not r.plans:
         return "\n".join(lines + (render_nothing_fits(r.nothing_fits) if r.nothing_fits else nothing_exportable(r)))
     best = r.plans[0]
-    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}",
+    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best, r.setup.precision)}",
               *calibration_lines(best, "         ")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost

@@ -55,7 +55,7 @@ def render_whatif(w: WhatIf) -> str:
     lines.append("")
     for label, rec in (("before", w.before), ("after", w.after)):
         if rec.plans:
-            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0])}",
+            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0], rec.setup.precision)}",
                       *calibration_lines(rec.plans[0], "         ")]
         else:
             lines += [f"{label:<8} nothing fits"] + ["  " + x for x in render_nothing_fits(rec.nothing_fits)]

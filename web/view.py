@@ -12,7 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, count_noun, seconds, signed
+from ..present import TERM_LABELS, count_noun, mfu_basis, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
 
@@ -101,6 +101,7 @@ class ResultView:
     near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
     post_training: str | None = None
+    mfu_basis: str = ""  # " of the FP8 peak" for an FP8 scenario (present.mfu_basis), as the CLI says it
 
     @property
     def best(self) -> Any:
@@ -132,7 +133,8 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                     step_ms=e.time.step_s * 1e3 if e.time else None,
                     tokens_per_s_per_gpu=e.throughput.tokens_per_s_per_gpu if e.throughput else None,
                     mfu=e.throughput.mfu if e.throughput else None) for i, e in enumerate(plans)]
-    view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}))
+    view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}),
+                      mfu_basis=mfu_basis(_get(_get(rec, "setup"), "precision")))
     if rows:
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster

@@ -37,3 +37,14 @@ def test_every_phrase_is_for_a_reason_the_engine_can_give():
     source += (root / "engine" / "search.py").read_text()
     for rule in EXCLUSION_WORDS:
         assert f'"{rule}"' in source, rule
+
+
+def test_an_fp8_scenarios_mfu_says_its_peak():
+    # MFU is taken against the precision's dense peak (docs/performance.md "FLOPs, MFU and HFU"); the CLI says
+    # "of the FP8 peak" after an FP8 MFU (tests/cli/test_mfu_basis.py) and so does the page, BF16 saying nothing.
+    client = TestClient(create_app(Settings(), chat_service=object()))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "16", "seq_len": "4k", "batch": "256",
+            "batch_unit": "sequences", "mode": "full", "framework": "megatron"}
+    fp8 = client.post("/", data={**form, "precision": "fp8"}).text
+    bf16 = client.post("/", data={**form, "precision": "bf16"}).text
+    assert "% of the FP8 peak</small>" in fp8 and "FP8 peak" not in bf16
