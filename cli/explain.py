@@ -133,6 +133,11 @@ def _verdict(c) -> str:
     return line
 
 
+def _grows(label: str) -> str:
+    """'activations grow', 'total memory grows': the memory categories are named in the plural but one."""
+    return f"{label} {'grow' if label.endswith('s') else 'grows'}"
+
+
 def _binding(x: Explanation) -> str:
     b = x.binding
     n = b.numbers
@@ -143,7 +148,7 @@ def _binding(x: Explanation) -> str:
     if b.kind == "memory":
         return (f"binding constraint: memory — {knob_change(b.knob, b.before, b.after)} would be "
                 f"{signed(n['step_delta_s'], 's')} per step but needs {n['memory_gib']:.1f} GiB "
-                f"({n['usable_gib']:.1f} usable; {TERM_LABELS.get(b.term, b.term)} grows)")
+                f"({n['usable_gib']:.1f} usable; {_grows(TERM_LABELS.get(b.term, b.term))})")
     if b.kind == "improvable":
         return (f"not optimal: {knob_change(b.knob, b.before, b.after)} fits and is {signed(n['step_delta_s'], 's')} per step "
                 f"(tokens/s x{n['throughput_ratio']:.3f})")

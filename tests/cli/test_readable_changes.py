@@ -47,3 +47,11 @@ def test_explain_counterfactuals_use_plan_words(capsys):
     assert "SP on → off" in knobs and "ZeRO 3 → 1" in knobs  # the winner B runs SP and ZeRO-3
     assert "does_not_fit" not in knobs and "does not fit" in knobs
     assert "sequence_parallel" not in knobs and "zero_stage" not in knobs and "−0.00" not in text
+
+
+def test_memory_categories_agree_with_their_verb():
+    from shardwise.cli.explain import _grows
+
+    # TERM_LABELS name four memory categories in the plural ("activations", "weights", "gradients",
+    # "optimizer states") and "total memory"/"other" in the singular; the binding line read "activations grows".
+    assert _grows("activations") == "activations grow" and _grows("total memory") == "total memory grows"
