@@ -182,18 +182,26 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
             lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
         lines += [f"  [{v.rule}] {v.spelled(flag_for)}" for v in n.blocking]
         return lines
-    lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "
-             f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})", "what would fit:"]
+    lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:,.1f} GiB per GPU, "
+             f"{n.usable_gib:,.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})",
+             "what would fit (each with its leanest plan, the least memory, not the fastest: "
+             "`what-if --change …` ranks them):"]
     for o in n.options:
-        change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule
+        # The flags that make the change (--gpus 128, --zero 3), as the user would type them; they read as the
+        # engine's fields ("num_gpus=128", "zero_stage=3", "larger_gpu").
+        change = " ".join(f"{flag_for(k)} {v}" for k, v in o.change.items() if v is not None) \
+            or RULE_WORDS.get(o.rule, o.rule)
         if not o.applicable:
             lines.append(f"  {change:<22} n/a — {o.note}")
             continue
         verdict = "fits" if o.fits else "does not fit"
-        need = f", needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f" with {plan_label(o.plan, 'cli')}" if (o.fits and o.plan) else ""
+        need = f", needs {o.lowest_memory_gib:,.1f} GiB" if o.lowest_memory_gib is not None else ""
+        plan = f" ({plan_label(o.plan, 'cli')})" if (o.fits and o.plan) else ""
         lines.append(f"  {change:<22} {verdict}{need}{plan}" + (f" ({o.note})" if o.note else ""))
     return lines
+
+
+RULE_WORDS = {"larger_gpu": "a larger GPU", "more_gpus": "more GPUs"}  # a fix with no single value to name
 
 
 def render_recommendation(r: Recommendation) -> str:

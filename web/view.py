@@ -236,7 +236,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
             fixes.append(FixLine(change, "not applicable", o.note))
             continue
         need = f"needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f"with {plan_label(o.plan, 'page')}" if (o.fits and o.plan is not None) else ""
+        plan = f"leanest plan {plan_label(o.plan, 'page')}" if (o.fits and o.plan is not None) else ""
         fixes.append(FixLine(change, "fits" if o.fits else "does not fit",
                              " · ".join(x for x in (need, plan, o.note) if x)))
     return NothingFitsView(headline, fixes, [])

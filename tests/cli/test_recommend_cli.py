@@ -39,7 +39,13 @@ def test_recommend_nothing_fits_says_what_would(capsys):
     assert data["nothing_fits"]["reason"] == "out_of_memory"
     assert data["nothing_fits"]["min_gpus"] >= 6210  # 16 B/param · 1e13 / 24 GiB
     code, out, _ = run(capsys, "recommend", "--params", "10e12", "--gpu", "rtx-4090", "--gpus", "8")
-    assert "NOTHING FITS" in out and "num_gpus=" in out
+    assert "NOTHING FITS" in out and f"  --gpus {data['nothing_fits']['min_gpus']} " in out
+    # The changes are spelled as the flags that make them (they read "num_gpus=53248", "zero_stage=3"), the plans
+    # called what they are: the leanest, not the fastest; counts over 999 GiB with separators ("23,078.8").
+    assert "num_gpus=" not in out and "zero_stage=" not in out and "--zero 3 " in out and "--mode qlora " in out
+    assert "leanest plan, the least memory, not the fastest" in out
+    lean = data["nothing_fits"]["lowest_memory_gib"]
+    assert f"needs {lean:,.1f} GiB per GPU" in out and lean > 1000
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -48,3 +48,14 @@ def test_an_fp8_scenarios_mfu_says_its_peak():
     fp8 = client.post("/", data={**form, "precision": "fp8"}).text
     bf16 = client.post("/", data={**form, "precision": "bf16"}).text
     assert "% of the FP8 peak</small>" in fp8 and "FP8 peak" not in bf16
+
+
+def test_what_would_fit_calls_its_plans_the_leanest():
+    # Llama-3.1-405B on 8 H100s fits nowhere; the smallest GPU count that fits came with the probe's
+    # least-memory plan (TP=128 on 128 GPUs) written as "with TP 128 …", read as the advice.
+    client = TestClient(create_app(Settings(), chat_service=object()))
+    form = {"model": "llama-3.1-405b", "gpu": "h100-sxm", "gpus": "8", "seq_len": "8k", "batch": "1024",
+            "batch_unit": "sequences", "mode": "full", "precision": "bf16", "framework": "megatron"}
+    text = client.post("/", data=form).text
+    assert "What would fit" in text and "the least memory, not the fastest" in text
+    assert "leanest plan TP" in text and "with TP" not in text
