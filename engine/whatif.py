@@ -88,8 +88,11 @@ def _named_as_changes():
 
 
 def _parse_int(name: str, value) -> int:
-    with _named_as_changes():
+    try:
         number = parse_count(value, name)
+    except SettingsInputError:
+        # parse_count's refusal gave a parameter count's examples ("such as 70e9 or 70B") for a GPU count.
+        raise ShardwiseInputError(f"{name} expects a positive whole number such as 128, got {value!r}") from None
     if not number.is_integer():
         raise ShardwiseInputError(f"{name} must be a whole number, got {value!r}")
     return int(number)
