@@ -50,6 +50,25 @@ def _kind(m: ModelSpec) -> str:
     return ", ".join(parts)
 
 
+def _value_text(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"  # 70,553,706,496 parameters read at a glance; --json keeps the bare number
+    if isinstance(v, list):
+        return ", ".join(map(str, v))
+    return str(v)
+
+
+def record_text(record: dict) -> str:
+    """A model's record as `shardwise models ID` prints it: `--json`'s fields, for reading. norm_bias is left out
+    under RMSNorm, which has no bias whatever the field says (ModelSpec.norm_bias: "RMSNorm never"); it read
+    "norm rmsnorm ... norm_bias True" for every Llama."""
+    skip = {"norm_bias"} if record.get("norm") == "rmsnorm" else set()
+    return "\n".join(f"{k:<32}{_value_text(v)}" for k, v in record.items()
+                     if v not in (None, [], {}) and k not in skip)
+
+
 def run_models(args: argparse.Namespace) -> int:
     if args.name:
         try:
@@ -61,7 +80,7 @@ def run_models(args: argparse.Namespace) -> int:
         if args.json:
             print_json(record)
         else:
-            print("\n".join(f"{k:<32}{v}" for k, v in record.items() if v not in (None, [], {})))
+            print(record_text(record))
         return 0
     entries = list_catalog()
     if args.json:

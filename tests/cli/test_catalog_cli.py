@@ -69,3 +69,17 @@ def test_a_count_just_under_a_billion_reads_in_billions():
     assert _billions(999_900_000) == "1.00B"
     assert _billions(494_032_768) == "494M"
     assert _billions(999_400_000) == "999M"
+
+
+def test_a_models_record_reads_as_text(capsys):
+    # Llama-3.1-70B: 70,553,706,496 parameters (the safetensors index of meta-llama/Llama-3.1-70B), RMSNorm.
+    from support.cli_runner import run
+
+    code, out, err = run(capsys, "models", "llama-3.1-70b")
+    assert code == 0, err
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if line.strip()}
+    assert lines["params"] == "70,553,706,496" and lines["norm"] == "rmsnorm"
+    assert "norm_bias" not in lines  # RMSNorm has no bias; the field read True
+    assert lines["aliases"].startswith("meta-llama/") and "[" not in lines["aliases"]
+    code, out, err = run(capsys, "models", "llama-3.1-70b", "--json")
+    assert json.loads(out)["params"] == 70_553_706_496 and "norm_bias" in json.loads(out)  # the record is whole
