@@ -55,6 +55,8 @@ def _value_text(v) -> str:
         return str(v)
     if isinstance(v, int):
         return f"{v:,}"  # 70,553,706,496 parameters read at a glance; --json keeps the bare number
+    if isinstance(v, float):
+        return f"{v:,g}"  # 989.0 -> 989, 3350.0 -> 3,350
     if isinstance(v, list):
         return ", ".join(map(str, v))
     return str(v)
@@ -105,7 +107,7 @@ def run_gpus(args: argparse.Namespace) -> int:
         if args.json:
             print_json(gpu_record(gpu))
         else:
-            print("\n".join(f"{k:<28}{v}" for k, v in gpu_record(gpu).items()))
+            print("\n".join(f"{k:<28}{_value_text(v)}" for k, v in gpu_record(gpu).items()))
         return 0
     gpus = list_gpus()
     if args.json:
@@ -125,7 +127,7 @@ def run_networks(args: argparse.Namespace) -> int:
         if args.json:
             print_json(net)
         else:
-            print("\n".join(f"{k:<16}{v}" for k, v in net.model_dump().items()))
+            print("\n".join(f"{k:<16}{_value_text(v)}" for k, v in net.model_dump().items()))
         return 0
     nets = list_networks()
     if args.json:

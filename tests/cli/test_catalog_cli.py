@@ -83,3 +83,15 @@ def test_a_models_record_reads_as_text(capsys):
     assert lines["aliases"].startswith("meta-llama/") and "[" not in lines["aliases"]
     code, out, err = run(capsys, "models", "llama-3.1-70b", "--json")
     assert json.loads(out)["params"] == 70_553_706_496 and "norm_bias" in json.loads(out)  # the record is whole
+
+
+def test_gpu_and_network_records_read_as_text(capsys):
+    # H100 SXM: 989 / 1,979 dense BF16 / FP8 TFLOP/s and 3,350 GB/s HBM3 (NVIDIA datasheet); NDR: 50 GB/s per GPU.
+    from support.cli_runner import run
+
+    code, out, err = run(capsys, "gpus", "h100")
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if line.strip()}
+    assert (lines["bf16_tflops"], lines["fp8_tflops"], lines["hbm_bandwidth_gbs"]) == ("989", "1,979", "3,350")
+    assert "[" not in lines["aliases"]
+    code, out, err = run(capsys, "networks", "ib-ndr")
+    assert "bandwidth_gbs   50\n" in out
