@@ -174,7 +174,8 @@ def post_training_note(best: Any) -> str | None:
     if p.algorithm == "dpo":
         return f"DPO, {p.pairs_per_step:,} pairs per step; reference: {p.reference}. Memory peaks during {phase}."
     note = (f"{p.algorithm.upper()} co-located: prompt {p.prompt_len:,} + response {p.response_len:,} tokens, "
-            f"{p.group_size} sample(s) per prompt, rollout on engines of {p.inference_tp} GPU(s); reference: "
+            f"{count_noun(p.group_size, 'sample')} per prompt, rollout on engines of "
+            f"{count_noun(p.inference_tp, 'GPU')}; reference: "
             f"{p.reference}. Memory peaks during {phase}.")
     if p.defaults_used:
         note += f" Not given, verl's defaults used: {', '.join(d.replace('_', ' ') for d in p.defaults_used)}."

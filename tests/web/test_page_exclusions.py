@@ -59,3 +59,13 @@ def test_what_would_fit_calls_its_plans_the_leanest():
     text = client.post("/", data=form).text
     assert "What would fit" in text and "the least memory, not the fastest" in text
     assert "leanest plan TP" in text and "with TP" not in text
+
+
+def test_the_post_training_note_counts_in_words():
+    # PPO samples once per prompt (verl rollout.n: 1) on rollout engines of 2 GPUs (rollout TP 2): it read
+    # "1 sample(s) per prompt, rollout on engines of 2 GPU(s)".
+    client = TestClient(create_app(Settings(), chat_service=object()))
+    form = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "8", "seq_len": "1k", "batch": "256",
+            "batch_unit": "sequences", "mode": "ppo", "precision": "bf16", "framework": "fsdp"}
+    text = client.post("/", data=form).text
+    assert "1 sample per prompt, rollout on engines of 2 GPUs" in text and "(s)" not in text
