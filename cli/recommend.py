@@ -19,7 +19,7 @@ from ..engine.search import recommend
 from ..engine.plan_label import plan_label
 from ..present import TERM_LABELS, calibration_lines, count_noun, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
-                     print_json, setup_from_args)
+                     positive_int, print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
 from .post_training_text import post_training_lines
 from .profile_file import profile_from_args
@@ -40,7 +40,8 @@ def _export_hooks():
 
 
 def add_search_args(p: argparse.ArgumentParser, top: int = 5) -> None:
-    p.add_argument("--top", type=int, default=top, metavar="K", help=f"how many plans to return (default {top})")
+    p.add_argument("--top", type=positive_int, default=top, metavar="K",  # 0 was refused as "top_k must be …"
+                   help=f"how many plans to return (default {top})")
     p.add_argument("--headroom", type=float, default=0.1,
                    help="share of GPU memory kept free, 0..1 (default 0.1: plans must fit in 90%%)")
     g = p.add_argument_group("constraints (pin a knob to a value or a comma list; bound it with --max-/--min-)")

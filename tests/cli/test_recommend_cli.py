@@ -181,3 +181,12 @@ def test_recommend_export_with_export_dir_writes_only_that_format(capsys, tmp_pa
     assert code == 0 and "wrote 1 export files" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.txt", "ds_config.json"]
     assert "refused" not in (tmp_path / "README.txt").read_text()  # the best plan kept is one ds_config writes
+
+
+@pytest.mark.parametrize("command", ["recommend", "what-if"])
+def test_top_zero_is_refused_naming_the_flag(capsys, command):
+    # It said "top_k must be a whole number ≥ 1" (the engine's argument), not the --top the user typed.
+    extra = ["--change", "gpus=16"] if command == "what-if" else []
+    code, out, err = run(capsys, command, "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", *extra,
+                         "--top", "0")
+    assert code == 2 and "argument --top: expected a positive whole number, got '0'" in err and "top_k" not in err
