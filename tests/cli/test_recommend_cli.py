@@ -49,7 +49,7 @@ def test_recommend_nothing_fits_says_what_would(capsys):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--top", "0"], "top_k"),
+    (["--top", "0"], "--top"),
     (["--headroom", "2"], "headroom"),
     (["--tp", "x"], "whole numbers"),
     (["--recompute", "sometimes"], "allowed values are none, selective, full"),
