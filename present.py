@@ -88,7 +88,8 @@ def plan_line(e: Evaluation, precision: str | None = None) -> str:
     band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
     return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), "
             f"MFU {t.mfu:.1%}{mfu_basis(precision)}, "
-            f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
+            f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB"
+            + ("" if e.memory.fits else " — DOES NOT FIT"))  # explain's --a/--b can name such a plan
 
 
 def calibration_lines(e: Evaluation, indent: str) -> list[str]:

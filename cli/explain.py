@@ -79,7 +79,7 @@ def render_explanation(x: Explanation) -> str:
     if x.expert_parallel is not None:
         lines += ["", *_expert_parallel(x.expert_parallel)]
     if x.counterfactuals:
-        lines += ["", "one-knob changes to the winner:"]
+        lines += ["", "one-knob changes to the winner:" if c is not None else "one-knob changes to this plan:"]
         for cf in x.counterfactuals:
             change = knob_change(cf.knob, cf.before, cf.after)
             if cf.outcome == "invalid":

@@ -55,3 +55,12 @@ def test_memory_categories_agree_with_their_verb():
     # TERM_LABELS name four memory categories in the plural ("activations", "weights", "gradients",
     # "optimizer states") and "total memory"/"other" in the singular; the binding line read "activations grows".
     assert _grows("activations") == "activations grow" and _grows("total memory") == "total memory grows"
+
+
+def test_a_plan_that_does_not_fit_says_so_on_its_line(capsys):
+    # TP=4 PP=2 for Llama-3.1-70B at 8K on 80 GiB H100s does not fit (README: 115.23 GiB); its line read
+    # "memory 115.2 of 80 GiB" with nothing more, and one plan alone was called "the winner".
+    code, text, err = run(capsys, "explain", *SCENARIO, "--a", "tp=4,pp=2")
+    assert code == 0, err
+    assert text.splitlines()[1].endswith("of 80 GiB — DOES NOT FIT")
+    assert "one-knob changes to this plan:" in text and "to the winner" not in text
