@@ -192,7 +192,16 @@ class TrainingSetup(BaseModel):
 DEFAULT_GLOBAL_BATCH: int = TrainingSetup.model_fields["global_batch"].default
 
 
-def default_global_batch(mode: str | None) -> int:
+def default_global_batch(mode: str | None, group_size: int | None = None) -> int:
     """Sequences per step when none is given, for a mode as typed ('lora', 'qlora', 'full', 'dpo-lora', …):
-    a fine-tune's batch for plain LoRA/QLoRA, else the engine's default."""
-    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in FINE_TUNE_MODES else DEFAULT_GLOBAL_BATCH
+    a fine-tune's batch for plain LoRA/QLoRA; for GRPO/PPO verl's 1,024 prompts x the group size (its default
+    where none is given); else the engine's default. GRPO took the engine's 1,024 sequences = 204.8 prompts of
+    its own default group of 5, which no verl run trains on."""
+    from .assumptions.post_training import DEFAULT_GROUP_SIZE, DEFAULT_PROMPTS_PER_STEP
+
+    if mode in FINE_TUNE_MODES:
+        return DEFAULT_FINE_TUNE_GLOBAL_BATCH
+    algorithm = str(mode or "").partition("-")[0]
+    if algorithm in DEFAULT_GROUP_SIZE:
+        return DEFAULT_PROMPTS_PER_STEP * (group_size or DEFAULT_GROUP_SIZE[algorithm])
+    return DEFAULT_GLOBAL_BATCH
