@@ -184,8 +184,9 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
         from .post_training.modes import mode_name
         from .training import default_global_batch
 
-        update["global_batch"] = default_global_batch(mode_name(TrainingSetup.model_validate(
-            {**setup.model_dump(), **update})))
+        changed = TrainingSetup.model_validate({**setup.model_dump(), **update})
+        post = changed.post_training  # GRPO/PPO: whole prompts of the scenario's group size
+        update["global_batch"] = default_global_batch(mode_name(changed), post.group_size if post else None)
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
 
