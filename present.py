@@ -72,11 +72,14 @@ def memory_band_note(m: MemoryReport) -> str | None:
     return f"the band's upper end is above the {m.capacity_gib:g} GiB: check the peak in a short run"
 
 
-def mfu_basis(precision: str | None) -> str:
+def mfu_basis(precision: str | None, warnings=()) -> str:
     """' of the FP8 peak' after an FP8 run's MFU: it is taken against the FP8 dense peak (docs/performance.md,
     "FLOPs, MFU and HFU"), twice BF16's on Hopper and Blackwell, so an FP8 plan's MFU read as a collapse beside the
-    BF16 figures people quote. Nothing after a BF16 MFU, the usual basis."""
-    return " of the FP8 peak" if precision == "fp8" else ""
+    BF16 figures people quote. Nothing after a BF16 MFU, the usual basis, nor on a GPU without FP8 units (the
+    plan's `fp8_unsupported` warning: GPUSpec.peak_tflops then takes the BF16 peak)."""
+    if precision != "fp8" or any(getattr(w, "rule", None) == "fp8_unsupported" for w in warnings):
+        return ""
+    return " of the FP8 peak"
 
 
 def plan_line(e: Evaluation, precision: str | None = None) -> str:
@@ -87,7 +90,7 @@ def plan_line(e: Evaluation, precision: str | None = None) -> str:
     precision = precision or (e.setup.precision if e.setup is not None else None)
     band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
     return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), "
-            f"MFU {t.mfu:.1%}{mfu_basis(precision)}, "
+            f"MFU {t.mfu:.1%}{mfu_basis(precision, e.warnings)}, "
             f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB"
             + ("" if e.memory.fits else " — DOES NOT FIT"))  # explain's --a/--b can name such a plan
 

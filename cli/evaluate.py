@@ -143,7 +143,7 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
             f"   likely {seconds(t.step_s_range[0])}–{seconds(t.step_s_range[1])}" if t.step_s_range else ""))
         lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU"
                       + (f", likely {likely(tp.tokens_per_s_per_gpu_range)}" if tp.tokens_per_s_per_gpu_range else "")
-                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%{mfu_basis(_precision(e, setup))}, "
+                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%{mfu_basis(_precision(e, setup), e.warnings)}, "
                         f"{tp.model_tflops_per_gpu:.0f} model "
                         "TFLOP/s per GPU"]
         if tp.range_basis:

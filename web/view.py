@@ -134,7 +134,8 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                     tokens_per_s_per_gpu=e.throughput.tokens_per_s_per_gpu if e.throughput else None,
                     mfu=e.throughput.mfu if e.throughput else None) for i, e in enumerate(plans)]
     view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}),
-                      mfu_basis=mfu_basis(_get(_get(rec, "setup"), "precision")))
+                      mfu_basis=mfu_basis(_get(_get(rec, "setup"), "precision"),
+                                          rows[0].evaluation.warnings if rows else ()))
     if rows:
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster

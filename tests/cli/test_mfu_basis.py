@@ -22,3 +22,16 @@ def test_the_fp8_mfu_is_labelled_and_is_model_flops_over_the_fp8_peak(capsys):
         code, text, err = run(capsys, "recommend", *SCENARIO[:10], "--precision", precision, "--top", "1")
         best = text.split("BEST", 1)[1].splitlines()[1]
         assert ("MFU" in best) and (("% of the FP8 peak" in best) is said)
+
+
+def test_a_gpu_without_fp8_units_keeps_the_bf16_basis_unlabelled(capsys):
+    # The A100 has no FP8 tensor cores (NVIDIA A100 datasheet: FP16/BF16 312 TFLOPS dense, no FP8): an FP8 scenario
+    # there runs and is measured at BF16 (GPUSpec.peak_tflops), and the plan carries the fp8_unsupported warning.
+    args = ["--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--gpus", "8", "--precision", "fp8"]
+    code, out, err = run(capsys, "evaluate", *args, "--json")
+    assert code == 0, err
+    e = json.loads(out)
+    assert any(w["rule"] == "fp8_unsupported" for w in e["warnings"])
+    assert abs(e["throughput"]["mfu"] - e["throughput"]["model_tflops_per_gpu"] / 312.0) < 1e-3
+    code, text, err = run(capsys, "evaluate", *args)
+    assert "FP8 peak" not in text
