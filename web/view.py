@@ -217,10 +217,15 @@ CHANGE_WORDS = {"num_gpus": "{} GPUs", "mode": "{} training", "recompute": "{} r
                 "gpu": "{}", "gpus_per_node": "{} GPUs per node"}
 
 
+MODE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full"}
+RULE_WORDS = {"larger_gpu": "a larger GPU", "more_gpus": "more GPUs"}  # a fix with no single value (it read "larger gpu")
+
+
 def change_words(change: dict[str, Any], rule: str) -> str:
-    """{'num_gpus': 384} -> '384 GPUs'; {'mode': 'qlora'} -> 'qlora training'."""
-    words = [CHANGE_WORDS.get(k, k + "={}").format(v) for k, v in change.items() if v is not None]
-    return ", ".join(words) or rule.replace("_", " ")
+    """{'num_gpus': 384} -> '384 GPUs'; {'mode': 'qlora'} -> 'QLoRA training'."""
+    words = [CHANGE_WORDS.get(k, k + "={}").format(MODE_WORDS.get(v, v) if k == "mode" else v)
+             for k, v in change.items() if v is not None]
+    return ", ".join(words) or RULE_WORDS.get(rule, rule.replace("_", " "))
 
 
 def nothing_fits_view(n: Any) -> NothingFitsView:

@@ -59,6 +59,7 @@ def test_what_would_fit_calls_its_plans_the_leanest():
     text = client.post("/", data=form).text
     assert "What would fit" in text and "the least memory, not the fastest" in text
     assert "leanest plan TP" in text and "with TP" not in text
+    assert ">QLoRA training<" in text and ">a larger GPU<" in text and "larger gpu" not in text
 
 
 def test_the_post_training_note_counts_in_words():
