@@ -72,13 +72,27 @@ def memory_band_note(m: MemoryReport) -> str | None:
     return f"the band's upper end is above the {m.capacity_gib:g} GiB: check the peak in a short run"
 
 
-def plan_line(e: Evaluation) -> str:
+def mfu_basis(precision: str | None, warnings=()) -> str:
+    """' of the FP8 peak' after an FP8 run's MFU: it is taken against the FP8 dense peak (docs/performance.md,
+    "FLOPs, MFU and HFU"), twice BF16's on Hopper and Blackwell, so an FP8 plan's MFU read as a collapse beside the
+    BF16 figures people quote. Nothing after a BF16 MFU, the usual basis, nor on a GPU without FP8 units (the
+    plan's `fp8_unsupported` warning: GPUSpec.peak_tflops then takes the BF16 peak)."""
+    if precision != "fp8" or any(getattr(w, "rule", None) == "fp8_unsupported" for w in warnings):
+        return ""
+    return " of the FP8 peak"
+
+
+def plan_line(e: Evaluation, precision: str | None = None) -> str:
+    """`precision`: the scenario's, where the evaluation does not carry its setup (a recommendation's plans)."""
     if e.throughput is None or e.time is None:
         return f"{plan_label(e.strategy, 'cli')}: memory {e.memory.total_gib:.1f} GiB"
     t = e.throughput
+    precision = precision or (e.setup.precision if e.setup is not None else None)
     band = f", likely {likely(t.tokens_per_s_per_gpu_range)}" if t.tokens_per_s_per_gpu_range else ""
-    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), MFU {t.mfu:.1%}, "
-            f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB")
+    return (f"{t.tokens_per_s_per_gpu:,.0f} tokens/s/GPU{band} ({t.tokens_per_s:,.0f} tokens/s), "
+            f"MFU {t.mfu:.1%}{mfu_basis(precision, e.warnings)}, "
+            f"step {seconds(e.time.step_s)}, memory {e.memory.total_gib:.1f} of {e.memory.capacity_gib:g} GiB"
+            + ("" if e.memory.fits else " — DOES NOT FIT"))  # explain's --a/--b can name such a plan
 
 
 def calibration_lines(e: Evaluation, indent: str) -> list[str]:
@@ -99,9 +113,36 @@ def plans_table(plans: list[Evaluation]) -> list[str]:
 
 
 def signed(value: float, unit: str) -> str:
+    """A difference with its sign: '+1.2 ms', '−0.57 GiB'. The sign is read off the printed digits, so a
+    difference that rounds to zero reads '+0.00 GiB', never '−0.00 GiB'."""
     if unit == "s":
-        return ("+" if value >= 0 else "−") + seconds(abs(value))
-    return f"{'+' if value >= 0 else '−'}{abs(value):.2f} {unit}"
+        shown = seconds(abs(value))
+        negative = value < 0 and any(ch in "123456789" for ch in shown)
+        return ("−" if negative else "+") + shown
+    shown = f"{abs(value):.2f}"
+    negative = value < 0 and any(ch in "123456789" for ch in shown)
+    return f"{'−' if negative else '+'}{shown} {unit}"
+
+
+# Plan knobs (StrategySummary's fields, engine/explain's and engine/whatif's knob names) as the plan label
+# writes them: a one-knob change reads "SP on → off", not "sequence_parallel True → False".
+KNOB_LABELS = {"tp": "TP", "pp": "PP", "vpp": "VPP", "cp": "CP", "ep": "EP", "etp": "ETP", "dp": "DP",
+               "zero_stage": "ZeRO", "micro_batch": "micro-batch", "grad_accum": "grad-accum",
+               "recompute": "recompute", "sequence_parallel": "SP", "hsdp_replicas": "HSDP replicas"}
+
+
+def knob_value(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def knob_change(knob: str, before, after) -> str:
+    """('sequence_parallel', True, False) -> 'SP on → off'; ('zero_stage', 3, 1) -> 'ZeRO 3 → 1'."""
+    return f"{KNOB_LABELS.get(knob, knob)} {knob_value(before)} → {knob_value(after)}"
+
+
+def count_noun(n: int, singular: str, plural: str | None = None) -> str:
+    """(1, 'other plan') -> '1 other plan'; (21, 'other plan') -> '21 other plans'."""
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def tokens_text(n: float) -> str:

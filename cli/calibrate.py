@@ -15,6 +15,7 @@ from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
 from ..engine.evaluate import evaluate
 from ..engine.mfu_unit import require_mfu_fraction
+from ..engine.plan_label import plan_label
 from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
 from ..tools.figures import plan_figures
@@ -23,6 +24,7 @@ from ..tools.measured_peak import measured_peak_of_plan, stated_by_log
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 from .flags import error_text, flag_for
+from .log_reading_text import reading_text
 
 # What a log can say about the run, and the flag that says the same: a flag given beside a log that
 # says otherwise is a contradiction (the log is what ran), not something to override silently.
@@ -169,7 +171,7 @@ def measurement_from_args(args: argparse.Namespace) -> tuple[Measurement, str, f
         if reading.tokens_per_s_per_gpu is None and reading.step_s is None and args.seq_len is None:
             raise ShardwiseInputError(f"the {reading.framework} log gives samples/s; pass --seq-len to turn it "
                                       "into tokens/s")
-        note = f"read from {reading.framework} log ({reading.entries} entries): " + reading.said(flag_for)
+        note = reading_text(reading)
         derived = _derive_batch(args, reading)
         if derived is not None:
             note += f"\nderived    {derived.said}"
@@ -290,12 +292,19 @@ def unfit_lines(run_: Measurement) -> list[str]:
             "run used, e.g. --tp, --pp, --zero, --recompute, --micro-batch)"]
 
 
+def _run_label(run_: Measurement) -> str:
+    """The measured plan named as every other CLI line names plans (TP=4 PP=4 DP=4 ZeRO-1 mb=1 …); the profile
+    keeps the engine's file-name style (TP4 PP4 ZeRO1 mb1 rc-selective), which read as a different notation."""
+    return plan_label(evaluate(run_.model, run_.cluster, run_.setup, run_.strategy).strategy, "cli")
+
+
 def render(profile: CalibrationProfile, note: str, runs: list[Measurement] = (), stated: frozenset[str] = frozenset()) -> str:
     lines = [note] if note else []
     for i, r in enumerate(profile.runs):
         before, after = r.predicted_before, r.predicted_after
         m = r.measured_tokens_per_s_per_gpu
-        lines.append(f"run        {r.model}, {r.gpus} GPUs, seq {r.seq_len:,}, global batch {r.global_batch:,}, {r.plan}")
+        lines.append(f"run        {r.model}, {r.gpus} GPUs, seq {r.seq_len:,}, global batch {r.global_batch:,}, "
+                     f"{_run_label(runs[i]) if len(runs) == len(profile.runs) else r.plan}")
         lines.append(f"  measured   {m:,.0f} tokens/s/GPU")
         lines.append(f"  predicted  {before:,.0f} before -> {after:,.0f} after  "
                      f"(error {before / m - 1:+.1%} -> {after / m - 1:+.1%})")
@@ -323,7 +332,6 @@ def render(profile: CalibrationProfile, note: str, runs: list[Measurement] = (),
 
 def best_plan_lines(run_: Measurement, profile: CalibrationProfile) -> list[str]:
     """What the profile changes for this scenario's recommendation: the best plan without and with it."""
-    from ..engine.plan_label import plan_label
     from ..engine.search import recommend
 
     lines = []

@@ -33,7 +33,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _billions(n: int) -> str:
-    return f"{n / 1e9:,.2f}B" if n >= 1e9 else f"{n / 1e6:,.0f}M"
+    # Chosen on the rounded value: 999.9 M printed "1,000M" (gemma-3-1b) instead of "1.00B".
+    return f"{n / 1e9:,.2f}B" if round(n / 1e6) >= 1000 else f"{n / 1e6:,.0f}M"
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -49,6 +50,27 @@ def _kind(m: ModelSpec) -> str:
     return ", ".join(parts)
 
 
+def _value_text(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"  # 70,553,706,496 parameters read at a glance; --json keeps the bare number
+    if isinstance(v, float):
+        return f"{v:,g}"  # 989.0 -> 989, 3350.0 -> 3,350
+    if isinstance(v, list):
+        return ", ".join(map(str, v))
+    return str(v)
+
+
+def record_text(record: dict) -> str:
+    """A model's record as `shardwise models ID` prints it: `--json`'s fields, for reading. norm_bias is left out
+    under RMSNorm, which has no bias whatever the field says (ModelSpec.norm_bias: "RMSNorm never"); it read
+    "norm rmsnorm ... norm_bias True" for every Llama."""
+    skip = {"norm_bias"} if record.get("norm") == "rmsnorm" else set()
+    return "\n".join(f"{k:<32}{_value_text(v)}" for k, v in record.items()
+                     if v not in (None, [], {}) and k not in skip)
+
+
 def run_models(args: argparse.Namespace) -> int:
     if args.name:
         try:
@@ -60,7 +82,7 @@ def run_models(args: argparse.Namespace) -> int:
         if args.json:
             print_json(record)
         else:
-            print("\n".join(f"{k:<32}{v}" for k, v in record.items() if v not in (None, [], {})))
+            print(record_text(record))
         return 0
     entries = list_catalog()
     if args.json:
@@ -85,7 +107,7 @@ def run_gpus(args: argparse.Namespace) -> int:
         if args.json:
             print_json(gpu_record(gpu))
         else:
-            print("\n".join(f"{k:<28}{v}" for k, v in gpu_record(gpu).items()))
+            print("\n".join(f"{k:<28}{_value_text(v)}" for k, v in gpu_record(gpu).items()))
         return 0
     gpus = list_gpus()
     if args.json:
@@ -105,7 +127,7 @@ def run_networks(args: argparse.Namespace) -> int:
         if args.json:
             print_json(net)
         else:
-            print("\n".join(f"{k:<16}{v}" for k, v in net.model_dump().items()))
+            print("\n".join(f"{k:<16}{_value_text(v)}" for k, v in net.model_dump().items()))
         return 0
     nets = list_networks()
     if args.json:

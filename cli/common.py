@@ -80,7 +80,7 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                    "grpo/ppo: prompt + response)")
     b = g.add_mutually_exclusive_group()
     b.add_argument("--global-batch", type=positive_int, help=f"sequences per optimizer step (default {DEFAULT_GLOBAL_BATCH}; "
-                        f"lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH})")
+                        f"lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH}; grpo/ppo 1024 prompts x the group size)")
     b.add_argument("--global-batch-tokens", help="tokens per optimizer step, e.g. 4M or 4194304")
     g.add_argument("--mode", choices=TRAINING_MODES, default="full", metavar="MODE",
                    help="full, lora, qlora, or post-training dpo, grpo, ppo (policy trained fully) and "

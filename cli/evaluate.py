@@ -10,7 +10,7 @@ from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
 from ..engine.validity.whole_mesh import require_whole_mesh
-from ..present import likely, memory_band_note, seconds, tokens_text
+from ..present import likely, memory_band_note, mfu_basis, seconds, tokens_text
 from .common import (add_cost_args, add_plan_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      print_json, setup_from_args, strategy_from_args)
 from ..engine.post_training.modes import mode_name
@@ -81,6 +81,10 @@ def packed_note(mean_doc_len: int | None) -> str:
     return "" if mean_doc_len is None else f", packed documents of ~{mean_doc_len:,} tokens"
 
 
+def _precision(e: Evaluation, setup: TrainingSetup | None) -> str | None:
+    return setup.precision if setup is not None else (e.setup.precision if e.setup is not None else None)
+
+
 def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
     s, m = e.strategy, e.memory
     lines = [
@@ -139,7 +143,8 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
             f"   likely {seconds(t.step_s_range[0])}–{seconds(t.step_s_range[1])}" if t.step_s_range else ""))
         lines += ["", f"throughput  {tp.tokens_per_s:,.0f} tokens/s ({tp.tokens_per_s_per_gpu:,.0f} per GPU"
                       + (f", likely {likely(tp.tokens_per_s_per_gpu_range)}" if tp.tokens_per_s_per_gpu_range else "")
-                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%, {tp.model_tflops_per_gpu:.0f} model "
+                      + f"), MFU {tp.mfu * 100:.1f}%, HFU {tp.hfu * 100:.1f}%{mfu_basis(_precision(e, setup), e.warnings)}, "
+                        f"{tp.model_tflops_per_gpu:.0f} model "
                         "TFLOP/s per GPU"]
         if tp.range_basis:
             lines.append(f"            likely = {tp.range_basis}")

@@ -11,7 +11,7 @@ from ..engine.explain_pair import winner_and_runner_up
 from ..engine.plan_text import parse_plan
 from ..engine.plan_label import plan_label
 from ..engine.validity.whole_mesh import require_whole_mesh
-from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
+from ..present import TERM_LABELS, calibration_lines, knob_change, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
 from .flags import flag_for
@@ -79,9 +79,9 @@ def render_explanation(x: Explanation) -> str:
     if x.expert_parallel is not None:
         lines += ["", *_expert_parallel(x.expert_parallel)]
     if x.counterfactuals:
-        lines += ["", "one-knob changes to the winner:"]
+        lines += ["", "one-knob changes to the winner:" if c is not None else "one-knob changes to this plan:"]
         for cf in x.counterfactuals:
-            change = f"{cf.knob} {cf.before} → {cf.after}"
+            change = knob_change(cf.knob, cf.before, cf.after)
             if cf.outcome == "invalid":
                 detail = "; ".join(f"[{v.rule}]" for v in cf.violations)
             elif cf.step_delta_s is not None:
@@ -89,7 +89,7 @@ def render_explanation(x: Explanation) -> str:
                           f"memory {signed(cf.memory_delta_gib, 'GiB')}")
             else:
                 detail = f"memory {cf.memory_total_gib:.1f} GiB"
-            lines.append(f"  {change:<32}{cf.outcome:<14}{detail}")
+            lines.append(f"  {change:<28}{cf.outcome.replace('_', ' '):<14}{detail}")
     return "\n".join(lines)
 
 
@@ -133,26 +133,31 @@ def _verdict(c) -> str:
     return line
 
 
+def _grows(label: str) -> str:
+    """'activations grow', 'total memory grows': the memory categories are named in the plural but one."""
+    return f"{label} {'grow' if label.endswith('s') else 'grows'}"
+
+
 def _binding(x: Explanation) -> str:
     b = x.binding
     n = b.numbers
     if b.kind == "memory" and "over_gib" in n:
-        fix = f"; fastest fix: {b.knob} {b.before} → {b.after}" if b.knob else ""
+        fix = f"; fastest fix: {knob_change(b.knob, b.before, b.after)}" if b.knob else ""
         return (f"binding constraint: memory — {n['memory_gib']:.1f} GiB needed, {n['usable_gib']:.1f} usable "
                 f"(largest: {TERM_LABELS[b.term]}){fix}")
     if b.kind == "memory":
-        return (f"binding constraint: memory — {b.knob} {b.before} → {b.after} would be "
+        return (f"binding constraint: memory — {knob_change(b.knob, b.before, b.after)} would be "
                 f"{signed(n['step_delta_s'], 's')} per step but needs {n['memory_gib']:.1f} GiB "
-                f"({n['usable_gib']:.1f} usable; {TERM_LABELS.get(b.term, b.term)} grows)")
+                f"({n['usable_gib']:.1f} usable; {_grows(TERM_LABELS.get(b.term, b.term))})")
     if b.kind == "improvable":
-        return (f"not optimal: {b.knob} {b.before} → {b.after} fits and is {signed(n['step_delta_s'], 's')} per step "
+        return (f"not optimal: {knob_change(b.knob, b.before, b.after)} fits and is {signed(n['step_delta_s'], 's')} per step "
                 f"(tokens/s x{n['throughput_ratio']:.3f})")
     if b.kind == "time_term":
         grows = (f"{TERM_LABELS.get(b.term, b.term)} {seconds(n['a'])} → {seconds(n['b'])}" if "a" in n else b.term)
         memory = (f"{TERM_LABELS[b.memory_term]} {n['memory_a']:.1f} → {n['memory_b']:.1f} GiB" if b.memory_term
                   else f"memory {signed(n['memory_delta_gib'], 'GiB')}")
-        return (f"binding constraint: time — every one-knob change is slower; the closest, {b.knob} {b.before} → "
-                f"{b.after}, would take {memory} but adds {seconds(n['step_delta_s'])} per step ({grows})")
+        return (f"binding constraint: time — every one-knob change is slower; the closest, "
+                f"{knob_change(b.knob, b.before, b.after)}, would take {memory} but adds {seconds(n['step_delta_s'])} per step ({grows})")
     if b.kind == "validity":
         return f"binding constraint: validity rule {b.rule}"
     return "binding constraint: none found"

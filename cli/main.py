@@ -8,7 +8,7 @@ import sys
 
 from pydantic import ValidationError
 
-from ..engine.errors import ShardwiseInputError
+from ..engine.errors import SettingsInputError, ShardwiseInputError
 from .flags import FIELD_FLAGS, error_text, flag_for  # noqa: F401  (flag_for: re-exported)
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
@@ -46,6 +46,9 @@ def format_validation_error(exc: ValidationError, use_flags: bool = False) -> st
             where = FIELD_FLAGS.get(where, where)
         got = f" (got {err['input']!r})" if isinstance(err.get("input"), (int, float, str)) else ""
         message = str(err.get("msg", "")).removeprefix("Value error, ")
+        raised = (err.get("ctx") or {}).get("error")
+        if use_flags and isinstance(raised, SettingsInputError):  # a validator's sentence naming settings: as flags
+            message = raised.spelled(flag_for)
         # A check across several inputs (a model validator) has no single field to name.
         parts.append(message if where == "input" or not err.get("loc") else f"{where}: {message}{got}")
     return "; ".join(parts)
@@ -56,14 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # let the subcommand say it, so the hint points at its own --help
         sub = parser._subparsers._group_actions[0].choices[args.command]
-        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+        hint = getattr(args, "extra_args_hint", None)  # a subcommand that knows why such words come (validate)
+        sub.error((hint and hint(args, extra)) or f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args) or 0)
     except ShardwiseInputError as exc:
         print(f"shardwise: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except ValidationError as exc:
-        flags = args.command in ("evaluate", "recommend", "explain", "export")  # what-if names inputs, not flags
+        flags = args.command in ("evaluate", "recommend", "explain", "export", "calibrate")  # what-if: inputs
         print(f"shardwise: error: {format_validation_error(exc, flags)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

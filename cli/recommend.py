@@ -17,9 +17,9 @@ from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, plan_line, plans_table, seconds, signed, tokens_text
+from ..present import TERM_LABELS, calibration_lines, count_noun, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
-                     print_json, setup_from_args)
+                     positive_int, print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
 from .post_training_text import post_training_lines
 from .profile_file import profile_from_args
@@ -40,7 +40,8 @@ def _export_hooks():
 
 
 def add_search_args(p: argparse.ArgumentParser, top: int = 5) -> None:
-    p.add_argument("--top", type=int, default=top, metavar="K", help=f"how many plans to return (default {top})")
+    p.add_argument("--top", type=positive_int, default=top, metavar="K",  # 0 was refused as "top_k must be …"
+                   help=f"how many plans to return (default {top})")
     p.add_argument("--headroom", type=float, default=0.1,
                    help="share of GPU memory kept free, 0..1 (default 0.1: plans must fit in 90%%)")
     g = p.add_argument_group("constraints (pin a knob to a value or a comma list; bound it with --max-/--min-)")
@@ -149,7 +150,8 @@ def _why(r: Recommendation) -> list[str]:
         if cmp.decided_by != "tie":
             break
     else:
-        return ["", f"the next {len(r.plans) - 1} plan(s) predict the same step time; the winner is first by "
+        tied = count_noun(len(r.plans) - 1, "plan")
+        return ["", f"the next {tied} predict{'s' if len(r.plans) == 2 else ''} the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
     lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({cmp.speedup - 1:+.2%} tokens/s):"]
     for t in cmp.decisive[:3]:
@@ -163,10 +165,12 @@ def _near_ties(r: Recommendation) -> list[str]:
     if not r.near_best:
         return []
     # With --top already that large they are in the table: pointing at --top N again read as if they were not.
-    where = (f"#2–#{r.near_best + 1} in the alternatives below" if len(r.plans) > r.near_best
-             else f"--top {r.near_best + 1} lists them")
-    return ["", f"near-ties: {r.near_best:,} other plan(s) are predicted within {r.ranking_resolution:.0%} of the best "
-                f"({where}).",
+    rows = "#2" if r.near_best == 1 else f"#2–#{r.near_best + 1}"
+    where = (f"{rows} in the alternatives below" if len(r.plans) > r.near_best
+             else f"--top {r.near_best + 1} lists {'it' if r.near_best == 1 else 'them'}")
+    verb = "is" if r.near_best == 1 else "are"
+    return ["", f"near-ties: {count_noun(r.near_best, 'other plan')} {verb} predicted within "
+                f"{r.ranking_resolution:.0%} of the best ({where}).",
             "  That is closer than the model can rank: measured runs order such pairs little better than",
             "  chance. Choose among them on what you trust (fewer parallel dimensions, a layout you have run)."]
 
@@ -179,18 +183,26 @@ def render_nothing_fits(n: NothingFits) -> list[str]:
             lines = ["NO VALID PLAN: every combination breaks a rule. Examples:"]
         lines += [f"  [{v.rule}] {v.spelled(flag_for)}" for v in n.blocking]
         return lines
-    lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:.1f} GiB per GPU, "
-             f"{n.usable_gib:.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})", "what would fit:"]
+    lines = [f"NOTHING FITS: the leanest valid plan needs {n.lowest_memory_gib:,.1f} GiB per GPU, "
+             f"{n.usable_gib:,.1f} GiB usable ({plan_label(n.lowest_memory_plan, 'cli')})",
+             "what would fit (each with its leanest plan, the least memory, not the fastest: "
+             "`what-if --change …` ranks them):"]
     for o in n.options:
-        change = ", ".join(f"{k}={v}" for k, v in o.change.items() if v is not None) or o.rule
+        # The flags that make the change (--gpus 128, --zero 3), as the user would type them; they read as the
+        # engine's fields ("num_gpus=128", "zero_stage=3", "larger_gpu").
+        change = " ".join(f"{flag_for(k)} {v}" for k, v in o.change.items() if v is not None) \
+            or RULE_WORDS.get(o.rule, o.rule)
         if not o.applicable:
             lines.append(f"  {change:<22} n/a — {o.note}")
             continue
         verdict = "fits" if o.fits else "does not fit"
-        need = f", needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f" with {plan_label(o.plan, 'cli')}" if (o.fits and o.plan) else ""
+        need = f", needs {o.lowest_memory_gib:,.1f} GiB" if o.lowest_memory_gib is not None else ""
+        plan = f" ({plan_label(o.plan, 'cli')})" if (o.fits and o.plan) else ""
         lines.append(f"  {change:<22} {verdict}{need}{plan}" + (f" ({o.note})" if o.note else ""))
     return lines
+
+
+RULE_WORDS = {"larger_gpu": "a larger GPU", "more_gpus": "more GPUs"}  # a fix with no single value to name
 
 
 def render_recommendation(r: Recommendation) -> str:
@@ -198,7 +210,7 @@ def render_recommendation(r: Recommendation) -> str:
     if not r.plans:
         return "\n".join(lines + (render_nothing_fits(r.nothing_fits) if r.nothing_fits else nothing_exportable(r)))
     best = r.plans[0]
-    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best)}",
+    lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best, r.setup.precision)}",
               *calibration_lines(best, "         ")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..engine.export import planning_framework
 from ..engine.plan_label import plan_label
 from ..engine.recommendation import Recommendation
+from ..present import count_noun
 from .flags import flag_for
 
 
@@ -22,7 +23,7 @@ def set_aside_lines(r: Recommendation) -> list[str]:
     total = sum(a.count for a in r.set_aside)
     if not total:
         return lines + [f"export   {fmt}: it writes every plan ranked here, none set aside"]
-    where = (f"{total:,} fitting plan(s) ranked above the last plan shown" if r.plans
+    where = (f"{count_noun(total, 'fitting plan')} ranked above the last plan shown" if r.plans
              else f"all {r.export_checked:,} fitting plans checked")
     lines.append(f"export   {fmt}: only plans it writes are ranked; {where} set aside:")
     best_step = r.plans[0].time.step_s if r.plans else None

@@ -46,6 +46,26 @@ def settings_env(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
+def require_bindable(host: str, port: int) -> None:
+    """A port already in use, or a host that is not this machine's, is a one-line error before anything is said
+    to be served: it printed "serving http://…" and then uvicorn's "[Errno 98] … address already in use" (exit 3).
+    Bound as uvicorn binds (SO_REUSEADDR), then released for it."""
+    import socket
+
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ShardwiseInputError(f"--host {host!r} cannot be resolved ({exc.strerror}); give an address of this "
+                                  "machine, e.g. 127.0.0.1 or 0.0.0.0") from None
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ShardwiseInputError(f"cannot listen on {host}:{port}: {exc.strerror} (another server may hold the "
+                                      "port); pick another with --port") from None
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -60,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     SessionStore(settings.session_db)  # an unreachable session database: a clear error now, not at the first chat
     mode, _ = describe_agent(settings)
+    require_bindable(args.host, args.port)
     shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"shardwise: serving http://{shown_host}:{args.port}/  (API docs /docs, chat: {mode}, "
           f"workers: {args.workers})", file=sys.stderr)

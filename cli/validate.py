@@ -22,8 +22,18 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.add_argument("--profile", action="store_true",
                    help="the calibration check instead: calibrate on the smallest run of each family, predict the "
-                        "rest; and the 80 %% intervals' coverage of held-out runs")
-    p.set_defaults(handler=run)
+                        "rest; and the 80 %% intervals' coverage of held-out runs (takes no file)")
+    p.set_defaults(handler=run, extra_args_hint=_profile_file_hint)
+
+
+def _profile_file_hint(args: argparse.Namespace, extra: list[str]) -> str | None:
+    """--profile is a switch here, while every other command's --profile takes a file: `validate --profile
+    mine.json` said only "unrecognized arguments: mine.json"."""
+    if args.profile and extra:
+        return (f"validate --profile is the calibration check of the shipped runs and takes no file "
+                f"({' '.join(extra)}); a saved profile applies to a scenario: pass it as --profile FILE to "
+                "recommend, evaluate, explain, what-if or export")
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,12 +73,14 @@ def _group_table(r: ValidationReport) -> list[str]:
     """Per group: Spearman and top-1 regret (1 − measured throughput of the plan the model ranks first
     among those it predicts to fit / the group's best measured; docs/performance.md)."""
     regret = "-" if r.weighted_top1_regret is None else f"{100 * r.weighted_top1_regret:.1f}%"
+    # As wide as the longest group name: a fixed 85 characters cut "… | seq 4096 | bf16" to "… | bf1".
+    width = max([len("group"), *(len(g.group) for g in r.groups)]) + 1
     out = [f"  per group (top-1 regret weighted by plans: {regret}):",
-           f"    {'group':<86}{'plans':>6}{'Spearman':>10}{'top-1 regret':>14}  model's first -> measured best"]
+           f"    {'group':<{width}}{'plans':>6}{'Spearman':>10}{'top-1 regret':>14}  model's first -> measured best"]
     for g in r.groups:
         reg = "   -  " if g.top1_regret is None else f"{100 * g.top1_regret:5.1f}%"
         first = g.top1_plan or "(none predicted to fit)"
-        out.append(f"    {g.group[:85]:<86}{g.plans:>6}{g.spearman:>10.2f}{reg:>14}  {first} -> {g.best_plan}")
+        out.append(f"    {g.group:<{width}}{g.plans:>6}{g.spearman:>10.2f}{reg:>14}  {first} -> {g.best_plan}")
     return out
 
 

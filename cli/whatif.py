@@ -6,10 +6,11 @@ import argparse
 
 from ..engine.whatif import WhatIf, what_if
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, plan_line, seconds, signed
+from ..present import TERM_LABELS, calibration_lines, knob_change, plan_line, seconds, signed
 from .common import add_scenario_args, cluster_from_args, model_from_args, print_json, setup_from_args
 from .profile_file import profile_from_args
 from .recommend import add_search_args, constraints_from_args, render_nothing_fits
+from .whatif_reasons import reason_text
 
 
 def register(subparsers) -> None:
@@ -54,7 +55,7 @@ def render_whatif(w: WhatIf) -> str:
     lines.append("")
     for label, rec in (("before", w.before), ("after", w.after)):
         if rec.plans:
-            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0])}",
+            lines += [f"{label:<8} {plan_label(rec.plans[0].strategy, 'cli')}", f"         {plan_line(rec.plans[0], rec.setup.precision)}",
                       *calibration_lines(rec.plans[0], "         ")]
         else:
             lines += [f"{label:<8} nothing fits"] + ["  " + x for x in render_nothing_fits(rec.nothing_fits)]
@@ -64,7 +65,7 @@ def render_whatif(w: WhatIf) -> str:
             lines.append("         note: the profile applies differently before and after (see above), so this "
                          "ratio compares your measured cluster with the shipped calibration")
     if w.plan_changes:
-        lines.append("plan     " + ", ".join(f"{k.knob} {k.before} → {k.after}" for k in w.plan_changes))
+        lines.append("plan     " + ", ".join(knob_change(k.knob, k.before, k.after) for k in w.plan_changes))
     moved = [t for t in w.time if t.term != "step_s" and t.delta]
     if moved:
         lines.append("time     " + ", ".join(f"{TERM_LABELS[t.term]} {signed(t.delta, 's')}"
@@ -72,8 +73,7 @@ def render_whatif(w: WhatIf) -> str:
         step = next(t for t in w.time if t.term == "step_s")
         lines.append(f"step     {seconds(step.a)} → {seconds(step.b)}")
     if w.reasons:
-        lines += ["", "why:"] + [f"  {r.rule}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in r.numbers.items())
-                                 for r in w.reasons]
+        lines += ["", "why:"] + [f"  {reason_text(r, w)}" for r in w.reasons]
     else:  # an empty "why:" heading read as output cut short: say why there is no reason
         lines += ["", "why:     " + _no_reason(w)]
     return "\n".join(lines)
@@ -87,7 +87,3 @@ def _no_reason(w: WhatIf) -> str:
         return ("nothing the engine weighs moved: the change does not affect this scenario's recommendation "
                 "(the same plan, step time and memory on both sides)")
     return "no single input explains the difference; the plan, time and memory lines above show what moved"
-
-
-def _fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)

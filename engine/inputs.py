@@ -66,9 +66,14 @@ def parse_token_count(value: float | str, what: str = "global_batch_tokens") -> 
     text = str(value).strip().lower().replace("_", "").replace(",", "")
     if text.endswith("tokens"):
         text = text[: -len("tokens")].strip()
-    if text[-1:] in TOKEN_SUFFIX_SCALE:
-        return parse_count(text[:-1], what) * TOKEN_SUFFIX_SCALE[text[-1]]
-    return parse_count(text, what)
+    try:
+        if text[-1:] in TOKEN_SUFFIX_SCALE:
+            return parse_count(text[:-1], what) * TOKEN_SUFFIX_SCALE[text[-1]]
+        return parse_count(text, what)
+    except SettingsInputError:
+        # parse_count's refusal gave a parameter count's examples (70e9, 70B) and the lower-cased text.
+        raise SettingsInputError("{" + what + "}" + f" expects a positive number of tokens such as 4M (4·2^20), "
+                                 f"512k or 4194304, got {value!r}", what) from None
 
 
 def global_batch_from_tokens(tokens: float | str, seq_len: int) -> int:

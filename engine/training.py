@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .errors import SettingsInputError
 from .post_training.spec import PostTraining
 
 Mode = Literal["full", "lora", "qlora"]
@@ -50,32 +51,38 @@ def _on_megatron(s) -> bool:
 
 
 # Megatron-Core core_v0.16.1 options (megatron/training/arguments.py), checked in this order by TrainingSetup.
+# The settings those messages name, `{like_this}`.
+SETTING_NAMES = ("cuda_graphs", "framework", "recompute_modules", "grad_reduce_dtype", "fp8_param_gather",
+                 "precision", "moe_a2a_overlap")
+
 MEGATRON_ONLY_OPTIONS: tuple[MegatronOnlyOption, ...] = (
+    # The messages are SettingsText templates ({cuda_graphs}, {framework}): the CLI spells them as its flags
+    # (cli/main.py format_validation_error), REST and the chat read the plain names, as before.
     MegatronOnlyOption(
         "cuda_graphs", "--cuda-graph-impl", lambda s: s.cuda_graphs != "none",
         lambda s: s.framework in CUDA_GRAPH_FRAMEWORKS,
         lambda s: (f"{s.cuda_graphs} CUDA graphs are a Megatron-Core option (--cuda-graph-impl); "
-                   f"{s.framework} has no CUDA-graph training step to model: use framework "
-                   f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or cuda graphs none with {s.framework}")),
+                   f"{s.framework} has no CUDA-graph training step to model: use {{framework}} "
+                   f"{' or '.join(CUDA_GRAPH_FRAMEWORKS)} with cuda graphs, or {{cuda_graphs}} none with {s.framework}")),
     MegatronOnlyOption(
         "recompute_modules", "--recompute-modules", lambda s: s.recompute_modules is not None, _on_megatron,
         lambda s: (f"recompute modules are a Megatron-Core option (--recompute-modules); {s.framework} "
-                   f"has its own selective recompute: leave recompute_modules unset with {s.framework}")),
+                   f"has its own selective recompute: leave {{recompute_modules}} unset with {s.framework}")),
     MegatronOnlyOption(
         "grad_reduce_dtype", "--grad-reduce-in-bf16", lambda s: s.grad_reduce_dtype != "fp32", _on_megatron,
-        lambda s: (f"grad_reduce_dtype is a Megatron-Core option (--grad-reduce-in-bf16); {s.framework} "
-                   f"keeps its own gradient dtype: leave grad_reduce_dtype fp32 with {s.framework}")),
+        lambda s: (f"grad_reduce_dtype bf16 is a Megatron-Core option (--grad-reduce-in-bf16); {s.framework} "
+                   f"keeps its own gradient dtype: drop {{grad_reduce_dtype}} (the bf16 reduction) with {s.framework}")),
     MegatronOnlyOption(
         "fp8_param_gather", "--fp8-param-gather", lambda s: s.fp8_param_gather,
         lambda s: _on_megatron(s) and s.precision == "fp8",
-        lambda s: ("fp8_param_gather keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
-                   f"framework megatron and precision fp8, not {s.framework} / {s.precision}")),
+        lambda s: ("{fp8_param_gather} keeps FP8 weights (Megatron-Core --fp8-param-gather): it needs "
+                   f"{{framework}} megatron and {{precision}} fp8, not {s.framework} / {s.precision}")),
     # Was accepted on every framework and priced as overlapped (performance/ep.py), though only Megatron-Core
     # overlaps the expert all-to-all with the other micro-batch (TransformerConfig overlap_moe_expert_parallel_comm).
     MegatronOnlyOption(
         "moe_a2a_overlap", "--overlap-moe-expert-parallel-comm", lambda s: s.moe_a2a_overlap, _on_megatron,
-        lambda s: (f"moe_a2a_overlap is a Megatron-Core option (--overlap-moe-expert-parallel-comm); {s.framework} "
-                   f"does not overlap the expert all-to-all with another micro-batch: leave moe_a2a_overlap off "
+        lambda s: (f"{{moe_a2a_overlap}} is a Megatron-Core option (--overlap-moe-expert-parallel-comm); {s.framework} "
+                   f"does not overlap the expert all-to-all with another micro-batch: leave {{moe_a2a_overlap}} off "
                    f"with {s.framework}")),
 )
 
@@ -148,7 +155,8 @@ class TrainingSetup(BaseModel):
     def _megatron_only_options(self) -> "TrainingSetup":
         for option in MEGATRON_ONLY_OPTIONS:  # in the table's order: the first one broken is the one said
             if option.used(self) and not option.allowed(self):
-                raise ValueError(option.message(self))
+                template = option.message(self)
+                raise SettingsInputError(template, *(n for n in SETTING_NAMES if "{" + n + "}" in template))
         return self
 
     @model_validator(mode="after")
@@ -192,7 +200,16 @@ class TrainingSetup(BaseModel):
 DEFAULT_GLOBAL_BATCH: int = TrainingSetup.model_fields["global_batch"].default
 
 
-def default_global_batch(mode: str | None) -> int:
+def default_global_batch(mode: str | None, group_size: int | None = None) -> int:
     """Sequences per step when none is given, for a mode as typed ('lora', 'qlora', 'full', 'dpo-lora', …):
-    a fine-tune's batch for plain LoRA/QLoRA, else the engine's default."""
-    return DEFAULT_FINE_TUNE_GLOBAL_BATCH if mode in FINE_TUNE_MODES else DEFAULT_GLOBAL_BATCH
+    a fine-tune's batch for plain LoRA/QLoRA; for GRPO/PPO verl's 1,024 prompts x the group size (its default
+    where none is given); else the engine's default. GRPO took the engine's 1,024 sequences = 204.8 prompts of
+    its own default group of 5, which no verl run trains on."""
+    from .assumptions.post_training import DEFAULT_GROUP_SIZE, DEFAULT_PROMPTS_PER_STEP
+
+    if mode in FINE_TUNE_MODES:
+        return DEFAULT_FINE_TUNE_GLOBAL_BATCH
+    algorithm = str(mode or "").partition("-")[0]
+    if algorithm in DEFAULT_GROUP_SIZE:
+        return DEFAULT_PROMPTS_PER_STEP * (group_size or DEFAULT_GROUP_SIZE[algorithm])
+    return DEFAULT_GLOBAL_BATCH

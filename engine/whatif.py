@@ -88,8 +88,11 @@ def _named_as_changes():
 
 
 def _parse_int(name: str, value) -> int:
-    with _named_as_changes():
+    try:
         number = parse_count(value, name)
+    except SettingsInputError:
+        # parse_count's refusal gave a parameter count's examples ("such as 70e9 or 70B") for a GPU count.
+        raise ShardwiseInputError(f"{name} expects a positive whole number such as 128, got {value!r}") from None
     if not number.is_integer():
         raise ShardwiseInputError(f"{name} must be a whole number, got {value!r}")
     return int(number)
@@ -181,8 +184,9 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
         from .post_training.modes import mode_name
         from .training import default_global_batch
 
-        update["global_batch"] = default_global_batch(mode_name(TrainingSetup.model_validate(
-            {**setup.model_dump(), **update})))
+        changed = TrainingSetup.model_validate({**setup.model_dump(), **update})
+        post = changed.post_training  # GRPO/PPO: whole prompts of the scenario's group size
+        update["global_batch"] = default_global_batch(mode_name(changed), post.group_size if post else None)
     new_setup = TrainingSetup.model_validate({**setup.model_dump(), **update})
     return new_cluster, new_setup
 

@@ -33,6 +33,11 @@ NOT_READABLE_JSON = ("the request body cannot be read as JSON: send one JSON obj
 UNION_MODEL_TAG = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+$")
 
 
+# Settings the responses name differently from the requests (README "Output contract": cluster.num_gpus,
+# strategy.zero_stage, strategy.hsdp_replicas): a body copied from a response was refused as "unknown field" alone.
+RESPONSE_SPELLINGS = {"num_gpus": "gpus", "zero_stage": "zero", "hsdp_replicas": "hsdp"}
+
+
 def field_name(loc: tuple) -> str:
     """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int', 'str' or 'PlanFields' are dropped."""
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
@@ -64,6 +69,9 @@ def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, st
             msg = "the request body is empty: send a JSON object (see /docs)"
         elif name == "body" and e.get("type") in {"model_attributes_type", "dict_type", "model_type"}:
             msg = "the request body must be a JSON object {…}, not " + type(e.get("input")).__name__.replace("NoneType", "null")
+        elif e.get("type") == "extra_forbidden" and name.rsplit(".", 1)[-1] in RESPONSE_SPELLINGS:
+            msg = (f"unknown field: a request names it {RESPONSE_SPELLINGS[name.rsplit('.', 1)[-1]]!r} "
+                   f"(the response's {name.rsplit('.', 1)[-1]!r} is the same setting; see /docs)")
         elif e.get("type") == "extra_forbidden":
             msg = "unknown field (see /docs for the allowed names)"
         elif e.get("type") == "missing":

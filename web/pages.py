@@ -23,12 +23,14 @@ from ..engine.errors import ShardwiseInputError
 from ..present import memory_band_note
 from . import engine_calls
 from .errors import describe_validation
+from .exclusion_words import exclusion_words
 from .schemas import RecommendRequest
 from .view import build_view
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["memory_band_note"] = memory_band_note  # the CLI's evaluate prints the same line
+templates.env.globals["exclusion_words"] = exclusion_words  # the "Not shown" line's reasons in words
 log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)
 

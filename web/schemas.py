@@ -47,7 +47,8 @@ class ScenarioRequest(_Body):
     seq_len: int | None = Field(default=None, ge=1, le=16_777_216,
                                 description="tokens per sequence (default 4096; grpo/ppo: prompt + response)")
     global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description=f"sequences per optimizer step (default "
-                                        f"{DEFAULT_GLOBAL_BATCH}; lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH})")
+                                        f"{DEFAULT_GLOBAL_BATCH}; lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH}; "
+                                        "grpo/ppo 1024 prompts x the group size)")
     global_batch_tokens: int | str | None = Field(
         default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
     mode: Literal[TRAINING_MODES] = "full"

@@ -12,7 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, seconds, signed
+from ..present import TERM_LABELS, count_noun, mfu_basis, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
 
@@ -101,6 +101,7 @@ class ResultView:
     near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
     post_training: str | None = None
+    mfu_basis: str = ""  # " of the FP8 peak" for an FP8 scenario (present.mfu_basis), as the CLI says it
 
     @property
     def best(self) -> Any:
@@ -132,7 +133,9 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
                     step_ms=e.time.step_s * 1e3 if e.time else None,
                     tokens_per_s_per_gpu=e.throughput.tokens_per_s_per_gpu if e.throughput else None,
                     mfu=e.throughput.mfu if e.throughput else None) for i, e in enumerate(plans)]
-    view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}))
+    view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}),
+                      mfu_basis=mfu_basis(_get(_get(rec, "setup"), "precision"),
+                                          rows[0].evaluation.warnings if rows else ()))
     if rows:
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster
@@ -172,7 +175,8 @@ def post_training_note(best: Any) -> str | None:
     if p.algorithm == "dpo":
         return f"DPO, {p.pairs_per_step:,} pairs per step; reference: {p.reference}. Memory peaks during {phase}."
     note = (f"{p.algorithm.upper()} co-located: prompt {p.prompt_len:,} + response {p.response_len:,} tokens, "
-            f"{p.group_size} sample(s) per prompt, rollout on engines of {p.inference_tp} GPU(s); reference: "
+            f"{count_noun(p.group_size, 'sample')} per prompt, rollout on engines of "
+            f"{count_noun(p.inference_tp, 'GPU')}; reference: "
             f"{p.reference}. Memory peaks during {phase}.")
     if p.defaults_used:
         note += f" Not given, verl's defaults used: {', '.join(d.replace('_', ' ') for d in p.defaults_used)}."
@@ -182,9 +186,10 @@ def post_training_note(best: Any) -> str | None:
 def near_ties_note(near_best: int, resolution: float) -> str | None:
     if not near_best:
         return None
-    return (f"{near_best:,} other plan(s) are predicted within {resolution:.0%} of this one: closer than the model "
-            f"can rank (measured runs order such pairs little better than chance). Choose among them on what you "
-            f"trust — fewer parallel dimensions, a layout you have run.")
+    verb = "is" if near_best == 1 else "are"
+    return (f"{count_noun(near_best, 'other plan')} {verb} predicted within {resolution:.0%} of this one: closer "
+            f"than the model can rank (measured runs order such pairs little better than chance). Choose among them "
+            f"on what you trust — fewer parallel dimensions, a layout you have run.")
 
 
 def why_it_wins(plans: list[Any]) -> WhyView | None:
@@ -199,8 +204,9 @@ def why_it_wins(plans: list[Any]) -> WhyView | None:
         if cmp.decided_by != "tie":
             break
     else:
+        tied = count_noun(len(plans) - 1, "plan") + (" predicts" if len(plans) == 2 else " predict")
         return WhyView(2, plan_label(plans[1].strategy, 'page'), 1.0, "", [], [],
-                       tie_note=f"the next {len(plans) - 1} plan(s) predict the same step time; the winner is first "
+                       tie_note=f"the next {tied} the same step time; the winner is first "
                                 "by memory, then by the simpler layout")
     line = lambda t: TermLine(TERM_LABELS.get(t.term, t.term), seconds(t.a), seconds(t.b), signed(t.a - t.b, "s"))  # noqa: E731
     return WhyView(rank, plan_label(other.strategy, 'page'), cmp.speedup or 1.0, speed_words(cmp.speedup or 1.0),
@@ -211,10 +217,15 @@ CHANGE_WORDS = {"num_gpus": "{} GPUs", "mode": "{} training", "recompute": "{} r
                 "gpu": "{}", "gpus_per_node": "{} GPUs per node"}
 
 
+MODE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full"}
+RULE_WORDS = {"larger_gpu": "a larger GPU", "more_gpus": "more GPUs"}  # a fix with no single value (it read "larger gpu")
+
+
 def change_words(change: dict[str, Any], rule: str) -> str:
-    """{'num_gpus': 384} -> '384 GPUs'; {'mode': 'qlora'} -> 'qlora training'."""
-    words = [CHANGE_WORDS.get(k, k + "={}").format(v) for k, v in change.items() if v is not None]
-    return ", ".join(words) or rule.replace("_", " ")
+    """{'num_gpus': 384} -> '384 GPUs'; {'mode': 'qlora'} -> 'QLoRA training'."""
+    words = [CHANGE_WORDS.get(k, k + "={}").format(MODE_WORDS.get(v, v) if k == "mode" else v)
+             for k, v in change.items() if v is not None]
+    return ", ".join(words) or RULE_WORDS.get(rule, rule.replace("_", " "))
 
 
 def nothing_fits_view(n: Any) -> NothingFitsView:
@@ -232,7 +243,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
             fixes.append(FixLine(change, "not applicable", o.note))
             continue
         need = f"needs {o.lowest_memory_gib:.1f} GiB" if o.lowest_memory_gib is not None else ""
-        plan = f"with {plan_label(o.plan, 'page')}" if (o.fits and o.plan is not None) else ""
+        plan = f"leanest plan {plan_label(o.plan, 'page')}" if (o.fits and o.plan is not None) else ""
         fixes.append(FixLine(change, "fits" if o.fits else "does not fit",
                              " · ".join(x for x in (need, plan, o.note) if x)))
     return NothingFitsView(headline, fixes, [])

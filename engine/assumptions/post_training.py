@@ -12,6 +12,9 @@ DEFAULT_PROMPT_LEN = 512  # data.max_prompt_length: 512
 DEFAULT_RESPONSE_LEN = 512  # data.max_response_length: 512
 DEFAULT_GROUP_SIZE = {"grpo": 5, "ppo": 1}  # rollout.n: 1 ("> 1 for grpo"); verl's GRPO example sets n=5
 DEFAULT_INFERENCE_TP = 2  # rollout.tensor_model_parallel_size: 2
+# data.train_batch_size: 1024 — prompts (ppo_trainer.yaml, and examples/grpo_trainer/run_qwen2-7b.sh); verl trains
+# on train_batch_size x rollout.n sequences, so GRPO's default is 1,024 x 5 = 5,120 sequences, PPO's 1,024.
+DEFAULT_PROMPTS_PER_STEP = 1024
 
 # vLLM may use this fraction of a GPU's memory for its weights and KV cache (rollout.gpu_memory_utilization:
 # 0.5). We size the KV cache to what the batch needs, capped by this budget; the rest waits (waves).

@@ -64,6 +64,7 @@ def training_setup(mode: str = "full", *, seq_len: int | None = None, global_bat
         global_batch = global_batch_from_tokens(global_batch_tokens, seq_len)
         if algorithm == "dpo" and global_batch % 2:
             global_batch += 1  # whole chosen/rejected pairs
-    global_batch = global_batch or default_global_batch(weights if algorithm is None else mode)
+    global_batch = global_batch or default_global_batch(weights if algorithm is None else mode,
+                                                        post.group_size if post is not None else None)
     return TrainingSetup(seq_len=seq_len, global_batch=global_batch, mode=weights,
                          post_training=post, **rest)

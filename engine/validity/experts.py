@@ -113,9 +113,14 @@ def _a2a_message(s: Scenario, p: Plan) -> SettingsText:
     elif d == "allgather":
         pricing = "priced as Megatron's allgather dispatcher (every rank gathers the whole EP group's tokens, BF16)"
     else:
-        pricing = ("priced as Megatron's default alltoall dispatcher (BF16, every routed copy sent); if you run "
+        who = "Megatron's default alltoall dispatcher" if s.setup.framework == "megatron" else "an all-to-all"
+        pricing = (f"priced as {who} (BF16, every routed copy sent); if you run "
                    "DeepEP, pass {moe_dispatcher} deepep, which sends far less across nodes")
-    if not s.setup.moe_a2a_overlap:
+    if s.setup.framework != "megatron":
+        # moe_a2a_overlap is Megatron-Core's alone (training.py MEGATRON_ONLY_OPTIONS refuses it elsewhere): the
+        # hint to pass it told an fsdp/deepspeed user to set an option the scenario then refused.
+        overlap = "; not overlapped"
+    elif not s.setup.moe_a2a_overlap:
         overlap = "; not overlapped (pass {moe_a2a_overlap} if you run --overlap-moe-expert-parallel-comm)"
     elif _overlap_blockers(s, p):  # asked for, but this plan cannot: said, not "overlapped" (the time has none)
         overlap = "; not overlapped in this plan although {moe_a2a_overlap} is set (moe_a2a_overlap_not_applied)"

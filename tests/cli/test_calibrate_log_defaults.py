@@ -24,8 +24,8 @@ def test_deepspeed_pipeline_log_is_read_as_deepspeed_throughput(capsys):
     code, out, err = run(capsys, "calibrate", "--model", "llama-2-7b", "--gpu", "h100", "--gpus", "32",
                          "--seq-len", "4096", "--from-log", LOGS / "deepspeed_pipeline.log")
     assert code == 0, err
-    # 128 sequences x 4,096 tokens / (2.048 s x 32 GPUs) = 8,000 tokens/s per GPU; the stages give PP4
-    assert "measured   8,000 tokens/s/GPU" in out and "PP4" in out
+    # 128 sequences x 4,096 tokens / (2.048 s x 32 GPUs) = 8,000 tokens/s per GPU; the stages give PP=4
+    assert "measured   8,000 tokens/s/GPU" in out and "--pp 4" in out and " PP=4 " in out
     assert "compute ×" in out and "deepspeed" in out.split("profile")[1].splitlines()[0]
 
 

@@ -59,3 +59,39 @@ def test_bad_names_exit_2_with_one_line(capsys, argv, words):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_count_just_under_a_billion_reads_in_billions():
+    # Gemma-3-1B has 999.9 M parameters (its catalog row) and the table printed "1,000M": the unit is chosen on
+    # the rounded figure, so 999,900,000 -> "1.00B" and 494,032,768 (Qwen2.5-0.5B) stays "494M".
+    from shardwise.cli.catalog import _billions
+
+    assert _billions(999_900_000) == "1.00B"
+    assert _billions(494_032_768) == "494M"
+    assert _billions(999_400_000) == "999M"
+
+
+def test_a_models_record_reads_as_text(capsys):
+    # Llama-3.1-70B: 70,553,706,496 parameters (the safetensors index of meta-llama/Llama-3.1-70B), RMSNorm.
+    from support.cli_runner import run
+
+    code, out, err = run(capsys, "models", "llama-3.1-70b")
+    assert code == 0, err
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if line.strip()}
+    assert lines["params"] == "70,553,706,496" and lines["norm"] == "rmsnorm"
+    assert "norm_bias" not in lines  # RMSNorm has no bias; the field read True
+    assert lines["aliases"].startswith("meta-llama/") and "[" not in lines["aliases"]
+    code, out, err = run(capsys, "models", "llama-3.1-70b", "--json")
+    assert json.loads(out)["params"] == 70_553_706_496 and "norm_bias" in json.loads(out)  # the record is whole
+
+
+def test_gpu_and_network_records_read_as_text(capsys):
+    # H100 SXM: 989 / 1,979 dense BF16 / FP8 TFLOP/s and 3,350 GB/s HBM3 (NVIDIA datasheet); NDR: 50 GB/s per GPU.
+    from support.cli_runner import run
+
+    code, out, err = run(capsys, "gpus", "h100")
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if line.strip()}
+    assert (lines["bf16_tflops"], lines["fp8_tflops"], lines["hbm_bandwidth_gbs"]) == ("989", "1,979", "3,350")
+    assert "[" not in lines["aliases"]
+    code, out, err = run(capsys, "networks", "ib-ndr")
+    assert "bandwidth_gbs   50\n" in out

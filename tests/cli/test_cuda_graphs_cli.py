@@ -15,7 +15,7 @@ MOE = ["--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8", "--ep", "8", 
 def test_graphs_with_another_framework_is_one_line_exit_2(capsys, framework):
     code, out, err = run(capsys, "evaluate", *DENSE, "--framework", framework, "--cuda-graphs", "full-iteration")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert f"use framework megatron with cuda graphs, or cuda graphs none with {framework}" in err
+    assert f"use --framework megatron with cuda graphs, or --cuda-graphs none with {framework}" in err
 
 
 def test_an_unknown_mode_is_refused_with_the_choices(capsys):

@@ -50,4 +50,4 @@ def test_the_tools_use_the_same_default(mode):
 
 def test_the_cli_help_states_both_defaults(capsys):
     code, out, err = run(capsys, "evaluate", "--help")
-    assert "sequences per optimizer step (default 1024; lora/qlora 128)" in " ".join(out.split())
+    assert "sequences per optimizer step (default 1024; lora/qlora 128; grpo/ppo 1024 prompts x the group size)" in " ".join(out.split())

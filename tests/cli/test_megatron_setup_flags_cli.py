@@ -32,9 +32,10 @@ def test_without_the_flags_the_setup_says_the_defaults(capsys):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--framework", "fsdp", "--grad-reduce-in-bf16"], "leave grad_reduce_dtype fp32 with fsdp"),
-    (["--framework", "deepspeed", "--recompute-modules", "core_attn"], "leave recompute_modules unset with deepspeed"),
-    (["--fp8-param-gather"], "needs framework megatron and precision fp8, not megatron / bf16"),
+    # the settings spelled as the flags that set them (they read "leave grad_reduce_dtype fp32")
+    (["--framework", "fsdp", "--grad-reduce-in-bf16"], "drop --grad-reduce-in-bf16 (the bf16 reduction) with fsdp"),
+    (["--framework", "deepspeed", "--recompute-modules", "core_attn"], "leave --recompute-modules unset with deepspeed"),
+    (["--fp8-param-gather"], "needs --framework megatron and --precision fp8, not megatron / bf16"),
     (["--framework", "nanotron", "--precision", "fp8", "--fp8-param-gather"], "not nanotron / fp8"),
     (["--recompute-modules", "core_attn,mlp"], "recompute module(s) mlp are not modelled; valid: core_attn, layernorm"),
     (["--recompute-modules", ","], "expected module names separated by commas"),
@@ -111,3 +112,13 @@ def test_export_says_the_modules_are_unused_without_selective_recompute(capsys):
     assert code == 0, err
     assert "--recompute-modules apply to selective recompute" in err
     assert "--recompute-modules" not in out.split("note:")[0].split("RECOMPUTE_ARGS=(")[1].split(")")[0]
+
+
+def test_the_a2a_overlap_refusal_names_the_flag_the_user_typed(capsys):
+    # It read "moe_a2a_overlap is a Megatron-Core option …: leave moe_a2a_overlap off with fsdp" after
+    # `--moe-a2a-overlap`; REST and the chat keep the body's name (tests/engine/validity/test_moe_a2a_overlap_not_applied.py).
+    code, out, err = run(capsys, "evaluate", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "16",
+                         "--framework", "fsdp", "--moe-a2a-overlap")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("shardwise: error: --moe-a2a-overlap is a Megatron-Core option")
+    assert "leave --moe-a2a-overlap off with fsdp" in err

@@ -106,3 +106,21 @@ def test_reference_in_fp32_holds_four_bytes_per_parameter(capsys):
     assert abs(fp32["memory"]["details_gib"]["weights.reference"] - 4 * 8_030_261_248 / 2 / 2**30) < 1e-3 * 15
     code, _, err = run(capsys, "evaluate", *BASE, "--reference-dtype", "fp32")
     assert code == 2 and "dpo, grpo or ppo" in err
+
+
+def test_the_rollout_lines_count_in_words(capsys):
+    from support.cli_runner import run as cli
+
+    # 640 sequences / group size 5 (verl's GRPO example n=5) = 128 whole prompts; printed "128.0 prompts", "1 wave(s)".
+    code, out, err = cli(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--global-batch", "640", "--mode", "grpo", "--framework", "fsdp", "--zero", "3")
+    assert code == 0, err
+    assert "GRPO co-located: 128 prompts x 5 samples," in out and "wave(s)" not in out
+    # 1,024 sequences / 5 = 204.8 prompts: the whole-prompt batches beside it are 204 x 5 = 1,020 and 205 x 5 = 1,025.
+    code, out, err = cli(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--global-batch", "1024", "--mode", "grpo", "--framework", "fsdp", "--zero", "3")
+    assert "204.8 prompts per step; whole prompts: --global-batch 1,020 or 1,025" in out
+    # PPO samples once per prompt (verl rollout.n: 1)
+    code, out, err = cli(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                         "--global-batch", "256", "--mode", "ppo", "--framework", "fsdp", "--zero", "3")
+    assert "256 prompts x 1 sample," in out

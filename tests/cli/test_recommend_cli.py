@@ -40,11 +40,17 @@ def test_recommend_nothing_fits_says_what_would(capsys):
     assert data["nothing_fits"]["reason"] == "out_of_memory"
     assert data["nothing_fits"]["min_gpus"] >= 6210  # 16 B/param · 1e13 / 24 GiB
     code, out, _ = run(capsys, "recommend", "--params", "10e12", "--gpu", "rtx-4090", "--gpus", "8")
-    assert "NOTHING FITS" in out and "num_gpus=" in out
+    assert "NOTHING FITS" in out and f"  --gpus {data['nothing_fits']['min_gpus']} " in out
+    # The changes are spelled as the flags that make them (they read "num_gpus=53248", "zero_stage=3"), the plans
+    # called what they are: the leanest, not the fastest; counts over 999 GiB with separators ("23,078.8").
+    assert "num_gpus=" not in out and "zero_stage=" not in out and "--zero 3 " in out and "--mode qlora " in out
+    assert "leanest plan, the least memory, not the fastest" in out
+    lean = data["nothing_fits"]["lowest_memory_gib"]
+    assert f"needs {lean:,.1f} GiB per GPU" in out and lean > 1000
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--top", "0"], "top_k"),
+    (["--top", "0"], "--top"),
     (["--headroom", "2"], "headroom"),
     (["--tp", "x"], "whole numbers"),
     (["--recompute", "sometimes"], "allowed values are none, selective, full"),
@@ -97,7 +103,8 @@ def test_near_ties_are_counted_and_said(capsys):
     assert data["near_best"] == within
     code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "3")
     if within:
-        assert f"near-ties: {within} other plan(s) are predicted within 5%" in out
+        said = "1 other plan is" if within == 1 else f"{within} other plans are"
+        assert f"near-ties: {said} predicted within 5%" in out
     else:
         assert "near-ties" not in out
 
@@ -206,3 +213,12 @@ def test_a_set_aside_plan_slower_than_the_best_kept_is_said_slower_not_negative_
             assert f"+{gain:.1%} tokens/s over the best plan kept" in line
         else:
             assert f"{-gain:.1%} fewer tokens/s than the best plan kept, ranked below it" in line
+
+
+@pytest.mark.parametrize("command", ["recommend", "what-if"])
+def test_top_zero_is_refused_naming_the_flag(capsys, command):
+    # It said "top_k must be a whole number ≥ 1" (the engine's argument), not the --top the user typed.
+    extra = ["--change", "gpus=16"] if command == "what-if" else []
+    code, out, err = run(capsys, command, "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", *extra,
+                         "--top", "0")
+    assert code == 2 and "argument --top: expected a positive whole number, got '0'" in err and "top_k" not in err

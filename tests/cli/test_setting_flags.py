@@ -87,12 +87,19 @@ def _megatron_only_fields() -> set[str]:
     return {o.field for o in MEGATRON_ONLY_OPTIONS}
 
 
+def _training_setting_names() -> set[str]:
+    from shardwise.engine.training import SETTING_NAMES
+
+    return set(SETTING_NAMES)
+
+
 # A message whose setting names are computed: where they come from, read from the code that computes them.
 COMPUTED = {
     ("engine/inputs.py", "what"): _parse_count_settings,
     ("engine/post_training/modes.py", "*given"): lambda: _dict_keys_assigned("engine/post_training/modes.py",
                                                                              "rollout_inputs"),
     ("engine/export/plan.py", "*megatron_only"): _megatron_only_fields,
+    ("engine/training.py", "*(n for n in SETTING_NAMES if '{' + n + '}' in template)"): _training_setting_names,
 }
 
 

@@ -41,5 +41,7 @@ def test_validate_reports_spearman_and_top1_regret_per_group(capsys):
     assert len(lines) == 1 and "%" in lines[0] and "->" in lines[0]
     assert main(["validate", "--source", "playbook-sweep", "--json", "--no-memory"]) == 0
     data = json.loads(capsys.readouterr().out)
+    # Every group's name whole (a fixed 85-character column cut "… | seq 4096 | bf16" to "… | bf1").
+    assert all(f"    {g['group']} " in out for g in data["groups"])
     assert all({"spearman", "top1_regret", "top1_plan", "best_plan"} <= set(g) for g in data["groups"])
     assert 0 <= data["weighted_top1_regret"] < 1

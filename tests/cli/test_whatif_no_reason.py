@@ -38,4 +38,4 @@ def test_nothing_fitting_on_either_side_says_so(capsys):
 
 def test_reasons_are_listed_under_the_heading_as_before(capsys):
     text, result = what_if(capsys, *SCENARIO, "--change", "global_batch=512")
-    assert result["reasons"] and "\nwhy:\n  global_batch: before=1024, after=512" in text
+    assert result["reasons"] and "\nwhy:\n  global batch 1,024 → 512 sequences" in text

@@ -29,6 +29,16 @@ def test_bad_counts_say_what_is_allowed(bad):
         parse_token_count(bad)
 
 
+def test_a_bad_token_count_is_refused_with_token_examples_and_as_typed():
+    # It said "expects a number such as 70e9 or 70B, got '4x'": a parameter count's examples, and lower-cased.
+    from shardwise.engine.errors import SettingsInputError
+
+    with pytest.raises(SettingsInputError) as caught:
+        parse_token_count("4X")
+    assert str(caught.value) == ("global_batch_tokens expects a positive number of tokens such as 4M (4·2^20), 512k or "
+                                 "4194304, got '4X'")
+
+
 def test_qlora_with_fp8_is_refused_with_what_works():
     # QLoRA paper (Dettmers et al. 2023): NF4 storage, BF16 compute — no FP8 matmuls exist for it.
     import pydantic

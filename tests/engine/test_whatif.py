@@ -57,7 +57,7 @@ def test_nothing_fits_to_fits():
 @pytest.mark.parametrize("change,needle", [
     ("colour=red", "what-if cannot change 'colour'"),
     ("gpu", "must look like input=value"),
-    ("gpus=abc", "expects a number"),
+    ("gpus=abc", "expects a positive whole number"),
     ("seq_len=0", "positive"),
     ("gpu=h1000", "unknown gpu"),
     ({}, "needs a change"),
@@ -81,3 +81,16 @@ def test_packing_short_documents_is_a_what_if(llama8b):
     back = what_if(llama8b, build_cluster("h100-sxm", 8), setup.model_copy(update={"mean_doc_len": 256}),
                    "mean_doc_len=none")
     assert [(c.input, c.before, c.after) for c in back.changes] == [("mean_doc_len", 256, None)]
+
+
+def test_a_count_that_is_not_a_number_is_refused_with_a_count_example():
+    # It said "num_gpus expects a number such as 70e9 or 70B": a parameter count's examples for a GPU count.
+    import pytest
+
+    from shardwise.engine.errors import ShardwiseInputError
+    from shardwise.engine.whatif import _parse_int
+
+    with pytest.raises(ShardwiseInputError) as caught:
+        _parse_int("num_gpus", "lots")
+    assert str(caught.value) == "num_gpus expects a positive whole number such as 128, got 'lots'"
+    assert _parse_int("num_gpus", "1k") == 1000 and _parse_int("global_batch", "512") == 512

@@ -48,3 +48,17 @@ def test_a_streamed_body_over_the_limit_names_the_limit():
 
     r = client.post("/api/evaluate", content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.json()["message"].startswith("request body is over the limit of 1 KiB (")
+
+
+def test_a_field_spelled_as_the_response_spells_it_names_the_request_field(client):
+    # The response says cluster.num_gpus and strategy.zero_stage (README "Output contract"); the request takes
+    # gpus and zero. A body copied from a response got "unknown field" with nothing to go on.
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "num_gpus": 8, "zero_stage": 3}
+    r = client.post("/api/evaluate", json=body)
+    assert r.status_code == 422
+    said = {e["field"]: e["message"] for e in r.json()["errors"]}
+    assert said["num_gpus"].startswith("unknown field: a request names it 'gpus'")
+    assert said["zero_stage"].startswith("unknown field: a request names it 'zero'")
+    r = client.post("/api/evaluate", json={**SCENARIO, "tensor_parallel": 4})  # no such setting anywhere
+    assert {e["field"]: e["message"] for e in r.json()["errors"]}["tensor_parallel"] == (
+        "unknown field (see /docs for the allowed names)")

@@ -84,7 +84,8 @@ def test_form_post_renders_results_without_javascript(scripted_chat):
     rec = recommend(resolve_model("llama-3.1-8b"), build_cluster("h100-sxm", 16),
                     TrainingSetup(seq_len=4096, global_batch=256), top_k=1)
     assert rec.near_best > 0  # this scenario has near-ties, so the note must show
-    assert f"{rec.near_best:,} other plan(s) are predicted within 5% of this one" in r.text
+    said = "1 other plan is" if rec.near_best == 1 else f"{rec.near_best:,} other plans are"
+    assert f"{said} predicted within 5% of this one" in r.text
     bad = client.post("/", data={**form, "seq_len": "long"})
     assert bad.status_code == 400 and "sequence length expects a number such as 8192 or 8k" in bad.text
     pasted = client.post("/ui/results", data={**form, "model": "__config__", "config_json": "{not json"})

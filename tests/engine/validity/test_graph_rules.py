@@ -49,6 +49,6 @@ def test_the_sync_free_message_names_the_valid_choices():
 @pytest.mark.parametrize("framework", ["fsdp", "deepspeed", "nanotron"])
 @pytest.mark.parametrize("graphs", ["per-layer", "full-iteration"])
 def test_graphs_are_a_megatron_option(framework, graphs):
-    with pytest.raises(ValidationError, match=f"use framework megatron with cuda graphs, or cuda graphs none with {framework}"):
+    with pytest.raises(ValidationError, match=f"use framework megatron with cuda graphs, or cuda_graphs none with {framework}"):
         TrainingSetup(framework=framework, cuda_graphs=graphs)
     assert TrainingSetup(framework=framework).cuda_graphs == "none"

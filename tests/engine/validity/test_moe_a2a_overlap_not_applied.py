@@ -68,3 +68,17 @@ def test_exports_follow_the_plan_not_the_flag():
     assert any("moe_a2a_overlap is set, but this plan cannot overlap" in w for w in bridge.warnings)
     setup, _ = run(True, ep=8)
     assert FLAG_LINE.search(export_plan("megatron", MIXTRAL, CLUSTER, setup, Strategy(ep=8)).text)
+
+
+@pytest.mark.parametrize("framework", ["fsdp", "deepspeed"])
+def test_the_pricing_warning_offers_the_overlap_only_where_it_can_be_set(framework):
+    # moe_a2a_overlap is refused outside Megatron-Core (training.py MEGATRON_ONLY_OPTIONS; observed:
+    # `shardwise evaluate --framework fsdp --moe-a2a-overlap` exits 2), yet the warning told fsdp users to pass it.
+    with pytest.raises(ValueError, match="moe_a2a_overlap is a Megatron-Core option"):
+        TrainingSetup(framework=framework, moe_a2a_overlap=True)
+    e = evaluate(MIXTRAL, CLUSTER, TrainingSetup(framework=framework), Strategy(ep=8))
+    message = rules(e)["expert_all_to_all_pricing"]
+    assert "moe_a2a_overlap" not in message and "Megatron's default" not in message
+    assert "not overlapped" in message and "moe_dispatcher" in message  # DeepEP is offered there (docs/search.md)
+    megatron = rules(evaluate(MIXTRAL, CLUSTER, TrainingSetup(), Strategy(ep=8)))["expert_all_to_all_pricing"]
+    assert "moe_a2a_overlap" in megatron
