@@ -73,10 +73,8 @@ def config(plan: ExportPlan) -> tuple[dict, list[str]]:
         notes.append(f"TP={s.tp} is DeepSpeed AutoTP (Hugging Face models). train_batch_size counts the {plan.dp} "
                      f"data-parallel ranks, as DeepSpeed does when deepspeed.initialize gets the TP groups as mpu "
                      f"(deepspeed.utils.groups after groups._init_tp_mesh_device({s.tp})); without an mpu it counts "
-                     f"all {plan.cluster.num_gpus} ranks and rejects the batch. AutoTP shards the linear layers only"
-                     + (" — no Megatron sequence parallelism, so activations between them are not sharded over TP: "
-                        "evaluate it again without sequence parallelism to check the plan still fits" if plan.sp
-                        else ""))
+                     f"all {plan.cluster.num_gpus} ranks and rejects the batch. AutoTP shards the linear layers "
+                     f"only (no Megatron sequence parallelism: the limit megatron_sequence_parallel refuses it)")
     if s.ep > 1:
         cfg["expert_parallel"] = {"enabled": True, "autoep_size": s.ep}
         notes.append(f"EP={s.ep} is DeepSpeed AutoEP, which replaces the Hugging Face MoE layers at initialize")

@@ -75,6 +75,12 @@ LIMITS: tuple[DeepSpeedLimit, ...] = (
                    f"leaving no group for AutoTP (TP={k.tp})"),
         lambda k: settings_text("use TP=1 with CP, or CP=1; or export {format} megatron/torchtitan", "format")),
     DeepSpeedLimit(
+        "megatron_sequence_parallel", lambda setup, k: k.sp,
+        lambda k: (f"DeepSpeed's AutoTP (TP={k.tp}) shards the linear layers only: it has no Megatron sequence "
+                   f"parallelism, so the activations between them are not sharded over TP"),
+        lambda k: ("use sequence parallelism off with DeepSpeed's TP (the plan's activations are then priced "
+                   "unsharded), or TP with sequence parallelism under Megatron")),
+    DeepSpeedLimit(
         "hsdp", lambda setup, k: k.hsdp_replicas > 1,
         lambda k: (f"HSDP ({k.hsdp_replicas} replicas) needs hierarchical ZeRO-3 sharding, and DeepSpeed 0.19 "
                    f"removed MiCS (zero_optimization.mics_shard_size)"),
@@ -121,4 +127,5 @@ def _rule(name: str, stage: Stage, names: tuple[str, ...]) -> Rule:
 # `--precision fp8 --framework deepspeed` reports that one cause for every plan.
 DEEPSPEED_CONFIG_SETUP = _rule("deepspeed_config_setup", "layout", ("fp8",))
 DEEPSPEED_CONFIG_LAYOUT = _rule("deepspeed_config_layout", "layout", ("pp_with_tp_ep_cp", "etp", "tp_with_ulysses_cp"))
-DEEPSPEED_CONFIG_OPTIONS = _rule("deepspeed_config_options", "options", ("hsdp", "ep_zero3_with_ulysses_cp"))
+DEEPSPEED_CONFIG_OPTIONS = _rule("deepspeed_config_options", "options",
+                                 ("megatron_sequence_parallel", "hsdp", "ep_zero3_with_ulysses_cp"))

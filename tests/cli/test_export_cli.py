@@ -15,7 +15,7 @@ SCENARIO = ["--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "16"]
 
 def test_export_prints_the_file_and_the_json_header_on_stderr(capsys):
     # 16 GPUs, TP 2: DP 8; global batch 256, micro-batch 2 -> grad-accum 256 / (8·2) = 16.
-    code, out, err = run(capsys, "export", "--format", "deepspeed", *SCENARIO, "--tp", "2", "--micro-batch", "2",
+    code, out, err = run(capsys, "export", "--format", "deepspeed", *SCENARIO, "--tp", "2", "--no-sp", "--micro-batch", "2",
                          "--global-batch", "256", "--framework", "deepspeed")
     assert code == 0
     config = json.loads(out)

@@ -28,8 +28,9 @@ CASES = [
     ("dp-zero3", dict(model="llama-3-8b", gpus=64, global_batch=512, zero_stage=3, micro_batch=2,
                       recompute="none", framework="deepspeed"), 64, 4),
     # AutoTP 4: DP = 64/4 = 16; GA = 256 / (16·2) = 8.
-    ("autotp4-zero1", dict(model="llama-3-8b", gpus=64, global_batch=256, tp=4, zero_stage=1, micro_batch=2,
-                           recompute="full", framework="deepspeed"), 16, 8),
+    # (AutoTP has no Megatron sequence parallelism: SP off, as --framework deepspeed ranks it)
+    ("autotp4-zero1", dict(model="llama-3-8b", gpus=64, global_batch=256, tp=4, sequence_parallel=False, zero_stage=1,
+                           micro_batch=2, recompute="full", framework="deepspeed"), 16, 8),
     # PP 4: DP = 64/4 = 16; GA = 256 / (16·1) = 16.
     ("pp4-zero1", dict(model="llama-3-8b", gpus=64, global_batch=256, pp=4, zero_stage=1, micro_batch=1,
                        recompute="full", framework="deepspeed"), 16, 16),

@@ -55,7 +55,8 @@ def test_ep_with_ulysses_under_zero3_and_hsdp_are_errors():
     assert OPTIONS in check(framework="deepspeed", zero_stage=3, hsdp_replicas=2)[0]
 
 
-@pytest.mark.parametrize("plan", [dict(tp=8), dict(pp=4), dict(cp=8, seq=8192), dict(tp=8, seq=8192)])
+@pytest.mark.parametrize("plan", [dict(tp=8, sequence_parallel=False), dict(pp=4), dict(cp=8, seq=8192),
+                                  dict(tp=8, seq=8192, sequence_parallel=False)])
 def test_what_ds_config_writes_is_allowed(plan):
     errors, _ = check(framework="deepspeed", zero_stage=1, **plan)
     assert LAYOUT not in errors and OPTIONS not in errors
@@ -89,10 +90,24 @@ def test_recommend_for_deepspeed_ranks_only_plans_its_exporter_writes():
 
 LIMIT_PLANS = [  # (limit, plan, setup) — each breaks exactly the named limit, read off its definition
     ("fp8", dict(zero_stage=1), dict(precision="fp8")),
-    ("pp_with_tp_ep_cp", dict(tp=8, pp=2, zero_stage=1), {}),
-    ("tp_with_ulysses_cp", dict(tp=2, cp=4, zero_stage=1), dict(seq_len=8192)),
+    ("pp_with_tp_ep_cp", dict(tp=8, pp=2, zero_stage=1, sequence_parallel=False), {}),
+    ("tp_with_ulysses_cp", dict(tp=2, cp=4, zero_stage=1, sequence_parallel=False), dict(seq_len=8192)),
     ("hsdp", dict(zero_stage=3, hsdp_replicas=2), {}),
+    # AutoTP has no Megatron sequence parallelism (Strategy's default is SP on whenever TP > 1)
+    ("megatron_sequence_parallel", dict(tp=8, zero_stage=1), {}),
 ]
+
+
+def test_megatron_sequence_parallel_is_not_ranked_under_deepspeed():
+    # ux12 (session 12): 70B on 64 H100 at 8K, 4M-token batches ranked TP=8 with Megatron SP under --framework
+    # deepspeed. AutoTP shards the linear layers only, so a TP plan under DeepSpeed is priced with SP off.
+    model, cluster = get_model("llama-3-70b"), build_cluster("h100-sxm", 64)
+    setup = TrainingSetup(seq_len=8192, global_batch=512, framework="deepspeed")
+    rec = recommend(model, cluster, setup, top_k=8)
+    assert rec.plans and not any(p.strategy.sequence_parallel and p.strategy.tp > 1 for p in rec.plans)
+    assert OPTIONS in check(framework="deepspeed", zero_stage=1, tp=8)[0]
+    assert OPTIONS not in check(framework="deepspeed", zero_stage=1, tp=8, sequence_parallel=False)[0]
+    assert OPTIONS not in check(framework="megatron", zero_stage=1, tp=8)[0]
 
 
 @pytest.mark.parametrize("name,plan,setup", LIMIT_PLANS)
