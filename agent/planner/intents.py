@@ -167,6 +167,12 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
                          r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
                          r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b|"
+                         # "and the same for step time - low/high?", "min/max on the step?", "upper and lower bounds",
+                         # "best case / worst case": the two ends of the interval
+                         r"\blow(?:er)?\s*(?:/|-|and|or|&)\s*high(?:er)?\b|\bhigh(?:er)?\s*(?:/|-|and|or|&)\s*low(?:er)?\b|"
+                         r"\bmin\s*(?:/|-|and|or|&)\s*max\b|\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
+                         r"\b(?:upper|lower)\s*(?:/|and|&)\s*(?:upper|lower)\b|"
+                         r"\bbest[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*worst[\s-]*case\b|\bworst[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*best[\s-]*case\b|"
                          # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
                          r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
