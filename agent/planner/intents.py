@@ -173,6 +173,8 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\bmin\s*(?:/|-|and|or|&)\s*max\b|\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
                          r"\b(?:upper|lower)\s*(?:/|and|&)\s*(?:upper|lower)\b|"
                          r"\bbest[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*worst[\s-]*case\b|\bworst[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*best[\s-]*case\b|"
+                         # "so what's the range now?" (not "the range of batch sizes", "in the range 2-8")
+                         r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+ranges?\b(?!\s*(?:between|of|from|\d|[=:]))|"
                          # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
                          r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -285,7 +287,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("explain", "calibration")
     if e.concept == "moe_dispatcher" and not e.plans:  # "which frameworks even have deepep?": the engine's rule, listed
         return Intent("explain", "moe_dispatcher")
-    if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
+    if calibration_asked_without_a_figure(message, state.profile is not None) and not e.plans:  # the raw message: a pasted log read as written
         return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
         return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
