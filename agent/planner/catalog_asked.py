@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-# "which/what <up to four words> do/can you (actually) support/know/cover/handle/model", "list the … you know"
-ASKED = re.compile(r"\b(?:which|what|list)\b(?P<what>(?:\s+[\w/&+-]+){1,4}?)\s+(?:do|can|does|will)\s+(?:you|shardwise|it)"
+# "which/what <up to four words> (do/can) you (actually) support/know/cover/handle/model", "list the … you know"
+ASKED = re.compile(r"\b(?:which|what|list)\b(?P<what>(?:\s+[\w/&+-]+){1,4}?)\s+(?:(?:do|can|does|will)\s+)?(?:you|shardwise)"
                    r"\s+(?:\w+\s+)?(?:support|know|cover|handle|model|plan\s+for)\b"
                    r"|\blist\b(?P<listed>(?:\s+[\w/&+-]+){1,4}?)\s+(?:you|shardwise)\s+(?:\w+\s+)?(?:support|know|cover)\b")
 GPUS = re.compile(r"\b(?:gpus?|hardware|accelerators?|cards|chips)\b")

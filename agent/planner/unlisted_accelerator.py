@@ -33,11 +33,14 @@ MEMORY_SIZE = re.compile(r"^\d+g(?:i)?b$|gb$")
 
 def unlisted_accelerator(text: str) -> str | None:
     """The accelerator a (normalised) message names with a count that no catalog GPU matched, as written; or None."""
+    for m in TIMES_CODE.finditer(text):  # "64x mi355x. … which gpus": the code, before any words up to a noun
+        if not NOT_A_CODE.match(m.group(1)):
+            return m.group(1)
     for m in NAMED.finditer(text):
         words = [w for w in m.group(1).split() if w not in GENERIC and not MEMORY_SIZE.search(w)]
         if words and not re.match(rf"(?:{MODEL_FAMILIES})\b", words[0]):
             return " ".join(words)
-    for m in (*CODE.finditer(text), *TIMES_CODE.finditer(text)):
+    for m in CODE.finditer(text):
         if not NOT_A_CODE.match(m.group(1)):
             return m.group(1)
     return None
