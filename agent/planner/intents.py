@@ -153,6 +153,8 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
+# Words naming a setting: "min/max batch", "the range for tp" speak of a setting's values, not a figure's interval
+SETTING_WORDS = r"tp|pp|cp|ep|dp|vpp|etp|zero|mbs?|micro|batch|gbs|bs|seq|context|ctx|rank|lr|learning|gpus?|nodes?|degrees?"
 # How far to trust a prediction: "how sure are you?", "what's the spread on that?", "error bar on the step time?", "what's the margin of error",
 # "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
 # the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
@@ -169,12 +171,14 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b|"
                          # "and the same for step time - low/high?", "min/max on the step?", "upper and lower bounds",
                          # "best case / worst case": the two ends of the interval
-                         r"\blow(?:er)?\s*(?:/|-|and|or|&)\s*high(?:er)?\b|\bhigh(?:er)?\s*(?:/|-|and|or|&)\s*low(?:er)?\b|"
-                         r"\bmin\s*(?:/|-|and|or|&)\s*max\b|\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
+                         # (not "lower or higher tp", "min/max batch": two values of a setting)
+                         r"\b(?:low(?:er)?\s*(?:/|-|and|or|&)\s*high(?:er)?|high(?:er)?\s*(?:/|-|and|or|&)\s*low(?:er)?|"
+                         rf"min\s*(?:/|-|and|or|&)\s*max)\b(?![\s-]*(?:{SETTING_WORDS}))|"
+                         r"\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
                          r"\b(?:upper|lower)\s*(?:/|and|&)\s*(?:upper|lower)\b|"
                          r"\bbest[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*worst[\s-]*case\b|\bworst[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*best[\s-]*case\b|"
                          # "so what's the range now?" (not "the range of batch sizes", "in the range 2-8")
-                         r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+ranges?\b(?!\s*(?:between|of|from|\d|[=:]))|"
+                         rf"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+ranges?\b(?!\s*(?:between|of|from|\d|[=:]|for\s+(?:the\s+)?(?:{SETTING_WORDS})))|"
                          # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
                          r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")

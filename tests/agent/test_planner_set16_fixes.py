@@ -143,3 +143,9 @@ def test_unknown_gpu_and_model_with_which_do_you_support_lists_both(service):
     assert "mi400x" in done.answer.lower() and "grok 3" in done.answer.lower()
     assert all(f"`{g}`" in done.answer for g in gpus)
     assert all(f"`{m['id']}`" in done.answer for m in catalog["result"]["catalog"])
+
+
+@pytest.mark.parametrize("text", ["lower or higher tp?", "min/max batch size?", "what is the range for tp here"])
+def test_two_values_of_a_setting_are_not_an_interval(text):
+    from shardwise.agent.planner.intents import UNCERTAINTY
+    assert UNCERTAINTY.search(normalise(text)) is None
