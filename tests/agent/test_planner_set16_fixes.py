@@ -149,3 +149,13 @@ def test_unknown_gpu_and_model_with_which_do_you_support_lists_both(service):
 def test_two_values_of_a_setting_are_not_an_interval(text):
     from shardwise.agent.planner.intents import UNCERTAINTY
     assert UNCERTAINTY.search(normalise(text)) is None
+
+
+@pytest.mark.parametrize("text, seq_len", [
+    ("lora on llama 3.1 8b, 2 l40s, each example is at most 3k tokens", 3 * 1024),
+    ("qlora 8b, 1 a100, conversations are under 3k tokens", 3 * 1024),
+    ("lora 8b on 2 l40s, samples ~2k tokens long", 2 * 1024),
+])
+def test_a_bound_on_the_samples_length_is_the_sequence_length(text, seq_len):
+    e = extract(text)
+    assert (e.seq_len, e.response_len) == (seq_len, None)
