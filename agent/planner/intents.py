@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
+from .catalog_asked import catalogs_asked
 from .measured import calibration_asked_without_a_figure
 from .names import UNSUPPORTED_ACCELERATORS
 from .pasted import INJECTION, without_instructions
@@ -311,11 +312,12 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")
-    if LIST_MODELS.search(text) and not e.model:
+    gpus_asked, models_asked = catalogs_asked(text)  # "which gpus and models do you actually support?"
+    if (LIST_MODELS.search(text) or models_asked) and not e.model:
         # "which gpus + which models can you plan for?": both lists, the GPUs first
-        both = LIST_HARDWARE.search(text) and not e.gpu
+        both = (LIST_HARDWARE.search(text) or gpus_asked) and not e.gpu
         return Intent("list_models", "with_hardware" if both else None)
-    if LIST_HARDWARE.search(text) and not e.gpu:
+    if (LIST_HARDWARE.search(text) or gpus_asked) and not e.gpu:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")

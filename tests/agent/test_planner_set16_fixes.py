@@ -159,3 +159,8 @@ def test_two_values_of_a_setting_are_not_an_interval(text):
 def test_a_bound_on_the_samples_length_is_the_sequence_length(text, seq_len):
     e = extract(text)
     assert (e.seq_len, e.response_len) == (seq_len, None)
+
+
+def test_which_gpus_and_models_do_you_support_lists_both_alone(service):
+    [done] = turns(service, "ok which accelerators and models do you actually support?")
+    assert calls(done) == ["list_hardware", "lookup_model"]
