@@ -35,7 +35,7 @@ from .model import ChatModel, ModelError
 from .offload import INLINE, Offload
 from .planner import run_offline_turn
 from .planner.entities import normalise
-from .planner.measured import PROFILE_ASKED
+from .planner.measured import profile_meant
 from .planner.offer_reply import offer_reply
 from .sessions import SessionStore
 from .state import ConversationState, advance_state
@@ -182,7 +182,7 @@ class ChatService:
         reserve = lambda n: self.store.next_result_ids(session.id, n)  # noqa: E731
         reply = offer_reply(text, state) if mode == "llm" else None
         if mode == "llm" and reply is None and profile is None and state.profile is not None and (
-                state.profile_in_use or PROFILE_ASKED.search(normalise(text))):
+                state.profile_in_use or profile_meant(normalise(text), fitted=True)):
             profile = state.profile  # "with our profile, …": the one fitted earlier in this chat (the planner does the same)
         if reply is not None:
             # "yes" / "no" to the calibration just offered: the planner's deterministic answer (it fits the run

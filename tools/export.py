@@ -3,6 +3,8 @@ server; the model sees only what the file says about the plan, so it never types
 
 from __future__ import annotations
 
+import re
+
 from typing import Literal
 
 from pydantic import Field
@@ -62,11 +64,10 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
     if plan is None:
         from .recommend import run_recommend
 
-        best = run_recommend(args.scenario, top_k=1).best
+        searched = run_recommend(args.scenario, top_k=1)
+        best = searched.best
         if best is None:
-            return ExportConfigResult(format=args.format, plan="(none)", exported=False,
-                                refused_reason="no plan fits this scenario, so there is nothing to export",
-                                hint="call recommend_plans to see what would fit")
+            return _nothing_to_export(args.format, searched.nothing_fits)
         plan = Plan.from_strategy(best.strategy)
     strategy = plan.strategy()
     label = plan_label(strategy, "tools")
@@ -84,6 +85,19 @@ def export_config(args: ExportArgs) -> ExportConfigResult:
                                   refused_reason=refused.reason, planned_for=framework, slowdown_percent=slowdown)
     return ExportConfigResult(format=args.format, plan=label, exported=True, filename=out.filename,
                         lines=len(out.text.splitlines()), header=out.header, warnings=list(out.warnings), text=out.text)
+
+
+def _nothing_to_export(fmt: str, nothing) -> ExportConfigResult:
+    """No plan to write. When no plan is valid at all, the rule that excluded them is the answer ("DeepSpeed's
+    config has no FP8 training switch; use bf16 …"), not a bare "nothing fits", which reads as out of memory."""
+    blocking = [re.sub(r"^\[[\w-]+\]\s*", "", b) for b in (nothing.blocking if nothing is not None else [])]
+    if nothing is not None and nothing.reason == "no_valid_plan" and blocking:
+        return ExportConfigResult(format=fmt, plan="(none)", exported=False,
+                                  refused_reason="no plan is valid for this scenario: " + " / ".join(blocking),
+                                  hint=None)  # the rule says what would work
+    return ExportConfigResult(format=fmt, plan="(none)", exported=False,
+                              refused_reason="no plan fits this scenario, so there is nothing to export",
+                              hint="call recommend_plans to see what would fit")
 
 
 def best_exportable(fmt: str, resolved, refused_strategy):

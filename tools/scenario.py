@@ -47,7 +47,7 @@ class Scenario(Args):
     global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
     mode: Literal[TRAINING_MODES] | None = None
     prompt_len: int | None = Field(None, description="grpo/ppo; default 512")
-    response_len: int | None = Field(None, description="grpo/ppo; default 512")
+    response_len: int | None = Field(None, description="grpo/ppo only (else a sample's length is seq_len); default 512")
     group_size: int | None = Field(None, description="grpo/ppo samples per prompt; default 5 grpo, 1 ppo")
     inference_tp: int | None = Field(None, description="grpo/ppo GPUs per rollout engine; default 2")
     lora_rank: int | None = None

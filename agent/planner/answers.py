@@ -12,6 +12,7 @@ from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .measured import measured_peak
 from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
+from .catalog_asked import catalogs_asked
 from .cues import REFERS, RUNNER_UP
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
@@ -40,9 +41,17 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         hardware = [u for u in e.unknown if u in UNSUPPORTED_HARDWARE.values()]
         models = [u for u in e.unknown if u not in hardware]
         lookups = [turn.call("lookup_model", {"name": name}) for name in models[:2]]
-        known = turn.call("list_hardware", {"kind": "gpus", "name": None}) if hardware or e.unlisted_gpu else None  # name what is known
-        return render("offline/unknown.md.j2", hardware=hardware, models=[o.result for o in lookups if o.ok],
+        gpus_asked, models_asked = catalogs_asked(normalise(message))  # "if not, which gpus and models do you support"
+        known = turn.call("list_hardware", {"kind": "gpus", "name": None}) \
+            if hardware or e.unlisted_gpu or gpus_asked else None  # name what is known
+        catalog = turn.call("lookup_model", {"name": None}) if models_asked else None
+        text = render("offline/unknown.md.j2", hardware=hardware, models=[o.result for o in lookups if o.ok],
                       known=known.result if known is not None and known.ok else None, unlisted=e.unlisted_gpu)
+        if known is not None and gpus_asked and not (hardware or e.unlisted_gpu):  # asked, and not yet listed
+            text += "\n\n" + result_or_error(known, "offline/list_hardware.md.j2")
+        if catalog is not None:
+            text += "\n\n" + result_or_error(catalog, "offline/list_models.md.j2")
+        return text
     if family == "list_models":
         gpus = None
         if intent.detail == "with_hardware":  # "which gpus + which models": the GPUs first, as asked

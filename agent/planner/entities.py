@@ -19,7 +19,7 @@ from ...tools.scenario import Scenario, default_global_batch
 from .knobs import find_plans
 from .measured import pasted_log, without_log_lines
 from .pasted import printed_lines_only, without_instructions, without_log_blocks
-from .post_training import combined_mode, find_post_training
+from .post_training import combined_mode, find_post_training, rollout_mode
 from .names import (find_concept, find_export_format, find_framework, framework_model, find_gpu, find_link_speed, find_model, find_network, find_params,
                     find_unknown, UNSUPPORTED_HARDWARE)
 from .unlisted_accelerator import unlisted_accelerator
@@ -101,13 +101,18 @@ class Entities:
             batch = max(1, round(base.global_batch * base.seq_len / self.seq_len))
         if batch is None and not batch_tokens:
             batch = self.batch_from_accum(gpus)
+        seq_len, prompt_len, response_len = self.seq_len, self.prompt_len, self.response_len
+        if not rollout_mode(self.mode or (base.mode if base is not None else None)) and response_len and not seq_len:
+            # outside GRPO/PPO there is no rollout: "samples up to 2k tokens", "1k-token responses" in LoRA or DPO
+            # are the training sequence, prompt and response together
+            seq_len, prompt_len, response_len = response_len + (prompt_len or 0), None, None
         return Scenario(model=self.model, params=self.params, gpu=self.gpu, gpus=gpus, gpus_per_node=per_node,
-                        network=self.network, seq_len=self.seq_len, global_batch=batch,
+                        network=self.network, seq_len=seq_len, global_batch=batch,
                         global_batch_tokens=batch_tokens,
                         mode=None if self.mode_named_by_rank and base is not None and base.mode == "qlora" else self.mode,
                         lora_rank=self.lora_rank,
-                        precision=self.precision, framework=self.framework, prompt_len=self.prompt_len,
-                        response_len=self.response_len, group_size=self.group_size,
+                        precision=self.precision, framework=self.framework, prompt_len=prompt_len,
+                        response_len=response_len, group_size=self.group_size,
                         moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
                         cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..state import ConversationState
 from .entities import Entities, extract, normalise, own_words
+from .catalog_asked import catalogs_asked
 from .measured import calibration_asked_without_a_figure
 from .names import UNSUPPORTED_ACCELERATORS
 from .pasted import INJECTION, without_instructions
@@ -153,6 +154,8 @@ CHECK_CLAIM = re.compile(r"\b(?:can|could|pls|please)\s+(?:you\s+|u\s+)?(?:confi
 # than zero1 - true?", "tp16 is optimal"), which a comparison or the recommendation answers
 CLAIMED_FIT = re.compile(r"\b(?:fits?|works?|runs?|oom\w*|legal|valid|trains?\s+(?:fine|ok))\b")
 CLAIMED_RANK = re.compile(r"\b(?:best|optimal|fastest|slower|faster|better|worse|than|vs\.?|versus)\b")
+# Words naming a setting: "min/max batch", "the range for tp" speak of a setting's values, not a figure's interval
+SETTING_WORDS = r"tp|pp|cp|ep|dp|vpp|etp|zero|mbs?|micro|batch|gbs|bs|seq|context|ctx|rank|lr|learning|gpus?|nodes?|degrees?"
 # How far to trust a prediction: "how sure are you?", "what's the spread on that?", "error bar on the step time?", "what's the margin of error",
 # "how confident is that number", "give or take?", "what's the uncertainty / confidence interval". The answer is
 # the plan's 80 % intervals (PlanFigures *_likely), of the plan named or under discussion.
@@ -167,6 +170,16 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\b(?:the|what'?s|its)\s+spread\b(?!\s+(?:across|over|between)\b)|\bspread\s+(?:on|of|in|around)\s+"
                          r"(?:that|this|it|the)\b|\bhow\s+much\s+(?:could|might|can|does|would)\s+(?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+vary\b|"
                          r"\b(?:variance|variability)\s+(?:on|of|in)\s+(?:that|this|it|the)\b|"
+                         # "and the same for step time - low/high?", "min/max on the step?", "upper and lower bounds",
+                         # "best case / worst case": the two ends of the interval
+                         # (not "lower or higher tp", "min/max batch": two values of a setting)
+                         r"\b(?:low(?:er)?\s*(?:/|-|and|or|&)\s*high(?:er)?|high(?:er)?\s*(?:/|-|and|or|&)\s*low(?:er)?|"
+                         rf"min\s*(?:/|-|and|or|&)\s*max)\b(?![\s-]*(?:{SETTING_WORDS}))|"
+                         r"\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
+                         r"\b(?:upper|lower)\s*(?:/|and|&)\s*(?:upper|lower)\b|"
+                         r"\bbest[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*worst[\s-]*case\b|\bworst[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*best[\s-]*case\b|"
+                         # "so what's the range now?" (not "the range of batch sizes", "in the range 2-8")
+                         rf"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+ranges?\b(?!\s*(?:between|of|from|\d|[=:]|for\s+(?:the\s+)?(?:{SETTING_WORDS})))|"
                          # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"
                          r"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+(?:intervals?|bands?)\b(?!\s+(?:between|of)\s+(?:checkpoint|log|sav|eval))")
 LIST_MODELS = re.compile(r"\b(?:which|what|list)\s+(?:\w+\s+)?models\b|\bmodels?\s+(?:do\s+you|can\s+you)\s+(?:know|support)")
@@ -279,7 +292,7 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("explain", "calibration")
     if e.concept == "moe_dispatcher" and not e.plans:  # "which frameworks even have deepep?": the engine's rule, listed
         return Intent("explain", "moe_dispatcher")
-    if calibration_asked_without_a_figure(message) and not e.plans:  # the raw message: a pasted log read as written
+    if calibration_asked_without_a_figure(message, state.profile is not None) and not e.plans:  # the raw message: a pasted log read as written
         return Intent("help", "calibrate")  # "can you calibrate to our cluster?": what to tell it, and the command
     if has_scenario and LIMITS.search(text) and not e.plans and not e.concept:
         return Intent("why_best")  # "what's limiting it?": the binding constraint of the plan on the table
@@ -299,11 +312,12 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")
-    if LIST_MODELS.search(text) and not e.model:
+    gpus_asked, models_asked = catalogs_asked(text)  # "which gpus and models do you actually support?"
+    if (LIST_MODELS.search(text) or models_asked) and not e.model:
         # "which gpus + which models can you plan for?": both lists, the GPUs first
-        both = LIST_HARDWARE.search(text) and not e.gpu
+        both = (LIST_HARDWARE.search(text) or gpus_asked) and not e.gpu
         return Intent("list_models", "with_hardware" if both else None)
-    if LIST_HARDWARE.search(text) and not e.gpu:
+    if (LIST_HARDWARE.search(text) or gpus_asked) and not e.gpu:
         return Intent("list_hardware")
     if MODEL_FACTS.search(text) and (e.model or e.params) and not e.gpu:
         return Intent("lookup_model")

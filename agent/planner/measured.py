@@ -310,11 +310,24 @@ def pending_record(run: MeasuredRun) -> dict:
 def pending_run(record: dict) -> MeasuredRun:
     log = record.get("log")
     return MeasuredRun(record["kind"], value=record.get("value"), log=log, reading=pasted_log(log) if log else None)
+# Once a profile was fitted in this chat, "calibration" with no determiner means it: "the range now w/ calibration?",
+# "with calibration applied", "after calibrating". Before one exists the same words ask how to calibrate ("help with
+# calibration"), so they are read only with a profile in the state (`profile_meant`).
+LOOSE_PROFILE = re.compile(r"(?:\b(?:with|using|after|incl(?:uding|\.)?)\s+|\bw/\s*)calibrat(?:ion|ing)\b"
+                           r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b")
 
 
-def calibration_asked_without_a_figure(text: str) -> bool:
+def profile_meant(text: str, fitted: bool) -> bool:
+    """The message (normalised or lower-cased) asks for an answer with the calibration profile; `fitted`: the chat
+    has one."""
     lowered = text.lower()
-    return CALIBRATION_WORD.search(lowered) is not None and PROFILE_ASKED.search(lowered) is None \
+    return PROFILE_ASKED.search(lowered) is not None or fitted and LOOSE_PROFILE.search(lowered) is not None
+
+
+def calibration_asked_without_a_figure(text: str, fitted: bool = False) -> bool:
+    """`fitted`: a profile was already fitted in this chat ("and the range w/ calibration?" asks to use it)."""
+    lowered = text.lower()
+    return CALIBRATION_WORD.search(lowered) is not None and not profile_meant(lowered, fitted) \
         and measured_run(text) is None
 
 

@@ -22,7 +22,7 @@ from ..state import ConversationState, advance_state
 from .acts import acts_in_order, side_by_side
 from .answers import answer
 from .calibrating import calibrate_answer
-from .measured import PROFILE_ASKED, pending_record, prose_of
+from .measured import pending_record, profile_meant, prose_of
 from .offer_reply import answer_offer, offer_reply
 from .defaults import unread_defaults
 from .entities import normalise, scaled_batch
@@ -56,7 +56,7 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     # "and the error bar on that tok/s?" right after an answer given with the profile: the interval of the figure
     # just quoted, so on the same basis (a fresh, uncalibrated figure would answer another question)
     about_last = state.profile_last_answer and intent.detail == "uncertainty" and not e.has_scenario() and not e.plans
-    if (PROFILE_ASKED.search(normalise(message)) or about_last) and request.measured is None:
+    if (profile_meant(normalise(message), state.profile is not None) or about_last) and request.measured is None:
         # "with our profile, what changes at 64 GPUs?": the session's profile, else the one fitted in this chat
         if profile is None and state.profile is not None:
             turn.profile = state.profile

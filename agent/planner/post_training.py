@@ -75,3 +75,9 @@ def combined_mode(weights: str | None, algorithm: str | None) -> str | None:
     if algorithm is None:
         return weights
     return algorithm if weights in (None, "full") else f"{algorithm}-{weights}"
+
+
+def rollout_mode(mode: str | None) -> bool:
+    """GRPO and PPO (and their LoRA/QLoRA variants) generate rollouts with prompt and response lengths; every
+    other mode (full, LoRA, QLoRA, DPO; None is the default, full) trains on sequences of one length."""
+    return mode is not None and mode.split("-")[0] in ("grpo", "ppo")

@@ -77,6 +77,10 @@ def find_seq_len(text: str) -> int | None:
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s*(?:per|/|an?|each)\s*{SAMPLE}",
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+{SAMPLE}",
         rf"{SAMPLE}\s+(?:of|with|at|up\s+to)\s+({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",
+        # a bound on the samples' length: "each example is at most 3k tokens", "conversations are under 3k tokens",
+        # "samples ~2k tokens long" (not a rate: "samples at 8k tokens/s")
+        rf"{SAMPLE}\s+(?:(?:is|are|were|of|with)\s+)?(?:up\s+to|at\s+most|under|below|<=?|≤|max(?:imum)?|around|about|"
+        rf"roughly|~)\s*({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b(?!\s*(?:/|per)\s*(?:s\b|sec|second|gpu|step))",
         rf"({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\s+each\b(?!\s*(?:step|batch|iteration))",
         # what the samples were made into: "every sample packed to 4096 tokens", "padded to 2k tokens"
         rf"\b(?:packed|padded|truncated|chunked|concatenated)\s+(?:in)?to\s+(?:a\s+length\s+of\s+)?({NUMBER})\s*([km])?\s*-?\s*tok(?:en)?s?\b",

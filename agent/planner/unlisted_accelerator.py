@@ -16,6 +16,8 @@ NAME_WORD = r"[a-z][\w.+-]*"
 NAMED = re.compile(rf"{COUNT}((?:{NAME_WORD}\s+){{1,4}}?){NOUN}")
 # "16 v100s", "8 a6000s": a product code (letters then digits) written as a plural after a count
 CODE = re.compile(rf"{COUNT}([a-z]{{1,4}}\d{{1,4}}[a-z]?)s\b")
+# "64x MI355X", "8x a6000": a product code after a count written with "x" (a count of devices), plural or not
+TIMES_CODE = re.compile(r"(?<![\w.,-])\d[\d,]*\s*x\s*([a-z]{1,4}\d{2,4}[a-z]{0,2})\b")
 # Words that say nothing about which accelerator: a vendor alone ("8 nvidia gpus"), a quantity, a form factor
 GENERIC = {"nvidia", "amd", "intel", "the", "our", "my", "their", "your", "more", "new", "extra", "additional", "same",
            "identical", "other", "older", "newer", "fast", "faster", "slow", "slower", "cheap", "cheaper", "big", "bigger",
@@ -31,6 +33,9 @@ MEMORY_SIZE = re.compile(r"^\d+g(?:i)?b$|gb$")
 
 def unlisted_accelerator(text: str) -> str | None:
     """The accelerator a (normalised) message names with a count that no catalog GPU matched, as written; or None."""
+    for m in TIMES_CODE.finditer(text):  # "64x mi355x. … which gpus": the code, before any words up to a noun
+        if not NOT_A_CODE.match(m.group(1)):
+            return m.group(1)
     for m in NAMED.finditer(text):
         words = [w for w in m.group(1).split() if w not in GENERIC and not MEMORY_SIZE.search(w)]
         if words and not re.match(rf"(?:{MODEL_FAMILIES})\b", words[0]):
