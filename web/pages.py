@@ -26,12 +26,14 @@ from . import engine_calls
 from .errors import describe_validation
 from .exclusion_words import exclusion_words
 from .schemas import RecommendRequest
+from .setting_labels import page_text
 from .view import build_view
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["memory_band_note"] = memory_band_note  # the CLI's evaluate prints the same line
 templates.env.globals["exclusion_words"] = exclusion_words  # the "Not shown" line's reasons in words
+templates.env.globals["page_text"] = page_text  # notes name settings by the form's labels, not REST names
 log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)
 
@@ -168,7 +170,7 @@ def compute_results(form: dict[str, str]) -> dict[str, Any]:
         rec = engine_calls.recommend(req)
         return {"view": build_view(rec, req), "error": None, "field_errors": {}}
     except ShardwiseInputError as exc:
-        return {"view": None, "error": str(exc), "field_errors": {}}
+        return {"view": None, "error": page_text(exc), "field_errors": {}}
     except ValidationError as exc:
         _, message, entries = describe_validation(list(exc.errors()))
         return {"view": None, "error": message, "field_errors": {e["field"]: e["message"] for e in entries}}
