@@ -26,7 +26,7 @@ from . import engine_calls
 from .errors import describe_validation
 from .exclusion_words import exclusion_words
 from .schemas import RecommendRequest
-from .setting_labels import page_text
+from .setting_labels import page_text, page_validation_message
 from .view import build_view
 
 HERE = Path(__file__).parent
@@ -174,7 +174,8 @@ def compute_results(form: dict[str, str]) -> dict[str, Any]:
         return {"view": None, "error": page_text(exc), "field_errors": {}}
     except ValidationError as exc:
         _, message, entries = describe_validation(list(exc.errors()))
-        return {"view": None, "error": message, "field_errors": {e["field"]: e["message"] for e in entries}}
+        return {"view": None, "error": page_validation_message(message, entries),
+                "field_errors": {e["field"]: e["message"] for e in entries}}
     except Exception:  # noqa: BLE001
         log.exception("results failed for %r", {k: v for k, v in form.items() if k != "config_json"})
         return {"view": None, "error": "internal error while computing the plan; it has been logged", "field_errors": {}}

@@ -9,6 +9,7 @@ label against the form's own <label> and that every setting an engine message na
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..engine.errors import SettingsInputError
@@ -37,3 +38,12 @@ def page_text(item: Any) -> str:
     if isinstance(item, SettingsInputError) or hasattr(item, "spelled"):
         return item.spelled(label_for)
     return str(item)
+
+
+def page_validation_message(message: str, entries: list[dict[str, str]]) -> str:
+    """web/errors.describe_validation's one line with a form field named by its label: 'gpus: Input should be …'
+    -> '“GPUs”: Input should be …' (a nested field such as profile.compute_scale keeps its name)."""
+    for field in dict.fromkeys(e["field"] for e in entries):
+        if field in FORM_LABELS:
+            message = re.sub(rf"(?<![\w.]){re.escape(field)}: ", lambda _: f"{label_for(field)}: ", message)
+    return message

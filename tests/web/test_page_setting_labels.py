@@ -85,3 +85,12 @@ def test_an_input_error_names_the_controls(client):
     r = client.post("/ui/results", data=form)
     assert r.status_code == 400
     assert "“GPUs per node” 64 is larger than the cluster (“GPUs” 32)" in r.text.replace("&#34;", '"')
+
+
+def test_a_bound_refused_by_the_request_schema_names_the_control(client):
+    # RecommendRequest: gpus >= 1 (pydantic's own words); the page names the control, the field stays marked.
+    form = {**DEFAULT_FORM, "model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "0"}
+    r = client.post("/ui/results", data=form)
+    assert r.status_code == 400
+    assert "“GPUs”: Input should be greater than or equal to 1" in r.text.replace("&#34;", '"')
+    assert "gpus: Input" not in r.text
