@@ -72,6 +72,20 @@ def memory_band_note(m: MemoryReport) -> str | None:
     return f"the band's upper end is above the {m.capacity_gib:g} GiB: check the peak in a short run"
 
 
+def likely_note(throughput, memory: MemoryReport) -> str | None:
+    """What the page's "likely" ranges are and where they come from, said once under the figures (the CLI says it
+    on its `likely = …` line): the band's runs (the engine's range_basis) and docs/performance.md "Error bars"."""
+    basis = getattr(throughput, "range_basis", None) if throughput is not None else None
+    sources = ([f"step time and throughput, {basis.removeprefix('80 % band of ')}"] if basis else []) + \
+              (["memory, the runs that report their peak"] if memory.total_gib_range else [])
+    if not sources:
+        return None
+    # "8 in 10" is what a band of measured runs means; a band widened for an unchecked regime says so in its basis.
+    meaning = "" if basis and "widened" in basis else \
+        " (8 in 10 measured runs came within such a band of the model's prediction for them)"
+    return f"“Likely” is an 80 % band{meaning} — {'; '.join(sources)} (docs/performance.md, “Error bars”)."
+
+
 def mfu_basis(precision: str | None, warnings=()) -> str:
     """' of the FP8 peak' after an FP8 run's MFU: it is taken against the FP8 dense peak (docs/performance.md,
     "FLOPs, MFU and HFU"), twice BF16's on Hopper and Blackwell, so an FP8 plan's MFU read as a collapse beside the

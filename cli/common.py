@@ -9,7 +9,7 @@ import sys
 
 from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
-from ..engine.inputs import build_cluster, parse_count, resolve_model
+from ..engine.inputs import build_cluster, parse_count, parse_seq_len, resolve_model
 from ..engine.model_spec import ModelSpec
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import TRAINING_MODES, training_setup
@@ -38,16 +38,13 @@ def positive_int(text: str) -> int:
 
 
 def seq_len_arg(text: str) -> int:
-    """'8192', '8k', '32K', '128k' -> tokens (k = 1024, as context lengths are quoted)."""
-    s = text.strip().lower()
+    """'8192', '8k', '32K', '128k' -> tokens (k = 1024): the engine's reading (parse_seq_len), which REST and the
+    page share; argparse names the flag, so the message drops the setting's name."""
     try:
-        value = float(s[:-1]) * 1024 if s.endswith("k") else _whole_number(s)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value) or value != int(value) or value <= 0:
+        return parse_seq_len(text)
+    except ShardwiseInputError:
         raise argparse.ArgumentTypeError(f"expected a sequence length such as 8192 or 8k "
-                                         f"(a positive whole number of tokens), got {text!r}")
-    return int(value)
+                                         f"(a positive whole number of tokens), got {text!r}") from None
 
 
 def module_list(text: str) -> tuple[str, ...]:

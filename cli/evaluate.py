@@ -6,6 +6,7 @@ import argparse
 import inspect
 
 from ..engine.evaluate import evaluate
+from ..engine.plan_label import plan_label
 from ..engine.results import Evaluation
 from ..engine.search import recommend
 from ..engine.training import TrainingSetup
@@ -94,10 +95,8 @@ def render_evaluation(e: Evaluation, setup: TrainingSetup | None = None) -> str:
         f"cluster  {e.cluster.num_gpus:,} x {e.cluster.gpu} ({e.cluster.gpu_memory_gib:g} GiB), "
         f"{e.cluster.gpus_per_node} per node, {e.cluster.network}",
         *([setup_line(setup)] if setup is not None else []),
-        f"plan     TP={s.tp} PP={s.pp} VPP={s.vpp} CP={s.cp} EP={s.ep} ETP={s.etp} DP={s.dp} ZeRO={s.zero_stage} "
-        + (f"HSDP={s.hsdp_replicas} " if s.hsdp_replicas > 1 else "")
-        + f"SP={'on' if s.sequence_parallel else 'off'} micro-batch={s.micro_batch} grad-accum={s.grad_accum} "
-        f"recompute={s.recompute}",
+        # every degree (the only line that shows VPP/ETP of 1), in the notation of every other CLI plan name
+        f"plan     {plan_label(s, 'cli-full')}, grad-accum {s.grad_accum:,}",
         *post_training_lines(e),
         "",
     ]

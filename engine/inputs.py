@@ -76,6 +76,21 @@ def parse_token_count(value: float | str, what: str = "global_batch_tokens") -> 
                                  f"512k or 4194304, got {value!r}", what) from None
 
 
+def parse_seq_len(value: int | str, what: str = "seq_len") -> int:
+    """'8192', '8k', '32K', '0.5k', '1e4', 8192 -> tokens (k = 1024, as context lengths are quoted). A length that
+    is not a whole number of tokens ('3.7k' = 3,788.8), not finite or not positive is refused, never truncated.
+    One reading for every surface: the CLI's --seq-len/--prompt-len/--response-len, REST bodies, the page's form."""
+    text = str(value).strip().lower().replace(",", "").replace("_", "")
+    try:
+        tokens = float(text[:-1]) * TOKEN_SUFFIX_SCALE["k"] if text.endswith("k") else float(text)
+    except ValueError:
+        tokens = math.nan
+    if isinstance(value, bool) or not math.isfinite(tokens) or tokens <= 0 or tokens != int(tokens):
+        raise SettingsInputError("{" + what + "}" + " expects a sequence length such as 8192 or 8k (a positive whole "
+                                 f"number of tokens), got {value!r}", what)
+    return int(tokens)
+
+
 def global_batch_from_tokens(tokens: float | str, seq_len: int) -> int:
     """Sequences per step for a token budget per step, to the nearest whole sequence. A budget
     that rounds to no sequence at all is an error, not silently one sequence."""

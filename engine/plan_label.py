@@ -1,13 +1,16 @@
 """One formatter for a plan's name, in the styles its readers need.
 
     plan_label(strategy, "cli")    'TP=8 PP=2 DP=4 ZeRO-1 mb=1 recompute=selective SP'
+    plan_label(strategy, "cli-full") 'TP=8 PP=2 VPP=1 CP=1 EP=1 ETP=1 DP=4 ZeRO-1 mb=1 recompute=selective SP'
+                                   (`evaluate`'s plan line: every degree, 1s included, in the CLI's notation)
     plan_label(strategy, "tools")  'TP=8 PP=2 DP=4 ZeRO-1 micro-batch=1 recompute=selective'
     plan_label(strategy, "page")   'TP 8 · SP · PP 2 · DP 4 · ZeRO-1 · mb 1 · selective recompute'
     plan_label(strategy, "chart")  'TP8 PP2 DP4 ZeRO-1 mb1 rc-selective'  (a chart row, where space is short)
     plan_label(strategy, "engine") 'TP8 PP2 ZeRO1 mb1 rc-selective'       (Strategy.label(): logs, file names)
 
 Every style writes the knobs in the same order — TP, PP, VPP, CP, EP, ETP, DP, ZeRO, HSDP,
-micro-batch, recompute — and a degree of 1 is left out except where a style always shows PP.
+micro-batch, recompute — and a degree of 1 is left out except where a style always shows PP (or, cli-full,
+every degree).
 DP is shown when the plan knows it (a StrategySummary does; a bare Strategy needs the GPU count).
 Works on anything with the Strategy's attribute names (Strategy, StrategySummary).
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Style = Literal["cli", "tools", "page", "chart", "engine"]
+Style = Literal["cli", "cli-full", "tools", "page", "chart", "engine"]
 DEGREES = ("pp", "vpp", "cp", "ep", "etp")
 
 
@@ -32,10 +35,13 @@ class LabelStyle:
     recompute: str
     no_recompute: str | None  # how recompute "none" is said, when not by the recompute pattern
     sp: Literal["after_tp", "last", None]  # where sequence parallelism is named (only when TP > 1)
+    all_degrees: bool = False  # every degree written, 1s included (a full account of the plan)
 
 
 STYLES: dict[str, LabelStyle] = {
     "cli": LabelStyle("{name}={value}", " ", True, "ZeRO-{}", True, "mb={}", "recompute={}", None, "last"),
+    "cli-full": LabelStyle("{name}={value}", " ", True, "ZeRO-{}", True, "mb={}", "recompute={}", None, "last",
+                           all_degrees=True),
     "tools": LabelStyle("{name}={value}", " ", False, "ZeRO-{}", True, "micro-batch={}", "recompute={}", None, None),
     "page": LabelStyle("{name} {value}", " · ", False, "ZeRO-{}", False, "mb {}", "{} recompute", "no recompute",
                        "after_tp"),
@@ -53,7 +59,7 @@ def plan_label(s, style: Style) -> str:
         parts.append("SP")
     for name in DEGREES:
         value = getattr(s, name, 1)
-        if value > 1 or (name == "pp" and st.always_pp):
+        if value > 1 or (name == "pp" and st.always_pp) or st.all_degrees:
             parts.append(degree(name, value))
     dp = getattr(s, "dp", None)
     if isinstance(dp, int):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .cluster import Cluster
 from .errors import SettingsInputError, ShardwiseInputError
 from .explain import KnobChange, TermDiff, knob_changes, memory_diffs, time_diffs
-from .inputs import global_batch_from_tokens, parse_count
+from .inputs import global_batch_from_tokens, parse_count, parse_seq_len
 from .model_spec import ModelSpec
 from .recommendation import Recommendation
 from .calibration.profile import CalibrationProfile
@@ -66,15 +66,12 @@ class WhatIf(_Result):
     reasons: list[Reason] = Field(default_factory=list)
 
 
-def _parse_seq(value) -> int:
-    text = str(value).strip().lower()
+def _parse_seq(value, name: str = "seq_len") -> int:
+    """'8k' -> 8192: the reading every surface shares (inputs.parse_seq_len); the refusal names the change."""
     try:
-        tokens = float(text[:-1]) * 1024 if text.endswith("k") else float(text)
-    except ValueError:
-        raise ShardwiseInputError(f"seq_len expects a length such as 8192 or 8k, got {value!r}") from None
-    if tokens < 1 or not tokens.is_integer():
-        raise ShardwiseInputError(f"seq_len must be a positive whole number of tokens, got {value!r}")
-    return int(tokens)
+        return parse_seq_len(value, name)
+    except SettingsInputError as exc:
+        raise ShardwiseInputError(str(exc)) from None
 
 
 @contextmanager
@@ -207,7 +204,7 @@ def _post_training_update(setup: TrainingSetup, changes: dict[str, Any], seq: in
         elif post is None or post.algorithm != algorithm:
             update["post_training"] = post_training(algorithm, seq_len=seq if algorithm != "dpo" else None)
     new_post = update.get("post_training", post)
-    rollout = {k: (_parse_seq(changes[k]) if k.endswith("_len") else _parse_int(k, changes[k]))
+    rollout = {k: (_parse_seq(changes[k], k) if k.endswith("_len") else _parse_int(k, changes[k]))
                for k in ROLLOUT_INPUTS if k in changes}
     if rollout and (new_post is None or not new_post.generates):
         raise ShardwiseInputError(f"what-if: {', '.join(rollout)} describe rollout generation and apply only to "

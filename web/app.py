@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse
 
 from .. import __version__
 from .api import router as api_router
-from .docs_page import docs_page
+from .docs_page import docs_page, redoc_page
 from .errors import install_error_handlers
 from .limits import BodySizeLimit, RateLimit, SecurityHeaders
 from .pages import router as page_router
@@ -38,7 +38,7 @@ log = logging.getLogger("shardwise.web")
 def create_app(settings: Settings | None = None, chat_service: Any = None) -> FastAPI:
     """`chat_service`: anything with `stream(message, session_id)`; by default the agent, built on first use."""
     settings = settings or Settings.from_env()
-    app = FastAPI(title="shardwise", version=__version__, docs_url=None,  # /docs below: readable offline too
+    app = FastAPI(title="shardwise", version=__version__, docs_url=None, redoc_url=None,  # below: readable offline
                   description="The fastest distributed-training plan that fits. REST bodies use the CLI's flag "
                               "names in snake_case; responses are the objects `shardwise … --json` prints. "
                               "Errors are `{\"message\": …, \"errors\": [{field, message}]}`.")
@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, chat_service: Any = None) -> Fa
         app.state.chat_mode, limit = describe_agent(settings)
         app.state.max_message_chars = min(settings.max_message_chars, limit)
     app.add_api_route("/docs", lambda: docs_page(app), include_in_schema=False, response_class=HTMLResponse)
+    app.add_api_route("/redoc", lambda: redoc_page(app), include_in_schema=False, response_class=HTMLResponse)
     install_error_handlers(app)
     app.include_router(api_router)
     app.include_router(page_router)

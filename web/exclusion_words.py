@@ -1,7 +1,8 @@
 """The page's "Not shown" line: why plans were left out, in words. It printed the rule ids with spaces
 ("57,600 tp cp pp divides gpus, 1,665 zero without dp"), which read as neither a sentence nor an id one can look
 up. Each phrase says what the excluded plans break (the rules' own messages, engine/validity/, say it in full);
-a rule not listed here is shown by its id, as docs/search.md's rule table names it."""
+a rule not listed here is shown by its id, as docs/search.md's rule table names it (tests/web/test_page_exclusions.py
+checks every error rule of engine/validity has a phrase)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ EXCLUSION_WORDS = {
     "deepspeed_config_layout": "a layout DeepSpeed's config cannot express",
     "deepspeed_config_options": "options DeepSpeed's config cannot express",
     "hsdp_divides_dp": "HSDP replicas do not divide DP",
+    "hsdp_requires_sharding": "HSDP without ZeRO-2/3 sharding",
+    "expert_parallel_requires_moe": "expert parallelism on a model with no experts",
+    "deepep_with_etp": "expert-TP, which DeepEP with this framework lacks",
+    "moe_dispatcher_offered": "an MoE dispatcher the framework lacks",
+    "moe_full_iteration_graphs_need_sync_free_dispatch": "full-iteration CUDA graphs with a dispatcher that syncs "
+                                                         "with the host",
+    "per_layer_graphs_without_full_recompute": "full recompute, which per-layer CUDA graphs cannot run",
+    "dpo_microbatch_holds_pairs": "an odd DPO micro-batch (it holds whole pairs)",
+    "framework_supports_setup": "a setup the framework cannot train",
+    "deepspeed_config_setup": "a setup DeepSpeed's config cannot express",
 }
 
 

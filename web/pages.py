@@ -20,17 +20,21 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
-from ..present import memory_band_note
+from ..engine.inputs import parse_seq_len
+from ..present import likely_note, memory_band_note
 from . import engine_calls
 from .errors import describe_validation
 from .exclusion_words import exclusion_words
 from .schemas import RecommendRequest
+from .setting_labels import page_text, page_validation_message
 from .view import build_view
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["memory_band_note"] = memory_band_note  # the CLI's evaluate prints the same line
+templates.env.globals["likely_note"] = likely_note  # what "likely" means and its runs, once under the figures
 templates.env.globals["exclusion_words"] = exclusion_words  # the "Not shown" line's reasons in words
+templates.env.globals["page_text"] = page_text  # notes name settings by the form's labels, not REST names
 log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)
 
@@ -44,18 +48,14 @@ DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "node
 PAGE_TOP_K = 10
 
 
-def seq_len_value(text: str) -> int:
-    """'8192', '8k', '32K', '0.5k' -> tokens (k = 1024, as context lengths are quoted); a length that is not a
-    whole number of tokens ('3.7k' = 3,788.8) or not finite ('infk') is refused, as the CLI's --seq-len does."""
-    s = text.strip().lower().replace(",", "").replace("_", "")
+def seq_len_value(text: str, label: str = "Sequence length") -> int:
+    """'8192', '8k', '32K', '0.5k' -> tokens: the engine's reading (parse_seq_len), which the CLI's --seq-len and
+    REST share; the refusal names the form's field by its label."""
     try:
-        value = float(s[:-1]) * 1024 if s.endswith("k") else float(s)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value != int(value):
-        raise ShardwiseInputError(f"sequence length expects a number such as 8192 or 8k (a whole number of tokens), "
-                                  f"got {text!r}")
-    return int(value)
+        return parse_seq_len(text)
+    except ShardwiseInputError:
+        raise ShardwiseInputError(f"{label} expects a number such as 8192 or 8k (a positive whole number of "
+                                  f"tokens), got {text!r}") from None
 
 
 def form_to_request(form: dict[str, str]) -> RecommendRequest:
@@ -93,7 +93,7 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
         body["network"] = f["network"]
     generates = body["mode"].split("-")[0] in ("grpo", "ppo")
     if generates and f.get("response_len"):  # the sequence is then prompt (default) + response
-        body["response_len"] = seq_len_value(f["response_len"])
+        body["response_len"] = seq_len_value(f["response_len"], "Response tokens")
     elif f.get("seq_len"):
         body["seq_len"] = seq_len_value(f["seq_len"])
     if f.get("batch"):
@@ -171,10 +171,11 @@ def compute_results(form: dict[str, str]) -> dict[str, Any]:
         rec = engine_calls.recommend(req)
         return {"view": build_view(rec, req), "error": None, "field_errors": {}}
     except ShardwiseInputError as exc:
-        return {"view": None, "error": str(exc), "field_errors": {}}
+        return {"view": None, "error": page_text(exc), "field_errors": {}}
     except ValidationError as exc:
         _, message, entries = describe_validation(list(exc.errors()))
-        return {"view": None, "error": message, "field_errors": {e["field"]: e["message"] for e in entries}}
+        return {"view": None, "error": page_validation_message(message, entries),
+                "field_errors": {e["field"]: e["message"] for e in entries}}
     except Exception:  # noqa: BLE001
         log.exception("results failed for %r", {k: v for k, v in form.items() if k != "config_json"})
         return {"view": None, "error": "internal error while computing the plan; it has been logged", "field_errors": {}}

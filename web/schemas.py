@@ -8,9 +8,9 @@ objects `--json` prints.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from ..engine.calibration.profile import CalibrationProfile
 from ..engine.errors import ShardwiseInputError
@@ -25,6 +25,30 @@ from .settings import MAX_TOP_K
 MAX_MODEL_TEXT_CHARS = 200_000
 EXPORT_FORMATS = ("deepspeed", "torchtitan", "fsdp", "accelerate", "megatron", "megatron-bridge", "nanotron", "launch")
 ExportFormat = Literal["deepspeed", "torchtitan", "fsdp", "accelerate", "megatron", "megatron-bridge", "nanotron", "launch"]
+
+
+# Tokens per sequence (and a rollout's prompt/response): a JSON number, or the text the CLI's --seq-len takes
+# ('8k' = 8192, k = 1024 as context lengths are quoted). Text is read before the int check (so a bad number
+# keeps pydantic's one message, a bad text gets the example); the bound is TrainingSetup's.
+MAX_TOKEN_LENGTH = 16_777_216
+
+
+def _read_length(value: Any, info: ValidationInfo) -> Any:
+    """'8k' -> 8192 as engine.inputs.parse_seq_len reads it; anything else is left to the int check."""
+    if not isinstance(value, str):
+        return value
+    from ..engine.inputs import parse_seq_len  # imports the catalogs: only when needed
+
+    try:
+        return parse_seq_len(value, info.field_name)
+    except ValueError:  # the error entry names the field; the message gives the example
+        raise ValueError(f"expected a length such as 8192 or 8k (a positive whole number of tokens), "
+                         f"got {value!r}") from None
+
+
+TokenLength = Annotated[int, BeforeValidator(_read_length), Field(ge=1, le=MAX_TOKEN_LENGTH),
+                        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_TOKEN_LENGTH},
+                                                  {"type": "string", "examples": ["8k"]}]})]
 
 
 class _Body(BaseModel):
@@ -44,17 +68,17 @@ class ScenarioRequest(_Body):
     gpus: int = Field(ge=1, le=1_048_576, description="total GPUs", examples=[64])
     gpus_per_node: int | None = Field(default=None, ge=1, le=4096, description="GPUs sharing the fast intra-node link")
     network: str | None = Field(default=None, max_length=100, description="scale-out network id, e.g. ib-ndr")
-    seq_len: int | None = Field(default=None, ge=1, le=16_777_216,
-                                description="tokens per sequence (default 4096; grpo/ppo: prompt + response)")
+    seq_len: TokenLength | None = Field(default=None, description="tokens per sequence: 8192 or '8k' (k = 1024) "
+                                                                 "(default 4096; grpo/ppo: prompt + response)")
     global_batch: int | None = Field(default=None, ge=1, le=1 << 30, description=f"sequences per optimizer step (default "
                                         f"{DEFAULT_GLOBAL_BATCH}; lora/qlora {DEFAULT_FINE_TUNE_GLOBAL_BATCH}; "
                                         "grpo/ppo 1024 prompts x the group size)")
     global_batch_tokens: int | str | None = Field(
-        default=None, description="tokens per optimizer step instead of global_batch: 4194304 or '4M' (M = 2^20, as recipes mean it)")
+        default=None, description="tokens per optimizer step instead of global_batch: 4194304, '4M' or '512k' (M = 2^20, k = 2^10, as "
+                                  "recipes mean them; --global-batch-tokens reads them alike)")
     mode: Literal[TRAINING_MODES] = "full"
-    prompt_len: int | None = Field(default=None, ge=1, le=16_777_216, description="grpo/ppo: prompt tokens (default 512)")
-    response_len: int | None = Field(default=None, ge=1, le=16_777_216,
-                                     description="grpo/ppo: generated tokens (default 512)")
+    prompt_len: TokenLength | None = Field(default=None, description="grpo/ppo: prompt tokens, 512 or '0.5k' (default 512)")
+    response_len: TokenLength | None = Field(default=None, description="grpo/ppo: generated tokens, 512 or '0.5k' (default 512)")
     group_size: int | None = Field(default=None, ge=1, le=4096, description="grpo/ppo: samples per prompt")
     inference_tp: int | None = Field(default=None, ge=1, le=1024, description="grpo/ppo: GPUs per rollout engine")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
@@ -94,13 +118,11 @@ class ScenarioRequest(_Body):
 
 
 def batch_tokens(value: int | str) -> float:
-    """4194304, '4194304', '4M' (= 4·2^20, as `--global-batch-tokens` reads it) or '4e6' -> tokens."""
-    from ..engine.inputs import parse_count  # imports the catalogs: only when needed
+    """4194304, '4194304', '4M' (= 4·2^20), '512k' (= 512·2^10) or '4e6' -> tokens: the engine's reading
+    (parse_token_count), as `--global-batch-tokens` reads it."""
+    from ..engine.inputs import parse_token_count  # imports the catalogs: only when needed
 
-    text = str(value).strip()
-    tokens = parse_count(text, "global_batch_tokens")
-    if text.lower().endswith("m"):
-        tokens = tokens / 1e6 * 2**20
+    tokens = parse_token_count(value, "global_batch_tokens")
     if tokens > 1 << 40:
         raise ShardwiseInputError(f"global_batch_tokens {value!r} is beyond any training run (at most 2^40 tokens)")
     return tokens

@@ -15,6 +15,7 @@ from ..engine.plan_label import plan_label
 from ..present import TERM_LABELS, count_noun, mfu_basis, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
+from .setting_labels import page_text
 
 log = logging.getLogger("shardwise.web")
 # Plans drawn in the bar charts: the winner and the runners-up a reader can still compare by eye.
@@ -232,7 +233,7 @@ def nothing_fits_view(n: Any) -> NothingFitsView:
     """The engine's NothingFits: the leanest plan's memory, and each change that would (or would not) fit."""
     if n.reason == "no_valid_plan":
         return NothingFitsView("Every combination of TP, PP, CP, EP and DP breaks a rule on this cluster.", [],
-                               [f"{v.message}" for v in n.blocking])
+                               [page_text(v) for v in n.blocking])
     lean = f" ({plan_label(n.lowest_memory_plan, 'page')})" if n.lowest_memory_plan is not None else ""
     headline = (f"The leanest valid plan{lean} needs {n.lowest_memory_gib:.1f} GiB per GPU; "
                 f"{n.usable_gib:.1f} GiB are usable ({n.capacity_gib:g} GiB less headroom).")
@@ -264,7 +265,7 @@ def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:
             out = engine_calls.export(ExportRequest(**scenario, **plan, format=fmt))
             tabs.append(ConfigTab(fmt, title, out.filename, out.text))
         except ShardwiseInputError as exc:
-            tabs.append(ConfigTab(fmt, title, engine_calls.default_filename(fmt), None, str(exc)))
+            tabs.append(ConfigTab(fmt, title, engine_calls.default_filename(fmt), None, page_text(exc)))
         except ImportError:
             return []  # the exporters are not installed in this build
         except Exception:  # noqa: BLE001 - one broken exporter must not take the page down

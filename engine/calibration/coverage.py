@@ -108,8 +108,10 @@ def extrapolation_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSe
     if model.moe is not None and model.moe.num_experts > c.max_experts * RANGE_SLACK:
         out.append(f"{model.moe.num_experts} experts is beyond the validated maximum of {c.max_experts}")
     if setup.mode != "full":
-        out.append(f"{setup.mode.upper()} fine-tuning: no measured runs in the calibration data; the time model "
-                   "drops the frozen weights' gradient GEMMs (and adds QLoRA dequantisation) from first principles")
+        written = {"lora": "LoRA", "qlora": "QLoRA"}.get(setup.mode, setup.mode)  # as the papers write them (was "LORA")
+        dequant = " and adds the 4-bit weights' dequantisation" if setup.mode == "qlora" else ""  # LoRA has none
+        out.append(f"{written} fine-tuning: no measured runs in the calibration data; the time model "
+                   f"drops the frozen weights' gradient GEMMs{dequant} from first principles")
     if setup.precision not in c.precisions:
         out.append(f"{setup.precision} precision was not in the calibration data")
     if setup.framework not in c.frameworks:

@@ -46,3 +46,13 @@ def test_fits_inside_the_headroom_recommend_keeps_is_flagged(capsys):
     out = text(capsys, "evaluate", "--model", "llama-3.1-8b", "--gpu", gpu, "--gpus", 8, "--tp", 2)
     total = next(line for line in out.splitlines() if "total (peak)" in line)
     assert "fits (above the 10% headroom" in total
+
+
+def test_plan_line_writes_the_plan_as_every_cli_line_does(capsys):
+    # 8 GPUs, TP=2: DP = 8 / 2 = 4; the default global batch 1,024 / (DP 4 x micro-batch 1) = 256 accumulation steps.
+    # ZeRO is written "ZeRO-1" and SP by name, as `recommend` and `explain` write plans (engine/plan_label.py "cli").
+    out = text(capsys, "evaluate", *SCENARIO, "--tp", 2)
+    plan = next(line for line in out.splitlines() if line.startswith("plan "))
+    assert plan == "plan     TP=2 PP=1 VPP=1 CP=1 EP=1 ETP=1 DP=4 ZeRO-1 mb=1 recompute=selective SP, grad-accum 256"
+    recommend = text(capsys, "recommend", *SCENARIO)
+    assert "ZeRO=" not in out and "ZeRO=" not in recommend

@@ -13,7 +13,9 @@ def test_every_style_written_out():
     assert plan_label(SUMMARY, "tools") == "TP=8 PP=2 VPP=4 CP=2 DP=4 ZeRO-1 micro-batch=2 recompute=selective"
     assert plan_label(SUMMARY, "page") == "TP 8 · SP · PP 2 · VPP 4 · CP 2 · DP 4 · ZeRO-1 · mb 2 · selective recompute"
     assert plan_label(SUMMARY, "chart") == "TP8 PP2 VPP4 CP2 DP4 ZeRO-1 mb2 rc-selective"
-    assert set(STYLES) == {"cli", "tools", "page", "chart", "engine"}
+    # evaluate's plan line: every degree, 1s included (EP=1 ETP=1 here), in the cli style's notation
+    assert plan_label(SUMMARY, "cli-full") == "TP=8 PP=2 VPP=4 CP=2 EP=1 ETP=1 DP=4 ZeRO-1 mb=2 recompute=selective SP"
+    assert set(STYLES) == {"cli", "cli-full", "tools", "page", "chart", "engine"}
 
 
 def test_a_bare_strategy_has_no_dp_and_pp_1_shows_only_where_the_style_always_writes_it():

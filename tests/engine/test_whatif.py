@@ -59,6 +59,8 @@ def test_nothing_fits_to_fits():
     ("gpu", "must look like input=value"),
     ("gpus=abc", "expects a positive whole number"),
     ("seq_len=0", "positive"),
+    ("seq_len=8.3k", r"seq_len expects a sequence length such as 8192 or 8k"),  # 8.3 x 1024 = 8,499.2: not whole
+    ({"mode": "grpo", "response_len": "lots"}, r"^response_len expects"),  # the change named, not seq_len
     ("gpu=h1000", "unknown gpu"),
     ({}, "needs a change"),
 ])

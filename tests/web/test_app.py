@@ -87,7 +87,7 @@ def test_form_post_renders_results_without_javascript(scripted_chat):
     said = "1 other plan is" if rec.near_best == 1 else f"{rec.near_best:,} other plans are"
     assert f"{said} predicted within 5% of this one" in r.text
     bad = client.post("/", data={**form, "seq_len": "long"})
-    assert bad.status_code == 400 and "sequence length expects a number such as 8192 or 8k" in bad.text
+    assert bad.status_code == 400 and "Sequence length expects a number such as 8192 or 8k" in bad.text  # the label
     pasted = client.post("/ui/results", data={**form, "model": "__config__", "config_json": "{not json"})
     assert pasted.status_code == 400 and "not valid JSON" in pasted.text
 

@@ -192,7 +192,7 @@ def test_bad_form_input_shows_a_precise_error(browser, site):
     page.goto(site + "/")
     submit_form(page, "llama-3.1-8b", "h100-sxm", 0, "4096", "512", "sequences")
     page.wait_for_selector("#results .error-box")
-    assert "gpus" in page.inner_text("#results .error-message")
+    assert "“GPUs”" in page.inner_text("#results .error-message")  # the control's label (web/setting_labels.py)
     # a pasted multi-megabyte "config.json" is refused by the size limit, and said so
     page.select_option("#f-model", "__config__")
     page.eval_on_selector("#f-config", "el => el.value = JSON.stringify({model_type: 'llama', pad: 'x'.repeat(3 << 20)})")

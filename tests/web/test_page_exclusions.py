@@ -70,3 +70,12 @@ def test_the_post_training_note_counts_in_words():
             "batch_unit": "sequences", "mode": "ppo", "precision": "bf16", "framework": "fsdp"}
     text = client.post("/", data=form).text
     assert "1 sample per prompt, rollout on engines of 2 GPUs" in text and "(s)" not in text
+
+
+def test_every_rule_that_leaves_plans_out_has_words():
+    # A rule with no phrase showed by its id ("1,400: per_layer_graphs_without_full_recompute"): every error rule
+    # the engine checks (engine/validity RULES; warnings leave no plan out) and the search's does_not_fit.
+    from shardwise.engine.validity import RULES
+
+    for rule in [r.name for r in RULES if r.severity == "error"] + ["does_not_fit"]:
+        assert rule in EXCLUSION_WORDS, rule

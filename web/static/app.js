@@ -11,18 +11,27 @@
     form.querySelectorAll("[data-show-for]").forEach(function (f) { f.hidden = f.getAttribute("data-show-for") !== choice; });
   }
 
+  /* "8192", "8k", "1,024", "1e4" -> tokens, as the server reads a length (engine.inputs.parse_seq_len: k = 1024,
+     a whole positive number); anything else -> null, left out (the form's own refresh then says what is wrong).
+     parseInt read "1,024" and "1e4" as 1. */
+  function tokenLength(text) {
+    var t = text.trim().toLowerCase().replace(/[,_]/g, "");
+    var k = /k$/.test(t), n = Number(k ? t.slice(0, -1) : t) * (k ? 1024 : 1);
+    return t && Number.isInteger(n) && n > 0 ? n : null;
+  }
+
   function formScenario() {
     var f = form.elements, s = { gpu: f.gpu.value, gpus: +f.gpus.value || null, mode: f.mode.value,
       precision: f.precision.value, framework: f.framework.value };
     if (f.model.value === "__params__") s.params = f.params.value; else if (f.model.value !== "__config__") s.model = f.model.value;
     if (f.gpus_per_node.value) s.gpus_per_node = +f.gpus_per_node.value;
     if (f.network.value) s.network = f.network.value;
-    var seq = f.seq_len.value.trim().toLowerCase();
-    if (seq) s.seq_len = /k$/.test(seq) ? Math.round(parseFloat(seq) * 1024) : parseInt(seq, 10);
+    var seq = tokenLength(f.seq_len.value);
+    if (seq) s.seq_len = seq;
     if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
-    var response = f.response_len ? f.response_len.value.trim().toLowerCase() : "";
+    var response = f.response_len ? tokenLength(f.response_len.value) : null;
     if (response && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
-      s.response_len = /k$/.test(response) ? Math.round(parseFloat(response) * 1024) : parseInt(response, 10);
+      s.response_len = response;
       delete s.seq_len;
     }
     return s;

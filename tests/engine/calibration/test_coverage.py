@@ -24,7 +24,11 @@ def test_warnings_outside_the_range():
     w = extrapolation_warnings(model_from_param_count(8e9), build_cluster("mi300x", 64),
                                TrainingSetup(mode="qlora", seq_len=4_194_304))
     text = " ".join(w)
-    assert "cdna3" in text and "QLORA" in text and "sequence length" in text and "synthesised" in text
+    assert "cdna3" in text and "QLoRA fine-tuning" in text and "sequence length" in text and "synthesised" in text
+    assert "dequantisation" in text  # QLoRA's 4-bit weights are dequantised; LoRA's bf16 ones are not
+    lora = " ".join(extrapolation_warnings(get_model("Llama-3.1-8B"), build_cluster("h100-sxm", 8),
+                                           TrainingSetup(mode="lora")))
+    assert "LoRA fine-tuning" in lora and "dequantisation" not in lora
     w = extrapolation_warnings(get_model("Llama-3.1-405B"), build_cluster("h100-sxm", 65536), TrainingSetup())
     assert any("65,536 GPUs" in x for x in w)
 

@@ -1,0 +1,30 @@
+"""The results' context line names the nodes, and the scale-out network only where a step uses it.
+
+A 1-GPU LoRA run read "on 1 × a100-80gb, ib-hdr": no byte crosses InfiniBand inside one node. Expected values:
+64 H100 SXM at 8 per node (the GPU's usual node, `shardwise gpus`) = 8 nodes on the H100's default ib-ndr.
+"""
+
+from __future__ import annotations
+
+import html
+
+from fastapi.testclient import TestClient
+
+from shardwise.web.app import create_app
+from shardwise.web.pages import DEFAULT_FORM
+from shardwise.web.settings import Settings
+
+
+def _context(client, **form) -> str:
+    r = client.post("/ui/results", data={**DEFAULT_FORM, "seq_len": "4096", **form})
+    assert r.status_code == 200
+    return " ".join(html.unescape(r.text).split('<p class="context">', 1)[1].split("</p>", 1)[0].split())
+
+
+def test_one_node_says_so_and_many_nodes_name_their_network():
+    client = TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
+                                   chat_service=object()))
+    one = _context(client, model="llama-3.1-8b", gpu="a100-80gb", gpus="1", mode="lora", batch="", batch_unit="sequences")
+    assert one.startswith("Llama-3.1-8B on 1 × a100-80gb, one node") and "ib-" not in one
+    many = _context(client, model="llama-3.1-8b", gpu="h100-sxm", gpus="64", batch="1024", batch_unit="sequences")
+    assert many.startswith("Llama-3.1-8B on 64 × h100-sxm, 8 nodes, ib-ndr")
