@@ -22,7 +22,8 @@ def set_aside_lines(r: Recommendation) -> list[str]:
                      f"add --framework {runs_on} for its own times")
     total = sum(a.count for a in r.set_aside)
     if not total:
-        return lines + [f"export   {fmt}: it writes every plan ranked here, none set aside"]
+        # with no plan ranked (nothing valid or nothing fits) there is nothing it writes or sets aside to speak of
+        return lines + ([f"export   {fmt}: it writes every plan ranked here, none set aside"] if r.plans else [])
     where = (f"{count_noun(total, 'fitting plan')} ranked above the last plan shown" if r.plans
              else f"all {r.export_checked:,} fitting plans checked")
     lines.append(f"export   {fmt}: only plans it writes are ranked; {where} set aside:")

@@ -227,3 +227,12 @@ def test_top_zero_is_refused_naming_the_flag(capsys, command):
     code, out, err = run(capsys, command, "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", *extra,
                          "--top", "0")
     assert code == 2 and "argument --top: expected a positive whole number, got '0'" in err and "top_k" not in err
+
+
+def test_an_export_with_no_plan_ranked_says_nothing_about_plans_it_writes(capsys):
+    # FP8 under --framework deepspeed: every plan breaks the `fp8` limit, so nothing is ranked; the old line "it
+    # writes every plan ranked here, none set aside" spoke of plans that do not exist.
+    code, out, _ = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--precision",
+                       "fp8", "--framework", "deepspeed", "--export", "deepspeed")
+    assert code == 0 and "NO VALID PLAN" in out and "no FP8 training switch" in out
+    assert "none set aside" not in out
