@@ -12,6 +12,7 @@ import pytest
 
 from shardwise.engine.calibration.external import _load
 from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from support.external_file import ExternalFile
 
 FILE = "external_runs_8b.csv"
 OLMO = "allenai/OLMo-core@"
@@ -19,13 +20,8 @@ KEMPNER = "KempnerInstitute/KempnerForge@"
 CRUSOE = "crusoecloud/torchtitan@3d0bed97f1ed7d1e105ded7455f868f1fee21bfb:README.md"
 
 
-def _rows() -> list[dict]:
-    with open(DATA / FILE, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _runs():
-    return _load(FILE)
+PART = ExternalFile(FILE, lambda: _load(FILE))  # the rows as written and the runs the shared loader parses
+_rows, _runs = PART.rows, PART.load
 
 
 def _one(locator_part: str, **cells):

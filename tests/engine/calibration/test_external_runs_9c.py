@@ -5,25 +5,20 @@ below are the threads' printed figures, quoted with the thread, or arithmetic on
 rows as written - never the engine's output. Nothing here predicts a row's throughput, and nothing fits or sets a
 band on set 9."""
 
-import csv
 import re
 from collections import Counter
 
 import pytest
 
 from shardwise.engine.calibration.external import _load
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
+from shardwise.engine.calibration.runs import load_runs, used_runs
+from support.external_file import ExternalFile
 
 FILE = "external_runs_9c.csv"
 
 
-def _rows() -> list[dict]:
-    with open(DATA / FILE, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _runs():
-    return _load(FILE)
+PART = ExternalFile(FILE, lambda: _load(FILE))  # the rows as written and the runs the shared loader parses
+_rows, _runs = PART.rows, PART.load
 
 
 def _thread(row: dict) -> str:
