@@ -13,7 +13,8 @@ from pathlib import Path
 
 import jinja2
 
-from ..present import count_noun, duration_ms, duration_range_ms, knob_change
+from ..present import count_noun, duration_ms, duration_range_ms
+from .change_words import change_words
 from .step_units import duration_in, step_amount, step_change
 
 TEMPLATE_DIR = Path(__file__).parent
@@ -65,7 +66,7 @@ def environment() -> jinja2.Environment:
     env.filters["duration"] = duration_ms
     env.filters["duration_range"] = duration_range_ms
     env.filters["in_words"] = _settings_in_words
-    env.filters["knob_change"] = lambda c: knob_change(c.field, c.before, c.after)  # 'SP on → off', as the CLI
+    env.filters["knob_change"] = lambda c: change_words(c.field, c.before, c.after)  # 'SP on → off', as the CLI
     env.filters["count_noun"] = count_noun  # '1 other plan', '170 other plans'
     env.filters["duration_in"] = duration_in  # a step time in the unit of the steps beside it
     env.filters["step_change"] = step_change  # a step's change in the step's unit, signed
