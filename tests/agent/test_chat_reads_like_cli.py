@@ -112,3 +112,18 @@ def test_inputs_and_knobs_in_words():
     assert change_words("moe_dispatcher", "alltoall", "deepep") == "MoE dispatcher alltoall → deepep"
     assert change_words("seq_len", 4096, 8192) == "sequence 4096 → 8192"
     assert change_words("precision", "bf16", "fp8") == "precision bf16 → fp8"
+
+
+def test_the_what_if_tool_line_says_the_change_in_words(lora_turns):
+    import json
+
+    from shardwise.tools import dispatch
+
+    call = next(c for c in lora_turns[1].tool_calls if c["name"] == "what_if")
+    outcome = dispatch("what_if", json.dumps(call["arguments"]))
+    what_if = outcome.result
+    assert outcome.ok and what_if.changed_inputs
+    summary = outcome.summary()
+    for c in what_if.changed_inputs:
+        assert change_words(c.field, c.before, c.after) in summary
+    assert "mode full→lora" not in summary
