@@ -127,3 +127,15 @@ def test_the_what_if_tool_line_says_the_change_in_words(lora_turns):
     for c in what_if.changed_inputs:
         assert change_words(c.field, c.before, c.after) in summary
     assert "mode full→lora" not in summary
+
+
+def test_a_comparison_writes_both_steps_in_one_unit(tmp_path):
+    service = ChatService(AgentConfig(session_db=tmp_path / "s.sqlite3"))
+    [done] = turns(service, "llama 3 70b on 64 H100, seq 4096, batch 512: compare TP=8 PP=1 ZeRO-1 with TP=4 PP=4 ZeRO-1")
+    compare = result(done, "compare_plans")
+    a, b = compare["a"]["step_ms"], compare["b"]["step_ms"]
+    row = next(line for line in done.answer.splitlines() if line.startswith("| step |"))
+    # the longer step decides the unit (seconds from ten seconds up, present.duration_ms), for both
+    assert row == f"| step | {duration_in(a, b)} | {duration_in(b, a)} |"
+    unit = "s" if max(a, b) >= 10_000 else "ms"
+    assert row.count(f" {unit} |") == 2
