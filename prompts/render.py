@@ -13,7 +13,9 @@ from pathlib import Path
 
 import jinja2
 
-from ..present import duration_ms, duration_range_ms
+from ..present import count_noun, duration_ms, duration_range_ms
+from .change_words import change_words
+from .step_units import duration_in, step_amount, step_change
 
 TEMPLATE_DIR = Path(__file__).parent
 
@@ -28,7 +30,13 @@ def _num(value, digits: int = 1) -> str:
 
 
 def _signed(value, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:+,.{digits}f}"
+    """-2.94 -> '-2.9'; a change that rounds to zero reads '+0.0', never '-0.0': the sign is read off the
+    printed digits (as present.signed does for the CLI)."""
+    if value is None:
+        return "n/a"
+    shown = f"{abs(value):,.{digits}f}"
+    negative = value < 0 and any(ch in "123456789" for ch in shown)
+    return ("-" if negative else "+") + shown
 
 
 # A setting written as code in an exporter's note: `gradient_accumulation_steps=16`, `tp_plan="auto"`,
@@ -58,6 +66,11 @@ def environment() -> jinja2.Environment:
     env.filters["duration"] = duration_ms
     env.filters["duration_range"] = duration_range_ms
     env.filters["in_words"] = _settings_in_words
+    env.filters["knob_change"] = lambda c: change_words(c.field, c.before, c.after)  # 'SP on → off', as the CLI
+    env.filters["count_noun"] = count_noun  # '1 other plan', '170 other plans'
+    env.filters["duration_in"] = duration_in  # a step time in the unit of the steps beside it
+    env.filters["step_change"] = step_change  # a step's change in the step's unit, signed
+    env.filters["step_amount"] = step_amount  # the same, unsigned ('2.6 s less per step')
     return env
 
 

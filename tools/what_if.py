@@ -14,6 +14,7 @@ from ..engine.post_training.modes import mode_name
 from ..engine.results import Evaluation
 from ..engine.validity.whole_mesh import require_whole_mesh
 from ..engine.whatif import what_if as engine_what_if
+from ..prompts.change_words import change_words
 from .base import Result, Tool
 from .explanations import ReasonFacts, reason_facts
 from .figures import PlanFigures, ScenarioFacts, plan_figures, r
@@ -85,7 +86,8 @@ class WhatIfResult(Result):
         return self._given_after if self._given_after is not None else self.after_result.plan_evaluation()
 
     def summary(self) -> str:
-        what = ", ".join(f"{c.field} {c.before}→{c.after}" for c in self.changed_inputs) or "no change"
+        # the tool's line in the chat's log reads as the answer does: 'GPU h100-sxm → h200', 'SP on → off'
+        what = ", ".join(change_words(c.field, c.before, c.after) for c in self.changed_inputs) or "no change"
         if self.tokens_per_s_change_percent is None:
             return f"what if {what} [{self.id}]"
         return f"what if {what}: {self.tokens_per_s_change_percent:+.1f}% tokens/s [{self.id}]"

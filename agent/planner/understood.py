@@ -28,7 +28,9 @@ def scenario_facts(outcomes) -> ScenarioFacts | None:
     for outcome in outcomes:
         if not outcome.ok:
             continue
-        facts = getattr(outcome.result, "scenario", None) or getattr(outcome.result, "before", None)
+        # A what-if's answer is the scenario after its change ("and with LoRA?" is priced with LoRA, and the
+        # conversation continues with it); its "before" is the comparison, said in the answer's table.
+        facts = getattr(outcome.result, "scenario", None) or getattr(outcome.result, "after", None)
         if isinstance(facts, ScenarioFacts):
             return facts
     return None

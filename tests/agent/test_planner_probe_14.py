@@ -130,7 +130,7 @@ def test_08_lora_rank_follow_up(service):
     _, done = turns(service, "qwen2.5 32b lora on 4x h100, 4k ctx, best plan?", "and at rank 128?")
     [call] = done.tool_calls
     assert call["name"] == "what_if" and change(call) == {"lora_rank": 128}
-    assert "**What if lora_rank 16 → 128?**" in done.answer
+    assert "**What if LoRA rank 16 → 128?**" in done.answer
 
 
 # 9. QLoRA and a GPU count offered in passing ("fewer gpus, say 4"): both are the change (the 4 was dropped)
