@@ -28,11 +28,8 @@ def _thread(row: dict) -> str:
 
 def _one(locator_part: str, **cells):
     """(row, run) of the one row whose locator holds `locator_part` and whose cells are `cells`."""
-    hits = [(i, r) for i, r in enumerate(_rows(), start=2)
-            if locator_part in r["source_locator"] and all(r[k] == str(v) for k, v in cells.items())]
-    assert len(hits) == 1, [i for i, _ in hits]
-    line, row = hits[0]
-    return row, next(r for r in _runs() if r.key == f"{FILE}:{line}")
+    key = PART.key(locator_part, **cells)
+    return PART.row(key), PART.run(key)
 
 
 def _kind(status: str) -> str:
