@@ -11,6 +11,8 @@ from .errors import SettingsInputError
 from .post_training.spec import PostTraining
 
 Mode = Literal["full", "lora", "qlora"]
+# A mode as the papers write it (Hu et al. 2021 "LoRA"; Dettmers et al. 2023 "QLoRA"), for messages
+MODE_WRITTEN: dict[str, str] = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA"}
 Precision = Literal["bf16", "fp8"]
 Framework = Literal["megatron", "deepspeed", "fsdp", "nanotron"]
 # How MoE layers move tokens to their experts (Megatron-Core --moe-token-dispatcher-type):

@@ -16,7 +16,7 @@ from ..assumptions.network import link_kind
 from ..cluster import Cluster
 from ..model_spec import ModelSpec
 from ..params import active_params, total_params
-from ..training import TrainingSetup
+from ..training import MODE_WRITTEN, TrainingSetup
 from .band_statistics import MIN_RUNS
 from .regimes import STACK_NAMES, stack_kind_key, stack_of
 from .runs import used_runs
@@ -108,7 +108,7 @@ def extrapolation_warnings(model: ModelSpec, cluster: Cluster, setup: TrainingSe
     if model.moe is not None and model.moe.num_experts > c.max_experts * RANGE_SLACK:
         out.append(f"{model.moe.num_experts} experts is beyond the validated maximum of {c.max_experts}")
     if setup.mode != "full":
-        written = {"lora": "LoRA", "qlora": "QLoRA"}.get(setup.mode, setup.mode)  # as the papers write them (was "LORA")
+        written = MODE_WRITTEN[setup.mode]  # as the papers write them (was "LORA")
         dequant = " and adds the 4-bit weights' dequantisation" if setup.mode == "qlora" else ""  # LoRA has none
         out.append(f"{written} fine-tuning: no measured runs in the calibration data; the time model "
                    f"drops the frozen weights' gradient GEMMs{dequant} from first principles")

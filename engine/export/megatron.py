@@ -21,6 +21,7 @@ from ..recompute_modules import MEGATRON_DENSE_SELECTIVE_MODULES, selective_modu
 from .common import result
 from .plan import ExportPlan
 from ..setting_text import settings_text
+from ..training import MODE_WRITTEN
 from .result import ExportRefused, ExportResult
 
 FORMAT = "megatron"
@@ -210,7 +211,7 @@ def data_args(plan: ExportPlan) -> list[str]:
 
 def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.mode != "full":
-        raise ExportRefused(FORMAT, f"Megatron-LM's pretrain_gpt.py has no {plan.setup.mode.upper()} adapters",
+        raise ExportRefused(FORMAT, f"Megatron-LM's pretrain_gpt.py has no {MODE_WRITTEN[plan.setup.mode]} adapters",
                             settings_text("export {format} megatron-bridge (peft=lora) or use {mode} "
                                           "full", "format", "mode"))
     cuda_graphs.refuse_dropless_moe_full_iteration(plan, FORMAT)

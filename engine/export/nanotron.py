@@ -27,6 +27,7 @@ from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .fsdp import hf_model_id
 from .plan import ExportPlan
 from ..setting_text import settings_text
+from ..training import MODE_WRITTEN
 from .result import ExportRefused, ExportResult
 
 FORMAT = "nanotron"
@@ -53,7 +54,7 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
         raise ExportRefused(FORMAT, "Nanotron's config has no FP8 training",
                             settings_text("use {precision} bf16", "precision"))
     if plan.setup.mode != "full":
-        raise ExportRefused(FORMAT, f"Nanotron trains no {plan.setup.mode.upper()} adapters",
+        raise ExportRefused(FORMAT, f"Nanotron trains no {MODE_WRITTEN[plan.setup.mode]} adapters",
                             settings_text("use {mode} full", "mode"))
     if m.mla is not None:
         raise ExportRefused(FORMAT, "Nanotron has no multi-head latent attention (MLA) model",

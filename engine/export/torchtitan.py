@@ -29,6 +29,7 @@ from . import defaults
 from .common import SELECTIVE_AS_FLASH_ATTENTION, result
 from .plan import ExportPlan
 from ..setting_text import settings_text
+from ..training import MODE_WRITTEN
 from .result import ExportRefused, ExportResult
 
 FORMAT = "torchtitan"
@@ -84,7 +85,7 @@ def refuse_unexpressible(plan: ExportPlan) -> None:
     if plan.setup.mode != "full":
         # Megatron-Bridge has LoRA but no 4-bit QLoRA (megatron_bridge.py refuses it): name only formats that write it.
         others = "megatron-bridge/accelerate" if plan.setup.mode == "lora" else "accelerate/deepspeed/fsdp"
-        raise ExportRefused(FORMAT, f"torchtitan 0.2 trains no {plan.setup.mode.upper()} adapters",
+        raise ExportRefused(FORMAT, f"torchtitan 0.2 trains no {MODE_WRITTEN[plan.setup.mode]} adapters",
                             settings_text("use {mode} full, or export {format} " + others, "mode", "format"))
     if s.zero_stage == 0 and plan.dp > 1 and (s.tp > 1 or s.pp > 1 or s.cp > 1 or s.ep > 1):
         raise ExportRefused(FORMAT, "torchtitan applies DDP (ZeRO-0) only when data parallelism is the only "

@@ -45,7 +45,7 @@ def test_a_rollout_setting_outside_rl_names_the_flags(capsys):  # engine/post_tr
 
 def test_export_refusals_name_the_flags(capsys):  # engine/export/megatron.py, accelerate.py, deepspeed.py
     assert _error_line(capsys, "export", "--format", "megatron", *BASE, "--mode", "lora") == (
-        "shardwise: error: cannot export this plan to megatron: Megatron-LM's pretrain_gpt.py has no LORA "
+        "shardwise: error: cannot export this plan to megatron: Megatron-LM's pretrain_gpt.py has no LoRA "
         "adapters; export --format megatron-bridge (peft=lora) or use --mode full")
     assert _error_line(capsys, "export", "--format", "deepspeed", *BASE, "--precision", "fp8") == (
         "shardwise: error: cannot export this plan to deepspeed: DeepSpeed's config has no FP8 training switch "

@@ -32,5 +32,5 @@ def test_an_export_refusal_reaches_the_tool_with_its_argument_names():  # engine
     out = dispatch("export_config", {"scenario": {**SCENARIO, "mode": "lora"}, "format": "megatron",
                                      "plan": {"tp": 1}})
     assert out.ok and out.result.exported is False
-    assert out.result.refused_reason == "Megatron-LM's pretrain_gpt.py has no LORA adapters"
+    assert out.result.refused_reason == "Megatron-LM's pretrain_gpt.py has no LoRA adapters"
     assert out.result.hint == "export format megatron-bridge (peft=lora) or use mode full"

@@ -51,7 +51,7 @@ def test_a_budget_refusal_names_the_field(client):  # web/schemas.py -> engine/i
 
 def test_export_refusals_name_the_fields(client):  # engine/export/megatron.py, accelerate.py
     assert _refusal(client, "/api/export", {**SCENARIO, "format": "megatron", "mode": "lora"}) == (
-        "cannot export this plan to megatron: Megatron-LM's pretrain_gpt.py has no LORA adapters; "
+        "cannot export this plan to megatron: Megatron-LM's pretrain_gpt.py has no LoRA adapters; "
         "export format megatron-bridge (peft=lora) or use mode full")
     assert _refusal(client, "/api/export", {**SCENARIO, "format": "accelerate", "recompute": "selective",
                                             "tp": 2}).endswith("; use recompute full, or export format megatron")

@@ -163,7 +163,7 @@ def test_unknown_toml_keys_are_rejected(tmp_path):
 
 @pytest.mark.parametrize("kwargs,reason", [
     (dict(tp=2, zero_stage=0), "DDP"),
-    (dict(mode="lora"), "LORA"),
+    (dict(mode="lora"), "LoRA"),
 ])
 def test_torchtitan_refusals(scenario, kwargs, reason):
     with pytest.raises(ExportRefused, match=reason):
