@@ -1,13 +1,19 @@
-"""A band challenger's seen figures, v3 (shipped) beside it: band methods that take judged external sets as items
-(band_methods.EXTERNAL_SETS_IN_BANDS: v8 on sets 1-7, session 12's v9 and v10 on sets 1-8; docs/performance.md,
-"Protocol for session 11/12" and their "seen checks" sections). NONE of these figures is a judge: the calibration runs
-and the method's external sets have all been seen, and those sets are among the method's own items. From the engine
-and out-of-fold file on PYTHONPATH.
+"""A band challenger's seen figures, the shipped method beside it (engine/assumptions/error_bands.py; --beside names
+others): band methods that take judged external sets as items (band_methods.EXTERNAL_SETS_IN_BANDS: v8 on sets 1-7,
+session 12's v9 and v10 on sets 1-8, session 13's v11 and v12 on sets 1-9; docs/performance.md, "Protocol for session
+11/12/13" and their "seen checks" sections). NONE of these figures is a judge: the calibration runs and the method's
+external sets have all been seen, and those sets are among the method's own items. From the engine and out-of-fold
+file on PYTHONPATH.
 
-    python benchmarks/band_seen.py --method v9 cross-fitted       # calibration runs, CV+: coverage and interval score
-    python benchmarks/band_seen.py --method v9 in-sample          # the method's sets under it (in-sample) and v3
-    python benchmarks/band_seen.py --method v9 leave-one-set-out  # built without set k, scored on set k, k = its sets
-    python benchmarks/band_seen.py --method v8 leave-one-set-out --sets 3 4 5 6 7   # session 11's v8 diagnostic
+    python benchmarks/band_seen.py --method v11 cross-fitted       # calibration runs, CV+: coverage and interval score
+    python benchmarks/band_seen.py --method v11 in-sample          # the method's sets under it (in-sample) and beside it
+    python benchmarks/band_seen.py --method v11 leave-one-set-out  # built without set k, scored on set k, k = its sets
+    python benchmarks/band_seen.py --method v12 leave-one-set-out --beside v3 v10   # v3 and v10 beside v12
+    python benchmarks/band_seen.py --method v8 leave-one-set-out --sets 3 4 5 6 7 --beside v3   # session 11's diagnostic
+
+A method beside the challenger that holds external sets itself (v10: sets 1-8) is built without set k too in
+leave-one-set-out, so every column scores set k against bands that never saw it; one that holds none (v3) is the
+same in every row.
 
 Interval score: Gneiting & Raftery 2007, eq. 43, log(measured / predicted), each group once
 (band_statistics.interval_score); external runs against the band the product shows (intervals.throughput_band,
@@ -26,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from band_method_choice import cross_fitted_score  # noqa: E402
 from fit_error_bands import method_bands, out_of_fold_unit_items, throughput_bands  # noqa: E402
 
-from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS  # noqa: E402
+from shardwise.engine.assumptions.error_bands import THROUGHPUT_BAND_METHOD  # noqa: E402
+from shardwise.engine.calibration.band_methods import DESCRIPTIONS, EXTERNAL_SETS_IN_BANDS  # noqa: E402
 from shardwise.engine.calibration.band_statistics import TOTAL, interval_score  # noqa: E402
 from shardwise.engine.calibration.external import JUDGED_EXTERNAL_SETS  # noqa: E402
 from shardwise.engine.calibration.external_check import share  # noqa: E402
@@ -36,7 +43,7 @@ from shardwise.engine.calibration.predict import predict  # noqa: E402
 from shardwise.engine.calibration.report import build_report  # noqa: E402
 from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 
-SHIPPED = "v3"
+SHIPPED = THROUGHPUT_BAND_METHOD  # beside the challenger unless --beside says otherwise
 
 
 def _pct(lo: float, hi: float) -> str:
@@ -52,9 +59,14 @@ def _sets(method: str) -> str:
     return f"{sets[0]}-{sets[-1]}"
 
 
-def items_by_set(method: str) -> dict[int, list]:
-    """Each of the method's external sets' items (external_items.py: used runs, the engine's residuals, external groups)."""
-    return {n: external_items(JUDGED_EXTERNAL_SETS[n]()) for n in EXTERNAL_SETS_IN_BANDS[method]}
+def items_by_set(method: str, cache: dict | None = None) -> dict[int, list]:
+    """Each of the method's external sets' items (external_items.py: used runs, the engine's residuals, external
+    groups); `cache` (set -> items) spares predicting a set twice for two methods."""
+    cache = {} if cache is None else cache
+    for n in EXTERNAL_SETS_IN_BANDS.get(method, ()):
+        if n not in cache:
+            cache[n] = external_items(JUDGED_EXTERNAL_SETS[n]())
+    return {n: cache[n] for n in EXTERNAL_SETS_IN_BANDS.get(method, ())}
 
 
 def method_without(oof_units, method: str, by_set: dict, left_out) -> dict:
@@ -75,11 +87,17 @@ def score_runs(runs, bands: dict, group_prefix: str = "") -> dict:
             "ys": ys, "lows": lows, "highs": highs, "groups": groups}
 
 
-def cross_fitted(oof_units, method: str, sets=None) -> None:
+def _methods(method: str, beside) -> tuple[str, ...]:
+    """The methods printed, those beside first, the challenger last (once)."""
+    return tuple(m for m in beside if m != method) + (method,)
+
+
+def cross_fitted(oof_units, method: str, sets=None, beside=(SHIPPED,)) -> None:
+    methods = _methods(method, beside)
     print(f"SEEN, not a judge: cross-fitted (CV+) on the calibration runs; {method}'s external items (sets "
           f"{_sets(method)}) are in every fold's bands and never checked")
     by_method = {}
-    for m in (SHIPPED, method):
+    for m in methods:
         bands, cv = throughput_bands(oof_units, m)
         score, _, by = cross_fitted_score(oof_units, m)
         n, c = sum(v[0] for v in cv.counts.values()), sum(v[1] for v in cv.counts.values())
@@ -87,29 +105,35 @@ def cross_fitted(oof_units, method: str, sets=None) -> None:
         print(f"{m}: inside {c}/{n} ({c / n:.1%}, CI {lo:.0%}-{hi:.0%}), interval score {score:.4f}; by fold "
               + ", ".join(f"{f} {k}/{mm}" for f, (mm, k) in cv.by_fold.items()))
         by_method[m] = (bands, by)
-    print(f"by the run's own most specific regime: runs, inside {SHIPPED} | {method}, interval score {SHIPPED} | {method}")
-    (b_a, by_a), (b_b, by_b) = by_method[SHIPPED], by_method[method]
-    for key in by_a:
-        (n, i_a, s_a), (_, i_b, s_b) = by_a[key], by_b[key]
-        print(f"  {key:<26} {n:>4}  {i_a:>4} | {i_b:<4} {s_a:.3f} | {s_b:.3f}")
-    print(f"bands (all runs; {method} counts the external runs of sets {_sets(method)} too): {SHIPPED} | {method} (runs)")
-    for key in sorted(set(b_a) | set(b_b)):
-        left = f"{_pct(*b_a[key][:2])} ({b_a[key][2]})" if key in b_a else "(none)"
-        right = f"{_pct(*b_b[key][:2])} ({b_b[key][2]})" if key in b_b else "(none)"
-        print(f"  {key:<26} {left:<30} | {right}")
+    names = " | ".join(methods)
+    print(f"by the run's own most specific regime: runs, inside {names}, interval score {names}")
+    for key in by_method[methods[0]][1]:
+        cells = [by_method[m][1][key] for m in methods]
+        print(f"  {key:<26} {cells[0][0]:>4}  " + " | ".join(f"{c[1]:>4}" for c in cells) + "  "
+              + " | ".join(f"{c[2]:.3f}" for c in cells))
+    print(f"bands (all runs; a method counts the external runs of its sets too): {names} (runs)")
+    for key in sorted(set().union(*(by_method[m][0] for m in methods))):
+        cells = [f"{_pct(*b[key][:2])} ({b[key][2]})" if key in b else "(none)" for b in (by_method[m][0] for m in methods)]
+        print(f"  {key:<26} " + " | ".join(f"{c:<30}" for c in cells).rstrip())
 
 
-def in_sample(oof_units, method: str, sets=None) -> None:
-    print(f"SEEN, not a judge: external sets {_sets(method)} are IN-SAMPLE under {method} (its items); seen (not in its "
-          f"items) under {SHIPPED}")
-    tables = {m: method_bands(oof_units, m) for m in (SHIPPED, method)}
+def _in_sample_mark(method: str, n: int) -> str:
+    return " [in-sample]" if n in EXTERNAL_SETS_IN_BANDS.get(method, ()) else ""
+
+
+def in_sample(oof_units, method: str, sets=None, beside=(SHIPPED,)) -> None:
+    methods = _methods(method, beside)
+    print(f"SEEN, not a judge: external sets {_sets(method)} are IN-SAMPLE under {method} (its items); beside it "
+          + ", ".join(f"{m} (its items: sets {_sets(m)})" if m in EXTERNAL_SETS_IN_BANDS else f"{m} (no external items)"
+                      for m in methods[:-1]))
+    tables = {m: method_bands(oof_units, m) for m in methods}
     pooled = {m: [] for m in tables}
     for n in EXTERNAL_SETS_IN_BANDS[method]:
         parts = []
         for m, bands in tables.items():
             s = score_runs(JUDGED_EXTERNAL_SETS[n](), bands, f"set {n} | ")
             pooled[m].append(s)
-            parts.append(f"{m} {_cov(s['coverage'])}, interval score {s['interval_score']:.4f}")
+            parts.append(f"{m}{_in_sample_mark(m, n)} {_cov(s['coverage'])}, interval score {s['interval_score']:.4f}")
         print(f"set {n}: " + "; ".join(parts))
     _pooled_line(f"sets {_sets(method)} pooled (each set's groups its own)", pooled)
 
@@ -124,21 +148,28 @@ def _pooled_line(title: str, pooled: dict) -> None:
     print(f"{title}: " + "; ".join(parts))
 
 
-def leave_one_set_out(oof_units, method: str, sets=None) -> None:
+def leave_one_set_out(oof_units, method: str, sets=None, beside=(SHIPPED,)) -> None:
     sets = tuple(sets or EXTERNAL_SETS_IN_BANDS[method])
+    methods = _methods(method, beside)
     print(f"SEEN, not a judge: {method} built without set k (out-of-fold items + the other sets of {_sets(method)}), "
-          f"scored on set k's used runs; {SHIPPED} beside it ({SHIPPED} never holds an external set)")
-    by_set = items_by_set(method)
-    shipped = method_bands(oof_units, SHIPPED)
-    without = f"{method} without the set"
-    pooled = {SHIPPED: [], without: []}
+          f"scored on set k's used runs; beside it "
+          + ", ".join(f"{m} built without set k too (its items: sets {_sets(m)})" if m in EXTERNAL_SETS_IN_BANDS
+                      else f"{m} as it is (no external items)" for m in methods[:-1]))
+    cache: dict[int, list] = {}
+    by_set = {m: items_by_set(m, cache) for m in methods}
+    label = {m: f"{m} without the set" if m in EXTERNAL_SETS_IN_BANDS else m for m in methods}
+    fixed = {m: method_bands(oof_units, m) for m in methods if m not in EXTERNAL_SETS_IN_BANDS}
+    pooled = {label[m]: [] for m in methods}
     for k in sets:
         runs = JUDGED_EXTERNAL_SETS[k]()
-        s_a = score_runs(runs, shipped, f"set {k} | ")
-        s_b = score_runs(runs, method_without(oof_units, method, by_set, k), f"set {k} | ")
-        pooled[SHIPPED].append(s_a), pooled[without].append(s_b)
-        print(f"set {k}: {SHIPPED} {_cov(s_a['coverage'])}, interval score {s_a['interval_score']:.4f}; "
-              f"{method} without set {k} {_cov(s_b['coverage'])}, interval score {s_b['interval_score']:.4f}")
+        parts = []
+        for m in methods:
+            bands = fixed[m] if m in fixed else method_without(oof_units, m, by_set[m], k)
+            s = score_runs(runs, bands, f"set {k} | ")
+            pooled[label[m]].append(s)
+            parts.append(f"{m}{' without set ' + str(k) if m not in fixed else ''} {_cov(s['coverage'])}, "
+                         f"interval score {s['interval_score']:.4f}")
+        print(f"set {k}: " + "; ".join(parts))
     _pooled_line(f"sets {', '.join(map(str, sets))} pooled (each set's groups its own)", pooled)
 
 
@@ -152,6 +183,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("check", choices=tuple(CHECKS))
     ap.add_argument("--sets", type=int, nargs="+",
                     help="leave-one-set-out: the sets to leave out in turn (default: every set of the method)")
+    ap.add_argument("--beside", nargs="+", choices=sorted(DESCRIPTIONS), default=[SHIPPED],
+                    help=f"band methods printed beside the challenger (default: the shipped one, {SHIPPED})")
     args = ap.parse_args(argv)
     if args.sets and not set(args.sets) <= set(EXTERNAL_SETS_IN_BANDS[args.method]):
         ap.error(f"--sets: {args.method} holds sets {EXTERNAL_SETS_IN_BANDS[args.method]} only")
@@ -161,7 +194,7 @@ def parse(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse(argv)
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), {r.key: r for r in load_runs()})
-    CHECKS[args.check](oof_units, args.method, args.sets)
+    CHECKS[args.check](oof_units, args.method, args.sets, tuple(args.beside))
 
 
 if __name__ == "__main__":

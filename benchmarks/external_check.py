@@ -1,4 +1,4 @@
-"""The engine on the external held-out runs, with band methods v2 to v10 side by side
+"""The engine on the external held-out runs, with band methods v2 to v12 side by side
 (engine/calibration/external_check.py computes; protocols: docs/performance.md, "Protocol for session 6" to
 "Protocol for session 9"; each set's first run is stored in benchmarks/results/: external_check_first_run.json
 (set 1), external_set2_first_run.json … external_set5_first_run.json).
@@ -14,7 +14,8 @@ outside the validated range) for band methods v2 (each group once), v3 (band_sta
 conformal_levels), v4 (a band for a new cluster, new_cluster.py), v5 (v4 on the out-of-fold residuals AND
 the runs of sets 1 and 2, external_items.py; shipped in sessions 8-10), v6 and v7 (the same with sets 1-3 and
 1-4), v8 (v3's statistic on the out-of-fold residuals AND the runs of sets 1-7; "Protocol for session 11"), v9 and
-v10 (v3's and v4's statistic on the out-of-fold residuals AND the runs of sets 1-8; "Protocol for session 12"): a set
+v10 (v3's and v4's statistic on the out-of-fold residuals AND the runs of sets 1-8; "Protocol for session 12"), v11
+and v12 (v4's and v3's statistic on the out-of-fold residuals AND the runs of sets 1-9; "Protocol for session 13"): a set
 among a method's items is in-sample for it, not a check (band_methods.EXTERNAL_SETS_IN_BANDS). All
 computed here from the same out-of-fold residuals, each with a 95 % CI from resampling groups.
 Calibrated: each family of external runs at two or more GPU counts (transfer.families) calibrated
@@ -44,21 +45,23 @@ from shardwise.engine.calibration.runs import load_runs  # noqa: E402
 from shardwise.engine.calibration.transfer import transfer_all  # noqa: E402
 
 
-def method_tables() -> dict[str, dict]:
-    """throughput_band's table arguments for each band method reported, each computed from the same out-of-fold
-    residuals (not read from the shipped error_bands.py, whichever method that holds); the calibrated bands are
-    the shipped (v2) ones except v3's, which applies its levels to the transfer check too (v8's are the shipped
-    ones: its protocol judges the throughput bands only; so are v9's and v10's). v5's bands include the runs of external
-    sets 1 and 2, v6's of sets 1-3, v7's of sets 1-4, v8's of sets 1-7, v9's and v10's of sets 1-8
-    (band_methods.EXTERNAL_SETS_IN_BANDS)."""
+def method_tables(methods=None) -> dict[str, dict]:
+    """throughput_band's table arguments for each band method reported (`methods`, default every one), each computed
+    from the same out-of-fold residuals (not read from the shipped error_bands.py, whichever method that holds); the
+    calibrated bands are the shipped (v2) ones except v3's, which applies its levels to the transfer check too (v8's
+    are the shipped ones: its protocol judges the throughput bands only; so are v9's-v12's). v5's bands include the
+    runs of external sets 1 and 2, v6's of sets 1-3, v7's of sets 1-4, v8's of sets 1-7, v9's and v10's of sets 1-8,
+    v11's and v12's of sets 1-9 (band_methods.EXTERNAL_SETS_IN_BANDS)."""
+    methods = ("v2", "v3", "v4", *EXTERNAL_SETS_IN_BANDS) if methods is None else tuple(methods)
     runs = {r.key: r for r in load_runs()}
     oof_units = out_of_fold_unit_items(build_report(with_memory=False), runs)
-    cal3 = bands_by_level([([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
-                           for f in transfer_all() if not f.held_out for r in f.rows], finite_cluster_correction=True)
-    return {"v2": {"bands": method_bands(oof_units, "v2")},
-            "v3": {"bands": method_bands(oof_units, "v3"), "calibrated_bands": cal3},
-            "v4": {"bands": method_bands(oof_units, "v4")},
-            **{m: {"bands": method_bands(oof_units, m, seen_external_items(m))} for m in EXTERNAL_SETS_IN_BANDS}}
+    tables = {m: {"bands": method_bands(oof_units, m, seen_external_items(m) if m in EXTERNAL_SETS_IN_BANDS else None)}
+              for m in methods}
+    if "v3" in tables:
+        tables["v3"]["calibrated_bands"] = bands_by_level(
+            [([calibrated_key(runs[r.key])], float(np.log(r.measured / r.calibrated)), f.family)
+             for f in transfer_all() if not f.held_out for r in f.rows], finite_cluster_correction=True)
+    return tables
 
 
 def pooled_coverage(tables: dict[str, dict], sets: list[int]) -> dict[str, dict]:

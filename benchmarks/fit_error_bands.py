@@ -13,7 +13,11 @@
                                                    # the runs of external sets 1-7 (their coverage is then in-sample)
     python benchmarks/fit_error_bands.py --v9      # band method v9: v3's statistic on the out-of-fold residuals AND
                                                    # the runs of external sets 1-8 (session 12's challenger)
-    python benchmarks/fit_error_bands.py --v10     # band method v10: v4's statistic on the same items (session 12's)
+    python benchmarks/fit_error_bands.py --v10     # band method v10: v4's statistic on the same items (session 12's;
+                                                   # shipped since session 12)
+    python benchmarks/fit_error_bands.py --v11     # band method v11: v4's statistic on the out-of-fold residuals AND
+                                                   # the runs of external sets 1-9 (session 13's challenger)
+    python benchmarks/fit_error_bands.py --v12     # band method v12: v3's statistic on the same items (session 13's)
 
 Throughput: the 10th and 90th percentiles of log(measured / predicted) tokens/s per GPU, per
 regime (engine/calibration/regimes.py), each group counting once (engine/calibration/
@@ -148,15 +152,15 @@ def out_of_fold_items(report, runs) -> list[FoldItem]:
 
 def seen_external_items(method: str = "v5") -> list:
     """A band method's extra items: the used runs of the external sets it is estimated on
-    (band_methods.EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, v6 sets 1-3, v7 sets 1-4, v8 sets 1-7, v9/v10 sets 1-8, each
-    after its first run), residuals
+    (band_methods.EXTERNAL_SETS_IN_BANDS: v5 sets 1-2, v6 sets 1-3, v7 sets 1-4, v8 sets 1-7, v9/v10 sets 1-8,
+    v11/v12 sets 1-9, each after its first run), residuals
     from the shipped engine (engine/calibration/external_items.py)."""
     return external_items([r for n in EXTERNAL_SETS_IN_BANDS[method] for r in JUDGED_EXTERNAL_SETS[n]()])
 
 
 def method_bands(oof_units, method: str, external=None) -> dict:
-    """The throughput bands band method v2-v10 takes on these out-of-fold residuals (v5-v10: and on `external`, the
-    seen external items, computed here when not given; v8/v9 with v3's statistic, v5-v7/v10 with v4's)."""
+    """The throughput bands band method v2-v12 takes on these out-of-fold residuals (v5-v12: and on `external`, the
+    seen external items, computed here when not given; v8/v9/v12 with v3's statistic, v5-v7/v10/v11 with v4's)."""
     if method in EXTERNAL_SETS_IN_BANDS:
         external = seen_external_items(method) if external is None else external
         if method in CONFORMAL_METHODS:
@@ -168,8 +172,8 @@ def method_bands(oof_units, method: str, external=None) -> dict:
 
 
 def throughput_bands(oof_units, method: str, external=None):
-    """The shipped-style throughput bands and their cross-fitted coverage, for band method v2-v10.
-    v5-v10's fold k is checked against the other folds' out-of-fold items plus every external item; only the
+    """The shipped-style throughput bands and their cross-fitted coverage, for band method v2-v12.
+    v5-v12's fold k is checked against the other folds' out-of-fold items plus every external item; only the
     calibration runs are ever checked."""
     oof = [(k, v, g, f) for k, v, g, _, f in oof_units]
     if method in EXTERNAL_SETS_IN_BANDS:
@@ -183,7 +187,7 @@ def throughput_bands(oof_units, method: str, external=None):
     return method_bands(oof_units, method, external), cv
 
 
-BAND_METHOD_FLAGS = ("v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10")
+BAND_METHOD_FLAGS = ("v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12")
 
 
 def parse(argv=None) -> tuple[argparse.Namespace, str]:
@@ -205,7 +209,11 @@ def parse(argv=None) -> tuple[argparse.Namespace, str]:
     ap.add_argument("--v9", action="store_true", help="band method v9 (v3's statistic on the out-of-fold residuals and "
                     "external sets 1-8; session 12's challenger); sets 1-8's coverage is then in-sample")
     ap.add_argument("--v10", action="store_true", help="band method v10 (v4's statistic on the out-of-fold residuals and "
-                    "external sets 1-8; session 12's challenger); sets 1-8's coverage is then in-sample")
+                    "external sets 1-8; shipped since session 12); sets 1-8's coverage is then in-sample")
+    ap.add_argument("--v11", action="store_true", help="band method v11 (v4's statistic on the out-of-fold residuals and "
+                    "external sets 1-9; session 13's challenger); sets 1-9's coverage is then in-sample")
+    ap.add_argument("--v12", action="store_true", help="band method v12 (v3's statistic on the out-of-fold residuals and "
+                    "external sets 1-9; session 13's challenger); sets 1-9's coverage is then in-sample")
     args = ap.parse_args(argv)
     chosen = [m for m in BAND_METHOD_FLAGS if getattr(args, m)]
     if len(chosen) > 1:
@@ -229,7 +237,7 @@ def main(argv=None) -> None:
     external_units = seen_external_items(method) if method in EXTERNAL_SETS_IN_BANDS else []
     tp_bands, cv = throughput_bands(oof_units, method, external_units)
     groups: dict[str, set] = defaultdict(set)
-    for keys, _, g, *_ in oof + external_units:  # v5-v10's external items are runs of its bands too
+    for keys, _, g, *_ in oof + external_units:  # v5-v12's external items are runs of its bands too
         for k in keys:
             groups[k].add(g)
     # For continuity: the official split as before (in-sample residuals of folds 1-2, fold 0 checked).
@@ -251,7 +259,7 @@ def main(argv=None) -> None:
     # v3 changes the throughput bands only (the session 10 judge scored those, uncalibrated); the calibrated and
     # memory bands keep each-group-once percentiles. Session 6's v3 report applied its levels to them too: with so
     # few families they reach the extremes (nanotron's calibrated band would be -69 % .. +63 %).
-    # v8, v9 and v10 likewise (the session 11 and 12 protocols judge their throughput bands only).
+    # v8-v12 likewise (the session 11-13 protocols judge their throughput bands only).
     cal_band = bands_by_level(cal_fit)
     cal_held, combined = calibrated_items([f for f in transfer if f.held_out], runs, cal_band,
                                           cv.bands_by_fold[HOLDOUT_FOLD])
@@ -276,7 +284,7 @@ def main(argv=None) -> None:
     old_cal, old_combined = calibrated_items(older, runs, cal_band, tp_bands)
     old_cal_cov, old_cal_ci = coverage(old_combined, old_cal)
 
-    # External held-out sets (never fitted; in a band only under v5-v10): the share inside the bands written now, as
+    # External held-out sets (never fitted; in a band only under v5-v12): the share inside the bands written now, as
     # written (four decimals, _fmt): a set among the items (v8: its extreme residual is a band end wherever the
     # conformal level passes the last one) has runs ON a band end, which the rounding moves in or out.
     written = {k: (float(f"{lo:.4f}"), float(f"{hi:.4f}"), n) for k, (lo, hi, n) in tp_bands.items()}
@@ -344,7 +352,8 @@ per regime and pooled ({TOTAL!r}). engine/calibration/regimes.py names the regim
 # levels (engine/calibration/band_statistics.py; the calibrated and memory bands stay each group once); "v4" = a band for a new
 # cluster (engine/calibration/new_cluster.py); "v5" = v4 on the out-of-fold residuals and external sets 1-2,
 # "v6"/"v7" = the same with sets 1-3/1-4 (engine/calibration/external_items.py); "v8" = v3 on the out-of-fold residuals
-# and external sets 1-7 (external_items.py); "v9"/"v10" = v3/v4 on the out-of-fold residuals and external sets 1-8.
+# and external sets 1-7 (external_items.py); "v9"/"v10" = v3/v4 on the out-of-fold residuals and external sets 1-8;
+# "v11"/"v12" = v4/v3 on the out-of-fold residuals and external sets 1-9.
 # docs/performance.md, "Error bars", says which and why.
 THROUGHPUT_BAND_METHOD = {method!r}
 # Tokens/s per GPU, uncalibrated engine, by regime (most specific with >= {MIN_RUNS} runs wins).

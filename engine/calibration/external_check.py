@@ -3,7 +3,7 @@ runs no fit, band or parser choice has seen. Uncalibrated error and the coverage
 product shows; calibrating each family (two or more GPU counts) on its smallest run. Used by
 `shardwise validate --profile` and benchmarks/external_check.py (which adds band method v3 and
 keeps the first run's figures); docs/performance.md, "External held-out runs". A band method estimated on a
-set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2, v6 on sets 1-3, v7 on sets 1-4, v8 on sets 1-7, v9 and v10 on sets 1-8) is
+set's runs (band_methods.EXTERNAL_SETS_IN_BANDS: v5 on sets 1 and 2, v6 on sets 1-3, v7 on sets 1-4, v8 on sets 1-7, v9 and v10 on sets 1-8, v11 and v12 on sets 1-9) is
 marked in-sample there."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Band methods v5-v10's extra residuals: judged external runs as items of band method v4's (v5-v7, v10) or v3's
-(v8, v9) statistic.
+"""Band methods v5-v12's extra residuals: judged external runs as items of band method v4's (v5-v7, v10, v11) or v3's
+(v8, v9, v12) statistic.
 
 v4 (new_cluster.py) reads a band for a new cluster as the regime's scatter around its sources plus the
 spread of source levels, both from the calibration runs' out-of-fold residuals — 16 source units, all of
@@ -11,7 +11,8 @@ same way ("Protocol for session 8, second judge"), v7 sets 3 and 4 ("Protocol fo
 band_methods.EXTERNAL_SETS_IN_BANDS says which sets. v8 ("Protocol for session 11") puts the same items, sets 1-7,
 into v3's statistic instead (band_statistics.bands_by_level at finite-cluster conformal levels: each group once,
 no source units), with the same groups and the same cross-fit. Session 12's challengers take sets 1-8 as items: v9
-under v3's statistic (v8's recipe with set 8 added), v10 under v4's (v5-v7's recipe with sets 3-8 added).
+under v3's statistic (v8's recipe with set 8 added), v10 under v4's (v5-v7's recipe with sets 3-8 added). Session 13's
+take sets 1-9: v11 under v4's statistic (v10's recipe with set 9 added), v12 under v3's (v9's with set 9 added).
 
 An external run's item is (regime keys, log(measured / predicted) by the shipped engine, uncalibrated,
 its group prefixed with EXTERNAL_GROUP so it never equals a calibration group, its source unit — a

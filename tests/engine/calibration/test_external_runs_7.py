@@ -215,7 +215,7 @@ def test_set_7_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
     # engine candidate E10 (not judged: it failed the gate) and band method v3 against v5: neither is estimated on it
     # (v8, written after that run, is: "Protocol for session 11"); no engine module but the loader and the judged-set
     # table names it.
-    assert_judged_and_in_no_band_method_but(7, later=("v8", "v9", "v10"))  # v9, v10: session 12, sets 1-8
+    assert_judged_and_in_no_band_method_but(7, later=("v8", "v9", "v10", "v11", "v12"))  # v9/v10 sets 1-8, v11/v12 1-9
 
 
 # --- Hand checks of the throughput derivation against the quoted log lines ------------------------------------------

@@ -33,7 +33,7 @@ def test_set_8_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
     # Set 8 joined the judged-set tables for its first run in session 11 (docs/performance.md, "Protocol for session
     # 11"), judging engine candidate E11 and band challenger v8 against v3; only session 12's challengers v9 and v10
     # are estimated on it (band_methods.EXTERNAL_SETS_IN_BANDS).
-    assert_judged_and_in_no_band_method_but(8, later=("v9", "v10"))  # session 12: challengers v9, v10 hold sets 1-8
+    assert_judged_and_in_no_band_method_but(8, later=("v9", "v10", "v11", "v12"))  # v9/v10 sets 1-8, v11/v12 1-9
     assert external.EXTERNAL_PART_FILES[8] == (EXTERNAL_FILE_8, EXTERNAL_FILE_8B)
 
 
