@@ -150,6 +150,9 @@ def main() -> None:
             indent = "    "
         figures = {m: (out[f"bands_{m}"]["by_set"][k]["coverage"]["share"], out[f"bands_{m}"]["by_set"][k]["interval_score"])
                    for m in CANDIDATES}
+        holders = [m for m in CANDIDATES if in_sample(m, n)]
+        if holders:
+            print(f"{indent}IN-SAMPLE: {k} is among the items of {', '.join(holders)}: seen figures, no judge")
         for line in readout(out["by"][k]["runs"], out["sources_by_set"][k], figures):
             print(indent + line)
     if THROUGHPUT_BAND_METHOD in METHODS:

@@ -115,6 +115,7 @@ def test_pooled_over_two_sets_with_a_line_per_set_and_item_2_for_the_shipped_met
     assert f"\n  set 7: inside {len(used[7])}/{len(used[7])}" in printed
     rule = printed[printed.index("session 12's rule"):]
     assert "\n  set 6:\n" in rule and "\n  set 7:\n" in rule  # the rule read off each set on its own
+    assert "IN-SAMPLE: set 6 is among the items of v10, v11, v12: seen figures, no judge" in rule
     # item 2: v10 (the shipped method here) pooled, 100 % inside, outside the 75-85 % window
     assert f"item 2 (v10, the shipped method, sets 6, 7 pooled): {runs}/{runs} (100.0%, CI 100%-100%): NOT met" in rule
 
