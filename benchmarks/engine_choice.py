@@ -55,6 +55,10 @@ def mean_abs_log_each_group_once(log_errors: list[float], groups: list[str]) -> 
 
 def judge(sets: list[int]) -> dict:
     runs = [(n, r) for n in sets for r in JUDGED_EXTERNAL_SETS[n]() if r.used]
+    empty = [n for n in sets if not any(m == n for m, _ in runs)]
+    if empty:
+        sys.exit(f"engine_choice: set(s) {', '.join(map(str, empty))} have no used runs: nothing to judge "
+                 "(a judged set needs used runs; external_check.py --set N lists why its rows are excluded)")
     preds = predict([r for _, r in runs])
     log_errors = [float(np.log(p.tokens_per_gpu / r.measured_tokens_per_gpu)) for (_, r), p in zip(runs, preds)]
     groups = [f"set {n} | {r.group}" for n, r in runs]

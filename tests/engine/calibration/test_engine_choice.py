@@ -151,3 +151,11 @@ def test_item_2_is_met_inside_the_75_to_85_window():
     assert line == "item 2 (v10, the shipped method, sets 9, 10 pooled): 62/80 (77.5%, CI 66%-88%): met (75-85 %)"
     line = item_2("v10", [10], {"inside": 56, "runs": 80, "share": 56 / 80, "ci95": (0.58, 0.81)})
     assert line == "item 2 (v10, the shipped method, set 10): 56/80 (70.0%, CI 58%-81%): NOT met (75-85 %)"
+
+
+def test_a_set_without_used_runs_is_refused_in_one_line(monkeypatch):
+    import engine_choice
+
+    monkeypatch.setattr(engine_choice, "JUDGED_EXTERNAL_SETS", {7: engine_choice.JUDGED_EXTERNAL_SETS[7], 99: lambda: ()})
+    with pytest.raises(SystemExit, match=r"set\(s\) 99 have no used runs: nothing to judge"):
+        engine_choice.judge([7, 99])
