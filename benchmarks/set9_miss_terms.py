@@ -11,7 +11,7 @@ dataclasses.replace of the PerformanceAssumptions, or a model_copy of the run's 
 Breakdown columns (ms per optimizer step, the engine's prediction with the shipped constants):
   measured      the run's step: predicted step x predicted tokens/s / measured tokens/s
   attention     the attention core, forward + backward (2.5x) + its recompute under full recompute
-  GEMM          step - step(GEMM efficiency x1000): the GEMMs' compute-bound time, all passes
+  GEMM          step - step(BF16 and FP8 GEMM efficiency x1000): the GEMMs' compute-bound time, all passes
   bytes         step - step(HBM x1000): memory-bound work (norms, activations, permutation, casts)
   fixed         step - step(no per-kernel fixed costs)
   MoE host      step - step(MoE host time 0): the dropless MoE layer's exposed host time
@@ -67,8 +67,9 @@ def breakdown(run) -> dict:
     out = {"measured": step * (1.0 + error(run)), "predicted": step}  # tokens per step are fixed
     recompute_attention = 1.0 if run.strategy.recompute == "full" else 0.0
     out["attention"] = ms(t.details["attention_s"]) * (1 + ATTENTION_BACKWARD_TIME_RATIO + recompute_attention)
-    out["GEMM"] = step - ms(times(run, replace(BASE, gemm_efficiency={k: v * 1e3 for k, v in
-                                                                       BASE.gemm_efficiency.items()})).step)
+    fast_gemms = replace(BASE, gemm_efficiency={k: v * 1e3 for k, v in BASE.gemm_efficiency.items()},
+                         fp8_gemm_efficiency={k: v * 1e3 for k, v in BASE.fp8_gemm_efficiency.items()})
+    out["GEMM"] = step - ms(times(run, fast_gemms).step)
     out["bytes"] = step - ms(times(run, replace(BASE, hbm_efficiency=BASE.hbm_efficiency * 1e3)).step)
     out["fixed"] = step - ms(times(run, replace(BASE, kernel_fixed_s=0.0, small_kernel_fixed_s=0.0)).step)
     out["MoE host"] = step - ms(times(run, replace(BASE, moe_host_time_per_expert_fwd=0.0)).step)
