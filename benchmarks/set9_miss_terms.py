@@ -107,7 +107,9 @@ def print_breakdowns(runs) -> None:
 def solve(run, make, lo: float, hi: float) -> float:
     """The value x in [lo, hi] at which the prediction with make(x) matches the measured throughput (bisection;
     the error must change sign over the interval, else nan)."""
-    f = lambda x: error(run, make(x)) if callable(make) else None  # noqa: E731
+    def f(x: float) -> float:
+        return error(run, make(x))
+
     a, b = f(lo), f(hi)
     if np.sign(a) == np.sign(b):
         return float("nan")
