@@ -241,7 +241,8 @@ def bridge_whatifs(runs) -> None:
     print(f"  FP8 sibling {sib.key} ({sib.release}): measured {sib.measured_tokens_per_gpu:.0f}, engine "
           f"{error(sib):+.1%} (OOF {oof / sib.measured_tokens_per_gpu - 1:+.1%}), setup dispatcher "
           f"{sib.setup.moe_dispatcher}, overlap {sib.setup.moe_a2a_overlap}, graphs {sib.setup.cuda_graphs}; "
-          f"#5123 measured {run.measured_tokens_per_gpu:.0f} (x{run.measured_tokens_per_gpu / sib.measured_tokens_per_gpu:.2f})")
+          f"#5123 measured {run.measured_tokens_per_gpu:.0f} "
+          f"(x{run.measured_tokens_per_gpu / sib.measured_tokens_per_gpu:.2f})")
     print_breakdowns([sib])
 
 
