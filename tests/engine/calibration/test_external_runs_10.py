@@ -7,7 +7,10 @@ throughput, and nothing fits or sets a band on set 10."""
 
 import csv
 import shutil
+from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from shardwise.engine.calibration import external
 from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
@@ -152,3 +155,92 @@ def test_set_9_still_reads_its_three_parts_and_names_its_threads():
     assert len(runs) == 62 + 152 + 80 and sum(r.used for r in runs) == 35
     assert len({r.source for r in runs if r.used}) == 8
     assert all(r.source.startswith("gh:") for r in runs if r.key.startswith(external.EXTERNAL_FILE_9C + ":"))
+
+
+# --- Part A: the Kuaishou USENIX ATC '24 activation-rematerialization paper's artifact README ------------------------
+# kwai/Megatron-Kwai@b2646e4d9f examples/atc24/README.md: the minimum demo's table (7B, 4 GPUs, A800/H800 columns),
+# 'Reproduce Table 8' (Llama-175B on 256 H800) and 'Reproduce Figure 9' (41 configurations on 32-256 H800).
+def _kwai(table: str):
+    return [(row, run) for row, run in zip(_rows(), _part(EXTERNAL_FILE_10)) if row["source"].endswith(table)]
+
+
+def _flops_per_token(layers: int, d: int, ffn: int, vocab: int, seq: int) -> float:
+    """The artifact's MFU count, read off its printed pairs: 6 x (L x (4 d^2 + 3 d ffn) + V d) dense (SwiGLU, one
+    vocabulary matrix) plus causal attention 6 L d s (half of Megatron's 12 L d s)."""
+    return 6 * (layers * (4 * d * d + 3 * d * ffn) + vocab * d) + 6 * layers * d * seq
+
+
+def test_kwai_printed_mfu_is_the_printed_tokens_per_gpu_times_the_models_flops():
+    # README: 'The throughput metric is "Tokens per Second per GPU"'; peaks: H800 989 and A800 312 dense BF16 TFLOP/s
+    # (the H100 SXM / A100 datasheet figures; the export parts differ in NVLink only)
+    seven_b = _flops_per_token(32, 4096, 11008, 32004, 12288)
+    for tokens, mfu, peak in ((6639, 33.1, 989e12), (3016, 47.7, 312e12), (6138, 30.6, 989e12), (2847, 45.0, 312e12)):
+        assert 100 * tokens * seven_b / peak == pytest.approx(mfu, abs=0.15)
+    b175 = _flops_per_token(96, 12288, 32768, 32004, 8192)
+    for tokens, mfu in ((299, 33.4), (278, 31.0)):
+        assert 100 * tokens * b175 / 989e12 == pytest.approx(mfu, abs=0.15)
+    for row, _ in _kwai("Table 8") + _kwai("minimum demo"):
+        if row["measured_tokens_per_sec_per_gpu"]:
+            assert f"{row['measured_tokens_per_sec_per_gpu']} / {row['measured_mfu']}%" in row["notes"]
+
+
+def test_kwai_figure_9_throughput_is_the_whole_jobs_and_its_layouts_multiply_out():
+    rows = _kwai("Figure 9 table")
+    assert len(rows) == 10 + 15 + 16  # Llama-175B, Llama-65B, Llama2-70B rows as printed
+    printed = {(r["model"].split(" ")[0], int(r["num_gpus"])): r for r, _ in rows}
+    # 'Llama-175B | 4096 | 256 | 256 | 2 | 2 | 16 | 1 | no | 0.522 | 97577': 97,577 / 256 = 381.2 per GPU; read per GPU it
+    # would be 97,577 x 1.07e12 FLOP = 105 PFLOP/s on one H800
+    r = printed[("Llama-175B", 256)]
+    assert float(r["measured_tokens_per_sec_per_gpu"]) == round(97577 / 256, 1)
+    assert 97577 * _flops_per_token(96, 12288, 32768, 32004, 4096) > 100 * 989e12
+    for row, _ in rows:
+        tp, cp, pp, vpp, gpus, gbs = (int(row[k]) for k in ("tp", "cp", "pp", "vpp", "num_gpus", "global_batch_seqs"))
+        layers = 96 if row["model"].startswith("Llama-175B") else 80
+        dp = gpus // (tp * cp * pp)
+        assert dp * tp * cp * pp == gpus and gbs % dp == 0 and int(row["dp"]) == dp
+        assert vpp * pp * int(row["notes"].split("--num-layers-per-virtual-pipeline-stage ")[1].split(")")[0]) == layers
+        total = int(row["notes"].split("tokens/s/GPU DERIVED = ")[1].split(" ")[0])
+        assert float(row["measured_tokens_per_sec_per_gpu"]) == round(total / gpus, 1)
+
+
+def _printed_figure_9_cells(row: dict) -> list[str]:
+    """The README row a Figure 9 row quotes: model | SEQ_LENGTH | NUM_GPUS | B | t | c | p | l | ckpt | alpha | tokens/s."""
+    return [c.strip() for c in row["notes"].split("row '")[1].split("'")[0].split("|")]
+
+
+def test_kwai_rows_of_the_papers_own_method_say_not_represented():
+    # CKPT=ours (recompute of MLP activation functions and norms) or OFFLOAD_ALPHA > 0 (activation offloading to host)
+    for row, _ in _kwai("Figure 9 table"):
+        cells = _printed_figure_9_cells(row)
+        ours_or_offload = cells[8] == "ours" or float(cells[9]) > 0
+        assert ("NOT REPRESENTED: the paper's method" in row["notes"]) == ours_or_offload, row["source_locator"]
+    for row, _ in _kwai("Table 8") + _kwai("minimum demo"):
+        ours = "CKPT=ours" in row["notes"]
+        assert ("NOT REPRESENTED: the paper's method" in row["notes"]) == ours, row["source_locator"]
+    # 7 of Figure 9's 41 configurations are the plain plan (CKPT=no, OFFLOAD_ALPHA=0.000): 65B on 200/192/112 GPUs and
+    # 70B on 256/240/192/160 GPUs
+    plain = [r for r, _ in _kwai("Figure 9 table") if "NOT REPRESENTED" not in r["notes"]]
+    assert sorted((r["model"].split(" ")[0], int(r["num_gpus"])) for r in plain) == [
+        ("Llama", 160), ("Llama", 192), ("Llama", 240), ("Llama", 256),
+        ("Llama-65B", 112), ("Llama-65B", 192), ("Llama-65B", 200)]
+
+
+# --- The tally of part A as written (counted from the rows while writing them) -----------------------------------------
+KNOWN_EXCLUSIONS = ("unknown GPU", "no architecture for", "the engine does not represent the run",
+                    "no measured throughput", "parallel layout (TP/PP) not stated", "the layout of an earlier file's row")
+TALLY = {  # (short source, kind) -> rows
+    # H800 rows whose model the catalog holds (LLaMA-7B dims, Llama 2 70B): the demo's 4 H800 cells, Figure 9's 16 70B rows
+    ("kwai-remat-atc24", "unknown GPU"): 4 + 16 + 4,  # ... and the demo's 4 A800 cells
+    # Llama-65B (Figure 9: 15) and Llama-175B (Figure 9: 10, Table 8: 4) are no catalog models
+    ("kwai-remat-atc24", "no architecture for"): 15 + 10 + 4,
+}
+
+
+def _kind(status: str) -> str:
+    return "used" if status == "used" else next(k for k in KNOWN_EXCLUSIONS if k in status)
+
+
+def test_part_a_rows_used_and_excluded_by_kind_are_the_tally_of_the_file():
+    runs = _part(EXTERNAL_FILE_10)
+    assert len(runs) == len(_rows()) == sum(TALLY.values())
+    assert Counter((r.source, _kind(r.status)) for r in runs) == TALLY
