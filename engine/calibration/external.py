@@ -75,6 +75,16 @@ throughput tables; part B: projects' READMEs, docs and blog posts), as that sess
 own. Part C (data/external_runs_9c.csv: users' runs in GitHub threads, a third helper) joined before any prediction,
 each thread its own source (_thread_source). Set 9 joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES (its three files in
 EXTERNAL_PART_FILES) for its first run in session 12.
+Set 10 (data/external_runs_10.csv, part A: papers' measured throughput tables; data/external_runs_10b.csv, part B:
+projects' docs, READMEs and blog posts; data/external_runs_10c.csv, part C: users' and maintainers' runs in GitHub
+threads; load_external_runs_10 reads each part whose file exists) was collected in session 13 by three helpers from
+sources the calibration data and sets 1-9 do not use, as that session's one judge of the band challengers
+(docs/performance.md, "Protocol for session 13"); nothing was predicted on it while collecting. It is read like set 9
+(_load_parts): every earlier set's rules, unchanged (set 7's reporting rule included), its sources' short names
+(SET_10_SOURCES), part C's threads each their own source (_thread_source), and a configuration two parts hold keeps
+one row (the first part's). It adds no rule of its own. It is in no judged-set table (JUDGED_EXTERNAL_SETS,
+EXTERNAL_FILES) until its judge runs; its part files are listed in EXTERNAL_PART_FILES, which only those tables' sets
+are looked up in.
 """
 
 from __future__ import annotations
@@ -115,8 +125,15 @@ EXTERNAL_FILE_9B = "external_runs_9b.csv"
 # part C (users' own runs posted in GitHub issue and pull-request threads; the lead added it, before any prediction)
 EXTERNAL_FILE_9C = "external_runs_9c.csv"
 SET_9_FILES = (EXTERNAL_FILE_9, EXTERNAL_FILE_9B, EXTERNAL_FILE_9C)
-# The sets written in two parts, by number: a configuration both parts hold keeps one row (_dedupe_releases)
-TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES}
+# Set 10, collected 2026-11-27 (session 13) as that session's one judge, in three parts by three collectors (part A:
+# papers; part B: projects' docs, READMEs and blog posts; part C: runs in GitHub threads). Parts B and C are read when
+# their files exist. Not judged yet: in no judged-set table below.
+EXTERNAL_FILE_10 = "external_runs_10.csv"
+EXTERNAL_FILE_10B = "external_runs_10b.csv"
+EXTERNAL_FILE_10C = "external_runs_10c.csv"
+SET_10_FILES = (EXTERNAL_FILE_10, EXTERNAL_FILE_10B, EXTERNAL_FILE_10C)
+# The sets written in several parts, by number: a configuration two parts hold keeps one row (_dedupe_releases)
+TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES}
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -157,6 +174,11 @@ SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn pap
                  "xtuner llama3 8b readme": "xtuner-llama3-readme",
                  "xtuner megatron moe benchmark": "xtuner-megatron-moe-notes",
                  "easycontext readme": "easycontext-readme"}
+
+
+# Set 10's source names (part A's papers; parts B's sources are added when merged), matched in the row's source, lower
+# case; other sources keep runs.py's short_source, and part C's threads are named by _thread_source.
+SET_10_SOURCES = {"activation rematerialization paper": "kwai-remat-atc24"}
 
 
 def _superseded(row: dict) -> str:
@@ -332,7 +354,7 @@ def _thread_source(run: CalibrationRun, row: dict) -> CalibrationRun:
     """Set 9's part C: each GitHub thread is its own source ('gh:owner/repo#n'), one poster's cluster — never merged
     with a project's own benchmark source (runs.py short_source would cut 'GitHub issue NVIDIA/Megatron-LM#371' to
     its first 30 characters, or name a Megatron-Bridge thread after the calibration source)."""
-    m = re.match(r"GitHub issue (\S+#\d+)", row["source"])
+    m = re.match(r"GitHub (?:issue|pull request) (\S+#\d+)", row["source"])
     return _renamed(run, f"gh:{m.group(1).lower()}") if m else run
 
 
@@ -347,6 +369,10 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _thread_source(run, row)
     if file in SET_9_FILES:
         return _short_source(run, row, SET_9_SOURCES)
+    if file == EXTERNAL_FILE_10C:
+        return _thread_source(run, row)
+    if file in SET_10_FILES:
+        return _short_source(run, row, SET_10_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
@@ -398,7 +424,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES, *SET_9_FILES) and run.status == "excluded: no measured throughput":
+            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES, *SET_9_FILES, *SET_10_FILES) and run.status == "excluded: no measured throughput":
                 run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
@@ -473,6 +499,15 @@ def load_external_runs_9() -> tuple[CalibrationRun, ...]:
     return _load_parts(SET_9_FILES)
 
 
+@lru_cache(maxsize=1)
+def load_external_runs_10() -> tuple[CalibrationRun, ...]:
+    """External set 10 (data/external_runs_10.csv, part A, and parts B and C, external_runs_10b/10c.csv, if they exist):
+    never fitted, never in the bands, in none of sets 1-9; held for session 13's one judge of the band challengers
+    (docs/performance.md, "Protocol for session 13") and evaluated by nothing before it. Set 9's reading: every earlier
+    set's rules; a configuration two parts hold keeps one row (the newest release's, else the first part's)."""
+    return _load_parts(SET_10_FILES)
+
+
 def _load_parts(files: tuple[str, ...]) -> tuple[CalibrationRun, ...]:
     """A set written in parts: its first file, then each later part whose file exists, deduplicated as one set."""
     runs = list(_load(files[0]))
@@ -489,4 +524,5 @@ JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_
 EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
                   6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8, 9: EXTERNAL_FILE_9}
 # A set written in several files (its first file above, all of them here): set 8, parts A and B; set 9, parts A-C
-EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES}
+# (set 10's parts are listed before its first run: the files are looked up only for the sets of EXTERNAL_FILES)
+EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES}
