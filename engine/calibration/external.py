@@ -176,9 +176,17 @@ SET_9_SOURCES = {"torchtitan paper": "torchtitan-paper-2024", "distflashattn pap
                  "easycontext readme": "easycontext-readme"}
 
 
-# Set 10's source names (part A's papers; parts B's sources are added when merged), matched in the row's source, lower
-# case; other sources keep runs.py's short_source, and part C's threads are named by _thread_source.
-SET_10_SOURCES = {"activation rematerialization paper": "kwai-remat-atc24"}
+# Set 10's source names (part A's paper; part B's docs and posts, added by the lead when merging, before any
+# prediction), matched in the row's source, lower case; part C's threads are named by _thread_source. Together AI's
+# three B200 result files are one cluster's measurements (one source); its GB200 report is another cluster.
+SET_10_SOURCES = {"activation rematerialization paper": "kwai-remat-atc24",
+                  "dipankar baisya blog post": "baisya-gb200-blog",
+                  "together ai b200 cluster results": "together-b200",
+                  "together ai gb200 cluster training": "together-gb200",
+                  "torchacc docs": "torchacc-docs",
+                  "moussakam blog post": "moussakam-blog",
+                  "supercharging training using float8 and fsdp2": "pytorch-float8-fsdp2-blog",
+                  "from deepspeed to fsdp and back again": "hf-deepspeed-fsdp-blog"}
 
 
 def _superseded(row: dict) -> str:

@@ -71,6 +71,9 @@ CATALOG_NAMES = {
     # GitHub threads of set 9's part C (torchtitan#1690, awsome-distributed-ai#1138): the Qwen3 dense models as their
     # configs name them (the threads' dims are the catalog's qwen3-32b / qwen3-8b; the lead, before any prediction)
     "Qwen3-32B": "qwen3-32b", "Qwen3-8B": "qwen3-8b",
+    # Together AI's GB200 report (set 10, part B) names Qwen2.5 72B (the catalog's, from its own config.json; the lead,
+    # before any prediction; no earlier file names it)
+    "Qwen2.5 72B": "qwen2.5-72b",
 }
 UNSUPPORTED_MODELS = {
     "Nemotron_3_Nano": "hybrid Mamba-Transformer: no Mamba layers in ModelSpec",
