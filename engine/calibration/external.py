@@ -528,9 +528,10 @@ def _load_parts(files: tuple[str, ...]) -> tuple[CalibrationRun, ...]:
 # The external sets that have had their first run, by number (a set joins only after its judge has run).
 JUDGED_EXTERNAL_SETS = {1: load_external_runs, 2: load_external_runs_2, 3: load_external_runs_3, 4: load_external_runs_4,
                         5: load_external_runs_5, 6: load_external_runs_6, 7: load_external_runs_7, 8: load_external_runs_8,
-                        9: load_external_runs_9}
+                        9: load_external_runs_9, 10: load_external_runs_10}
 EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: EXTERNAL_FILE_4, 5: EXTERNAL_FILE_5,
-                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8, 9: EXTERNAL_FILE_9}
+                  6: EXTERNAL_FILE_6, 7: EXTERNAL_FILE_7, 8: EXTERNAL_FILE_8, 9: EXTERNAL_FILE_9,
+                  10: EXTERNAL_FILE_10}
 # A set written in several files (its first file above, all of them here): set 8, parts A and B; set 9, parts A-C
 # (set 10's parts are listed before its first run: the files are looked up only for the sets of EXTERNAL_FILES)
 EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES}
