@@ -82,9 +82,13 @@ sources the calibration data and sets 1-9 do not use, as that session's one judg
 (docs/performance.md, "Protocol for session 13"); nothing was predicted on it while collecting. It is read like set 9
 (_load_parts): every earlier set's rules, unchanged (set 7's reporting rule included), its sources' short names
 (SET_10_SOURCES), part C's threads each their own source (_thread_source), and a configuration two parts hold keeps
-one row (the first part's). It adds no rule of its own. It is in no judged-set table (JUDGED_EXTERNAL_SETS,
-EXTERNAL_FILES) until its judge runs; its part files are listed in EXTERNAL_PART_FILES, which only those tables' sets
-are looked up in.
+one row (the first part's). It adds no rule of its own. It joined JUDGED_EXTERNAL_SETS and EXTERNAL_FILES for its
+first run in session 13.
+Set 11 (data/external_runs_11.csv, papers, and external_runs_11b.csv, docs, result folders and threads;
+load_external_runs_11) was collected later in session 13 by two helpers, for session 14's judge of engine candidate
+E12 and the bands ("Protocol for session 14's judge"); nothing was predicted on it while collecting. It is read like
+set 10, with its sources' short names (SET_11_SOURCES). It is in no judged-set table until that judge; its part files
+are listed in EXTERNAL_PART_FILES, which only those tables' sets are looked up in.
 """
 
 from __future__ import annotations
@@ -132,8 +136,11 @@ EXTERNAL_FILE_10 = "external_runs_10.csv"
 EXTERNAL_FILE_10B = "external_runs_10b.csv"
 EXTERNAL_FILE_10C = "external_runs_10c.csv"
 SET_10_FILES = (EXTERNAL_FILE_10, EXTERNAL_FILE_10B, EXTERNAL_FILE_10C)
+EXTERNAL_FILE_11 = "external_runs_11.csv"
+EXTERNAL_FILE_11B = "external_runs_11b.csv"
+SET_11_FILES = (EXTERNAL_FILE_11, EXTERNAL_FILE_11B)
 # The sets written in several parts, by number: a configuration two parts hold keeps one row (_dedupe_releases)
-TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES}
+TWO_PART_SETS = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES, 11: SET_11_FILES}
 # Set 4's source names (runs.py short_source knows sets 1-3's): matched in the row's source, lower case.
 # torchtitan's 2024 docs/performance.md tables get a name of their own: 'torchtitan' is the calibration source
 # (its Dec 2024 / Jun 2025 benchmark files), and these are other measurements (A100; 405B on 128 H100).
@@ -187,6 +194,17 @@ SET_10_SOURCES = {"activation rematerialization paper": "kwai-remat-atc24",
                   "moussakam blog post": "moussakam-blog",
                   "supercharging training using float8 and fsdp2": "pytorch-float8-fsdp2-blog",
                   "from deepspeed to fsdp and back again": "hf-deepspeed-fsdp-blog"}
+
+# Set 11's source names (part A's paper, part B's docs and result folders; the lead, when merging, before any
+# prediction). AWS's two test cases in one repository are two teams' runs on two clusters: two sources.
+SET_11_SOURCES = {"sdp4bit paper": "sdp4bit-paper",
+                  "aws awsome-distributed-ai fsdp2 test case": "aws-fsdp2-readme",
+                  "aws awsome-distributed-ai moe dispatcher": "aws-moe-dispatcher-results",
+                  "azure hpc blog": "azure-nemo-megatron-blog",
+                  "ms-swift docs": "ms-swift-megatron-benchmark",
+                  "megatron-fsdp v2 prototype": "megatron-fsdp-v2-prototype",
+                  "optimizing deepseek-v3 training performance": "nvidia-dsv3-gb200-doc",
+                  "prime-rl docs": "prime-rl-performance-doc"}
 
 
 def _superseded(row: dict) -> str:
@@ -381,6 +399,8 @@ def _named_source(run: CalibrationRun, row: dict, file: str) -> CalibrationRun:
         return _thread_source(run, row)
     if file in SET_10_FILES:
         return _short_source(run, row, SET_10_SOURCES)
+    if file in SET_11_FILES:
+        return _short_source(run, row, SET_11_SOURCES)
     return _set_5_source(run, row) if file in MLPERF_FILES else run
 
 
@@ -432,7 +452,7 @@ def _load(file: str) -> tuple[CalibrationRun, ...]:
                    or _earlier_layout(row) or _not_represented(row))
             if why and run.used:
                 run = replace(run, status=f"excluded: {why}")
-            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES, *SET_9_FILES, *SET_10_FILES) and run.status == "excluded: no measured throughput":
+            elif why and file in (EXTERNAL_FILE_7, *SET_8_FILES, *SET_9_FILES, *SET_10_FILES, *SET_11_FILES) and run.status == "excluded: no measured throughput":
                 run = replace(run, status=f"excluded: {why}")  # set 7: excluded by its notes before its log was read
             runs.append(_named_source(run, row, file))
     return tuple(_dedupe_releases(runs, file))
@@ -516,6 +536,15 @@ def load_external_runs_10() -> tuple[CalibrationRun, ...]:
     return _load_parts(SET_10_FILES)
 
 
+def load_external_runs_11() -> tuple[CalibrationRun, ...]:
+    """External set 11 (data/external_runs_11.csv, part A: papers; external_runs_11b.csv, part B: docs, result folders
+    and threads): never fitted, never in the bands, in none of sets 1-10; collected in session 13 for session 14's
+    judge of engine candidate E12 and the bands (docs/performance.md, "Protocol for session 14's judge") and
+    evaluated by nothing before it. Read like set 10 (every earlier set's rules; a configuration both parts hold
+    keeps one row)."""
+    return _load_parts(SET_11_FILES)
+
+
 def _load_parts(files: tuple[str, ...]) -> tuple[CalibrationRun, ...]:
     """A set written in parts: its first file, then each later part whose file exists, deduplicated as one set."""
     runs = list(_load(files[0]))
@@ -534,4 +563,4 @@ EXTERNAL_FILES = {1: EXTERNAL_FILE, 2: EXTERNAL_FILE_2, 3: EXTERNAL_FILE_3, 4: E
                   10: EXTERNAL_FILE_10}
 # A set written in several files (its first file above, all of them here): set 8, parts A and B; set 9, parts A-C
 # (set 10's parts are listed before its first run: the files are looked up only for the sets of EXTERNAL_FILES)
-EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES}
+EXTERNAL_PART_FILES = {8: SET_8_FILES, 9: SET_9_FILES, 10: SET_10_FILES, 11: SET_11_FILES}
