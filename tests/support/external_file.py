@@ -68,3 +68,28 @@ def assert_no_used_run_repeats_an_earlier_layout(runs, earlier) -> None:
     seen = {run_layout(r) for r in earlier if r.model and r.cluster and r.setup and r.strategy}
     for r in runs:
         assert not r.used or run_layout(r) not in seen, r.key
+
+
+def assert_every_row_used_or_excluded_with_a_reason(runs) -> None:
+    """A used run is complete (model, cluster, setup, plan, a positive measured throughput); any other row says why."""
+    for r in runs:
+        if r.used:
+            assert r.model and r.cluster and r.setup and r.strategy, r.key
+            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
+        else:
+            assert r.status.startswith("excluded: ") and len(r.status) > len("excluded: ") + 5, (r.key, r.status)
+
+
+def assert_in_its_own_files_only(files: tuple[str, ...], load: Callable[[], tuple]) -> None:
+    """A set's rows never reach the fit or the bands' calibration runs, it reads only its own files, and every judged
+    set reads only its own (so no set's rows leak into another's first run)."""
+    from shardwise.engine.calibration import external
+    from shardwise.engine.calibration.runs import load_runs, used_runs
+
+    for file in files:
+        assert not any(r.key.startswith(file + ":") for r in load_runs())
+        assert not any(r.key.startswith(file + ":") for r in used_runs())
+    assert all(r.key.split(":")[0] in files for r in load())
+    for n, judged in external.JUDGED_EXTERNAL_SETS.items():
+        own = external.EXTERNAL_PART_FILES.get(n, (external.EXTERNAL_FILES[n],))
+        assert all(r.key.split(":")[0] in own for r in judged()), n

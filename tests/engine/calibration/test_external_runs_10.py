@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 
 from shardwise.engine.calibration import external
-from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
-                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILE_10,
-                                                   EXTERNAL_FILE_10B, EXTERNAL_FILE_10C, SET_8_FILES, SET_9_FILES,
-                                                   SET_10_FILES, SET_10_SOURCES, load_external_runs,
-                                                   load_external_runs_2, load_external_runs_3, load_external_runs_4,
-                                                   load_external_runs_5, load_external_runs_6, load_external_runs_7,
-                                                   load_external_runs_8, load_external_runs_9, load_external_runs_10)
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
+from shardwise.engine.calibration.external import (EXTERNAL_FILE_10, EXTERNAL_FILE_10B, EXTERNAL_FILE_10C, SET_10_FILES,
+                                                   SET_10_SOURCES, load_external_runs, load_external_runs_2,
+                                                   load_external_runs_3, load_external_runs_4, load_external_runs_5,
+                                                   load_external_runs_6, load_external_runs_7, load_external_runs_8,
+                                                   load_external_runs_9, load_external_runs_10)
+from shardwise.engine.calibration.runs import DATA, load_runs
+from support.external_file import (ExternalFile, assert_every_row_used_or_excluded_with_a_reason,
+                                   assert_in_its_own_files_only, assert_judged_and_in_no_band_method_but,
                                    assert_no_used_run_repeats_an_earlier_layout)
 
 SET_10 = ExternalFile(EXTERNAL_FILE_10, load_external_runs_10)
@@ -54,17 +53,7 @@ def test_set_10_is_judged_in_no_band_method_and_named_by_no_engine_module_but_th
 
 
 def test_set_10_never_reaches_the_fit_the_bands_or_sets_1_to_9():
-    for file in SET_10_FILES:
-        assert not any(r.key.startswith(file) for r in load_runs())
-        assert not any(r.key.startswith(file) for r in used_runs())
-    for file, load in ((EXTERNAL_FILE, load_external_runs), (EXTERNAL_FILE_2, load_external_runs_2),
-                       (EXTERNAL_FILE_3, load_external_runs_3), (EXTERNAL_FILE_4, load_external_runs_4),
-                       (EXTERNAL_FILE_5, load_external_runs_5), (EXTERNAL_FILE_6, load_external_runs_6),
-                       (EXTERNAL_FILE_7, load_external_runs_7)):
-        assert all(r.key.startswith(file + ":") for r in load())
-    assert all(r.key.split(":")[0] in SET_8_FILES for r in load_external_runs_8())
-    assert all(r.key.split(":")[0] in SET_9_FILES for r in load_external_runs_9())
-    assert all(r.key.split(":")[0] in SET_10_FILES for r in load_external_runs_10())
+    assert_in_its_own_files_only(SET_10_FILES, load_external_runs_10)
 
 
 def test_every_part_file_has_the_calibration_files_columns_and_one_run_per_row():
@@ -86,12 +75,7 @@ def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_9():
 
 
 def test_every_row_is_used_or_excluded_with_a_reason_and_every_used_run_is_complete():
-    for r in load_external_runs_10():
-        if r.used:
-            assert r.model and r.cluster and r.setup and r.strategy, r.key
-            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
-        else:
-            assert r.status.startswith("excluded: ") and len(r.status) > len("excluded: ") + 5, (r.key, r.status)
+    assert_every_row_used_or_excluded_with_a_reason(load_external_runs_10())
 
 
 def test_every_part_a_row_has_a_short_source_name_of_its_paper():

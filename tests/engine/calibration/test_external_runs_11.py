@@ -12,8 +12,9 @@ from shardwise.engine.calibration import external
 from shardwise.engine.calibration.band_methods import EXTERNAL_SETS_IN_BANDS
 from shardwise.engine.calibration.external import (EXTERNAL_FILE_11, EXTERNAL_FILE_11B, SET_11_FILES, SET_11_SOURCES,
                                                    JUDGED_EXTERNAL_SETS, load_external_runs_11)
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import assert_no_used_run_repeats_an_earlier_layout
+from shardwise.engine.calibration.runs import DATA, load_runs
+from support.external_file import (assert_every_row_used_or_excluded_with_a_reason, assert_in_its_own_files_only,
+                                   assert_no_used_run_repeats_an_earlier_layout)
 
 NAMES = ("external_runs_11", "EXTERNAL_FILE_11", "load_external_runs_11", "SET_11_FILES", "SET_11_SOURCES")
 
@@ -47,21 +48,7 @@ def test_nothing_but_the_loader_names_set_11_in_the_engine_or_the_benchmarks():
 
 
 def test_set_11_never_reaches_the_fit_or_the_bands():
-    for file in SET_11_FILES:
-        assert not any(r.key.startswith(file) for r in load_runs())
-        assert not any(r.key.startswith(file) for r in used_runs())
-    assert all(r.key.split(":")[0] in SET_11_FILES for r in load_external_runs_11())
-
-
-# --- The files as written -------------------------------------------------------------------------------------------
-def test_both_parts_have_the_calibration_files_columns_and_every_row_is_read():
-    with open(DATA / "measured_runs.csv", newline="") as f:
-        header = next(csv.reader(f))
-    runs = load_external_runs_11()
-    for file in SET_11_FILES:
-        with open(DATA / file, newline="") as f:
-            assert next(csv.reader(f)) == header, file
-        assert sum(r.key.startswith(file + ":") for r in runs) == len(_csv_rows(file)), file
+    assert_in_its_own_files_only(SET_11_FILES, load_external_runs_11)
 
 
 def test_every_source_has_a_short_name_and_none_is_an_earlier_files():
@@ -74,12 +61,7 @@ def test_every_source_has_a_short_name_and_none_is_an_earlier_files():
 
 
 def test_every_row_is_used_or_excluded_with_a_reason():
-    for r in load_external_runs_11():
-        if r.used:
-            assert r.model and r.cluster and r.setup and r.strategy, r.key
-            assert r.measured_tokens_per_gpu and r.measured_tokens_per_gpu > 0, r.key
-        else:
-            assert r.status.startswith("excluded: ") and len(r.status) > len("excluded: ") + 5, (r.key, r.status)
+    assert_every_row_used_or_excluded_with_a_reason(load_external_runs_11())
 
 
 def test_no_used_row_repeats_a_layout_of_the_calibration_data_or_sets_1_to_10():

@@ -10,14 +10,13 @@ from collections import Counter
 import pytest
 
 from shardwise.engine.calibration import external
-from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
-                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILE_8,
-                                                   EXTERNAL_FILE_8B, load_external_runs, load_external_runs_2,
-                                                   load_external_runs_3, load_external_runs_4, load_external_runs_5,
-                                                   load_external_runs_6, load_external_runs_7, load_external_runs_8)
-from shardwise.engine.calibration.runs import DATA, gpu_for_row, load_runs, used_runs
-from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
-                                   assert_no_used_run_repeats_an_earlier_layout)
+from shardwise.engine.calibration.external import (EXTERNAL_FILE_8, EXTERNAL_FILE_8B, load_external_runs,
+                                                   load_external_runs_2, load_external_runs_3, load_external_runs_4,
+                                                   load_external_runs_5, load_external_runs_6, load_external_runs_7,
+                                                   load_external_runs_8)
+from shardwise.engine.calibration.runs import DATA, gpu_for_row, load_runs
+from support.external_file import (ExternalFile, assert_in_its_own_files_only,
+                                   assert_judged_and_in_no_band_method_but, assert_no_used_run_repeats_an_earlier_layout)
 
 SET_8 = ExternalFile(EXTERNAL_FILE_8, load_external_runs_8)
 _rows, _key, _run, _row = SET_8.rows, SET_8.key, SET_8.run, SET_8.row
@@ -38,15 +37,7 @@ def test_set_8_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
 
 
 def test_set_8_never_reaches_the_fit_the_bands_or_sets_1_to_7():
-    for file in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B):
-        assert not any(r.key.startswith(file) for r in load_runs())
-        assert not any(r.key.startswith(file) for r in used_runs())
-    for file, load in ((EXTERNAL_FILE, load_external_runs), (EXTERNAL_FILE_2, load_external_runs_2),
-                       (EXTERNAL_FILE_3, load_external_runs_3), (EXTERNAL_FILE_4, load_external_runs_4),
-                       (EXTERNAL_FILE_5, load_external_runs_5), (EXTERNAL_FILE_6, load_external_runs_6),
-                       (EXTERNAL_FILE_7, load_external_runs_7)):
-        assert all(r.key.startswith(file + ":") for r in load())
-    assert all(r.key.split(":")[0] in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B) for r in load_external_runs_8())
+    assert_in_its_own_files_only((EXTERNAL_FILE_8, EXTERNAL_FILE_8B), load_external_runs_8)
 
 
 def test_set_8_sources_are_no_earlier_files_sources():

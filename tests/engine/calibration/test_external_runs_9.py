@@ -12,15 +12,13 @@ from pathlib import Path
 import pytest
 
 from shardwise.engine.calibration import external
-from shardwise.engine.calibration.external import (EXTERNAL_FILE, EXTERNAL_FILE_2, EXTERNAL_FILE_3, EXTERNAL_FILE_4,
-                                                   EXTERNAL_FILE_5, EXTERNAL_FILE_6, EXTERNAL_FILE_7, EXTERNAL_FILE_8,
-                                                   EXTERNAL_FILE_8B, EXTERNAL_FILE_9, EXTERNAL_FILE_9B, SET_9_FILES,
-                                                   load_external_runs, load_external_runs_2, load_external_runs_3,
-                                                   load_external_runs_4, load_external_runs_5, load_external_runs_6,
-                                                   load_external_runs_7, load_external_runs_8, load_external_runs_9)
-from shardwise.engine.calibration.runs import DATA, load_runs, used_runs
-from support.external_file import (ExternalFile, assert_judged_and_in_no_band_method_but,
-                                   assert_no_used_run_repeats_an_earlier_layout)
+from shardwise.engine.calibration.external import (EXTERNAL_FILE_9, EXTERNAL_FILE_9B, SET_9_FILES, load_external_runs,
+                                                   load_external_runs_2, load_external_runs_3, load_external_runs_4,
+                                                   load_external_runs_5, load_external_runs_6, load_external_runs_7,
+                                                   load_external_runs_8, load_external_runs_9)
+from shardwise.engine.calibration.runs import DATA, load_runs
+from support.external_file import (ExternalFile, assert_in_its_own_files_only,
+                                   assert_judged_and_in_no_band_method_but, assert_no_used_run_repeats_an_earlier_layout)
 
 SET_9 = ExternalFile(EXTERNAL_FILE_9, load_external_runs_9)
 _rows, _key, _run, _row = SET_9.rows, SET_9.key, SET_9.run, SET_9.row
@@ -48,16 +46,7 @@ def test_set_9_is_judged_in_no_band_method_and_named_by_no_engine_module_but_the
 
 
 def test_set_9_never_reaches_the_fit_the_bands_or_sets_1_to_8():
-    for file in SET_9_FILES:
-        assert not any(r.key.startswith(file) for r in load_runs())
-        assert not any(r.key.startswith(file) for r in used_runs())
-    for file, load in ((EXTERNAL_FILE, load_external_runs), (EXTERNAL_FILE_2, load_external_runs_2),
-                       (EXTERNAL_FILE_3, load_external_runs_3), (EXTERNAL_FILE_4, load_external_runs_4),
-                       (EXTERNAL_FILE_5, load_external_runs_5), (EXTERNAL_FILE_6, load_external_runs_6),
-                       (EXTERNAL_FILE_7, load_external_runs_7)):
-        assert all(r.key.startswith(file + ":") for r in load())
-    assert all(r.key.split(":")[0] in (EXTERNAL_FILE_8, EXTERNAL_FILE_8B) for r in load_external_runs_8())
-    assert all(r.key.split(":")[0] in SET_9_FILES for r in load_external_runs_9())
+    assert_in_its_own_files_only(SET_9_FILES, load_external_runs_9)
 
 
 def test_set_9_sources_are_no_earlier_files_sources():
