@@ -238,13 +238,14 @@ def _best_with(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict) -
     return plan_with(base, knobs)
 
 
-# A change of how the experts' tokens travel keeps the plan's layout: a what-if on it is about the plan the user runs
-# (or calibrated to) when they gave one, not only the search's best.
-PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap"}
+# A change of how the experts' tokens travel, or of the precision the matmuls run in, keeps the plan's layout: a
+# what-if on it is about the plan the user runs (or named, or calibrated to) when they gave one, priced beside the
+# search's best ("what if fp8?" after they evaluated their plan: their plan in FP8, and the best FP8 plan).
+PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap", "precision"}
 
 
 def _users_plan_for(state: ConversationState, delta: Scenario) -> Plan | None:
-    """The user's own plan, for a dispatcher what-if: the plan on the table when it is theirs (all its knobs), else
+    """The user's own plan, for a dispatcher or precision what-if: the plan on the table when it is theirs (all its knobs), else
     the knobs they gave; None when they gave none or the change is not one that keeps a plan's layout."""
     from .file_framework import plan_is_users
 
