@@ -14,6 +14,7 @@ from .measured import measured_peak
 from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
 from .catalog_asked import catalogs_asked
 from .cues import REFERS, RUNNER_UP
+from .sp_what_if import sp_what_if
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron", "nanotron": "nanotron"}
@@ -85,6 +86,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                 text += "\n\n" + render("offline/memory.md.j2", r=memory.result)
         return text
 
+    if family == "what_if" and intent.detail == "sequence_parallel" and not scenario.missing():
+        return sp_what_if(turn, state, scenario, e.plans[0]["sequence_parallel"])
     if family == "what_if":
         split = what_if_split(message)
         if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
@@ -173,6 +176,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(out, "offline/export.md.j2")
 
     constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
+    if constraints is not None:  # SP is no constraint of the search (tools/recommend.py Constraints): every plan is tried both ways
+        constraints = {k: v for k, v in constraints.items() if k != "sequence_parallel"} or None
     cost = {"train_tokens": e.train_tokens, "price_per_gpu_hour": e.price_per_gpu_hour}  # "200B tokens @ $2.5/gpu-hr"
     out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
                                         "constraints": constraints, **{k: v for k, v in cost.items() if v is not None}})
