@@ -112,7 +112,7 @@ def memory_risk_facts(rec: Recommendation) -> MemoryRiskFacts | None:
     m = rec.memory_risk
     if m is None:
         return None
-    return MemoryRiskFacts(upper_gib=r(m.upper_gib, 1), usable_gib=r(m.usable_gib, 1), capacity_gib=r(m.capacity_gib, 1),
+    return MemoryRiskFacts(upper_gib=r(m.upper_gib), usable_gib=r(m.usable_gib, 1), capacity_gib=r(m.capacity_gib, 1),
                            band_fits=plan_figures(m.band_fits) if m.band_fits is not None else None,
                            band_fits_slower_percent=r(m.band_fits_slower_percent, 1)
                            if m.band_fits_slower_percent is not None else None)
