@@ -31,7 +31,7 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "sequence_parallel": rf"\bsp\s*(?:=|:)?\s*(?:(?:was|is|were|being|been|turned|switched|set|left)\s+)*(?:(?P<off>off|false|disabled)|(?P<on>on|true|enabled))\b"
                          rf"|(?P<off_before>\bno|\bwithout|(?<!\S)w/o|\bdisabl(?:e|ed|ing)|\bturn(?:ed|ing)?\s+off|\bswitch(?:ed|ing)?\s+off|\bdrop(?:ped|ping)?)[\s-]+(?:the\s+)?sp\b(?!\s*[=:]?\s*\d)"
                          rf"|(?P<on_before>\bwith|(?<!\S)w/|\benabl(?:e|ed|ing)|\bturn(?:ed|ing)?\s+on|\bswitch(?:ed|ing)?\s+on)\s+(?:the\s+)?sp\b(?!\s*[=:]?\s*\d)"
-                         rf"|\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?)\s+(?:the\s+)?sp\s+(?:(?P<off_after>off)|(?P<on_after>on))\b",
+                         rf"|\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?)\s+(?:the\s+)?sp\s+(?:back\s+)?(?:(?P<off_after>off)|(?P<on_after>on))\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
 NO_TP = r"\btp\s*=?\s*1\s+only\b"

@@ -23,6 +23,7 @@ SETUP = "llama 3.1 70b on 64 h100, 8k, gbs 512. best plan?"  # a TP=2 plan wins 
 @pytest.mark.parametrize("text, on", [
     ("what if sequence parallel was off?", False), ("turn SP off", False), ("without sequence parallelism", False),
     ("no-SP", False), ("sp=false", False), ("disable SP", False), ("with SP", True), ("turn sp on", True),
+    ("ok turn SP back on", True),
 ])
 def test_sp_switched_in_words_is_the_plan_knob(text, on):
     assert find_plans(normalise(text)) == [{"sequence_parallel": on}]
