@@ -20,9 +20,10 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs\.?|or|versus)\s*\d)",
     # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
     # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
-    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode)
+    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode); "what if
+    # recompute was full?" (a what-if said with a verb) is the same setting
     "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:{CKPT}|ac\b)"
-                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:)?\s*(none|off|selective|full)\b"
+                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:|\s(?:was|is|were|set\s+to)\s)?\s*(none|off|selective|full)\b"
                  rf"|(?<!what )(?<!what is )(?<!explain )\b(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*(?P<bare>ckpt|checkpoint(?:ing|ed)?)\b",
     # sequence parallelism switched ("sequence parallel" is written "sp" by knob_words first): "SP off", "sp=false",
     # "no SP", "without sequence parallelism", "turn SP off", "disable SP", "SP was off"; "with SP", "turn SP on". A

@@ -96,3 +96,10 @@ def test_the_tools_label_says_no_sp_only_when_it_is_off():
     # two plans that differ only in SP must not read alike in a comparison; SP on stays unsaid (it is the default)
     assert plan_label(Strategy(tp=2, sequence_parallel=False), "tools").endswith(" no-SP")
     assert "SP" not in plan_label(Strategy(tp=2), "tools") and "SP" not in plan_label(Strategy(tp=1, sequence_parallel=False), "tools")
+
+
+@pytest.mark.parametrize("text, recompute", [("what if recompute was full?", "full"), ("recompute is selective", "selective"),
+                                             ("recompute set to none", "none")])
+def test_a_recompute_said_with_a_verb_is_the_knob(text, recompute):
+    # "what if recompute was full?" was answered as outside shardwise's domain (found beside the SP what-if)
+    assert find_plans(normalise(text)) == [{"recompute": recompute}]
