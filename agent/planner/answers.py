@@ -176,6 +176,7 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(out, "offline/export.md.j2")
 
     constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
+    sp_asked = (constraints or {}).get("sequence_parallel")
     if constraints is not None:  # SP is no constraint of the search (tools/recommend.py Constraints): every plan is tried both ways
         constraints = {k: v for k, v in constraints.items() if k != "sequence_parallel"} or None
     cost = {"train_tokens": e.train_tokens, "price_per_gpu_hour": e.price_per_gpu_hour}  # "200B tokens @ $2.5/gpu-hr"
@@ -189,6 +190,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
+    if sp_asked is not None:  # "best plan without SP?": said, not dropped in silence
+        text = render("offline/sp_not_pinned.md.j2", on=sp_asked).strip() + "\n\n" + text
     if intent.detail == "uncertainty" and out.result.best is not None:  # "…, and how sure are you?"
         text = render("offline/uncertainty.md.j2", p=out.result.best, rid=out.result.id).strip() + "\n\n" + text
     return text

@@ -321,6 +321,8 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
             and not (EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text) or RECOMMEND_CUE.search(text)):
         # "what if sequence parallel was off?", "turn SP off", "with SP": the plan under discussion with SP switched
         return Intent("what_if", "sequence_parallel")
+    if sp_switched(e) and RECOMMEND_CUE.search(text) and (has_scenario or new_scenario):
+        return Intent("recommend")  # "best plan without SP?": SP alone names no plan of its own; the search, with a note
     gpus_asked, models_asked = catalogs_asked(text)  # "which gpus and models do you actually support?"
     if (LIST_MODELS.search(text) or models_asked) and not e.model:
         # "which gpus + which models can you plan for?": both lists, the GPUs first

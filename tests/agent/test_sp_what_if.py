@@ -103,3 +103,12 @@ def test_the_tools_label_says_no_sp_only_when_it_is_off():
 def test_a_recompute_said_with_a_verb_is_the_knob(text, recompute):
     # "what if recompute was full?" was answered as outside shardwise's domain (found beside the SP what-if)
     assert find_plans(normalise(text)) == [{"recompute": recompute}]
+
+
+def test_best_plan_without_sp_is_the_search_with_a_note_not_a_plan_of_sp_alone(make_service):
+    # SP is no constraint of the search (it tries every plan both ways): said, rather than dropped in silence or read
+    # as a plan of its own (TP=1 and every other knob at its default)
+    [done] = turns(make_service(), "llama 3.1 70b on 64 h100, 8k, gbs 512. best plan without SP?")
+    [call] = done.tool_calls
+    assert call["name"] == "recommend_plans" and call["arguments"]["constraints"] is None
+    assert "cannot be held to SP off" in done.answer
