@@ -112,3 +112,10 @@ def test_best_plan_without_sp_is_the_search_with_a_note_not_a_plan_of_sp_alone(m
     [call] = done.tool_calls
     assert call["name"] == "recommend_plans" and call["arguments"]["constraints"] is None
     assert "cannot be held to SP off" in done.answer
+
+
+def test_the_verdict_writes_memory_to_a_tenth_of_a_gib(make_service):
+    # the verdict read "82.378 GiB needed" beside a table of "82.4": one precision for memory in one answer
+    _, done = turns(make_service(), SETUP, "turn SP off")
+    b = done.tool_calls[0]["result"]["b"]
+    assert not b["fits"] and f"out of memory ({b['memory_gib']:.1f} GiB needed, 72 GiB usable)" in done.answer
