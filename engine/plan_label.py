@@ -4,6 +4,7 @@
     plan_label(strategy, "cli-full") 'TP=8 PP=2 VPP=1 CP=1 EP=1 ETP=1 DP=4 ZeRO-1 mb=1 recompute=selective SP'
                                    (`evaluate`'s plan line: every degree, 1s included, in the CLI's notation)
     plan_label(strategy, "tools")  'TP=8 PP=2 DP=4 ZeRO-1 micro-batch=1 recompute=selective'
+                                   (SP is the default there: only a plan with it off says so, '… no-SP')
     plan_label(strategy, "page")   'TP 8 · SP · PP 2 · DP 4 · ZeRO-1 · mb 1 · selective recompute'
     plan_label(strategy, "chart")  'TP8 PP2 DP4 ZeRO-1 mb1 rc-selective'  (a chart row, where space is short)
     plan_label(strategy, "engine") 'TP8 PP2 ZeRO1 mb1 rc-selective'       (Strategy.label(): logs, file names)
@@ -34,7 +35,8 @@ class LabelStyle:
     micro_batch: str
     recompute: str
     no_recompute: str | None  # how recompute "none" is said, when not by the recompute pattern
-    sp: Literal["after_tp", "last", None]  # where sequence parallelism is named (only when TP > 1)
+    sp: Literal["after_tp", "last", "off_only", None]  # where sequence parallelism is named (only when TP > 1);
+    # off_only: last, and only when it is off (a plan and the same plan without SP must not read alike)
     all_degrees: bool = False  # every degree written, 1s included (a full account of the plan)
 
 
@@ -42,7 +44,7 @@ STYLES: dict[str, LabelStyle] = {
     "cli": LabelStyle("{name}={value}", " ", True, "ZeRO-{}", True, "mb={}", "recompute={}", None, "last"),
     "cli-full": LabelStyle("{name}={value}", " ", True, "ZeRO-{}", True, "mb={}", "recompute={}", None, "last",
                            all_degrees=True),
-    "tools": LabelStyle("{name}={value}", " ", False, "ZeRO-{}", True, "micro-batch={}", "recompute={}", None, None),
+    "tools": LabelStyle("{name}={value}", " ", False, "ZeRO-{}", True, "micro-batch={}", "recompute={}", None, "off_only"),
     "page": LabelStyle("{name} {value}", " · ", False, "ZeRO-{}", False, "mb {}", "{} recompute", "no recompute",
                        "after_tp"),
     "chart": LabelStyle("{name}{value}", " ", False, "ZeRO-{}", False, "mb{}", "rc-{}", None, None),
@@ -71,4 +73,6 @@ def plan_label(s, style: Style) -> str:
     parts.append(st.no_recompute if s.recompute == "none" and st.no_recompute else st.recompute.format(s.recompute))
     if st.sp == "last" and s.tp > 1:
         parts.append("SP" if s.sequence_parallel else "no-SP")
+    if st.sp == "off_only" and s.tp > 1 and not s.sequence_parallel:
+        parts.append("no-SP")
     return st.join.join(parts)

@@ -73,6 +73,21 @@ class SetAside(_Result):
                                                                    "as every plan, so step times compare speeds)")
 
 
+class MemoryRisk(_Result):
+    """The best plan fits at its point estimate, but the upper end of its 80 % memory band (intervals.memory_band) is
+    above the usable memory, capacity × (1 − headroom): a run of it may still go out of memory. The search ranks by
+    the point estimate (the band is the model's error, not the plan's); this says so, and names the fastest plan
+    within the ranking resolution of the best whose whole band fits, when there is one."""
+
+    upper_gib: float = Field(description="the best plan's memory band, upper end (GiB)")
+    usable_gib: float = Field(description="capacity × (1 − headroom)")
+    capacity_gib: float
+    band_fits: Evaluation | None = Field(default=None, description="the fastest plan predicted within "
+                                         "ranking_resolution of the best whose band's upper end is within usable_gib")
+    band_fits_slower_percent: float | None = Field(default=None, description="its tokens/s below the best's, "
+                                                                             "in percent")
+
+
 class Recommendation(_Result):
     model: ModelSummary
     cluster: ClusterSummary
@@ -95,3 +110,5 @@ class Recommendation(_Result):
                                       description="with export_format: fitting plans ranked above the last plan kept "
                                                   "that the format refuses, counted by cause")
     export_checked: int = Field(default=0, description="with export_format: fitting plans tried against the format")
+    memory_risk: MemoryRisk | None = Field(default=None, description="set when the best plan's memory band tops the "
+                                                                     "usable memory while its point estimate fits")

@@ -166,6 +166,12 @@ def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: i
         plans = [p.model_copy(update={"export_formats": formats_carrying(model, cluster, setup,
                                                                          ranking.fitting.strategy(i))})
                  for p, i in zip(plans, indices)]
+    risk = None
+    if indices:  # the plan recommended may not fit once the memory model's error is counted
+        from .memory_risk import memory_risk
+
+        risk = memory_risk(model, cluster, setup, ranking.fitting, ranking.step_s, ranking.memory_bytes, indices[0],
+                           headroom, profile, export_format)
     nothing = None
     if not len(ranking.fitting):
         from .nothing_fits import explain_nothing_fits
@@ -179,6 +185,7 @@ def recommend(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, top_k: i
         else near_best(ranking.step_s),
         ranking_resolution=RANKING_RESOLUTION, nothing_fits=nothing, export_format=export_format,
         set_aside=carried.set_aside if carried else [], export_checked=carried.checked if carried else 0,
+        memory_risk=risk,
     )
 
 

@@ -67,7 +67,7 @@ class ComparePlansResult(Result):
 def _why_not(p: PlanFigures, usable_gib: float) -> str:
     if not p.valid:
         return "invalid (" + "; ".join(p.violations[:2]) + ")"
-    return f"out of memory ({p.memory_gib:g} GiB needed, {usable_gib:g} GiB usable)"
+    return f"out of memory ({p.memory_gib:,.1f} GiB needed, {usable_gib:g} GiB usable)"  # as every memory figure: 0.1 GiB
 
 
 def verdict(comparison, a: PlanFigures, b: PlanFigures, time_diff: list[Difference], usable_gib: float) -> Verdict:

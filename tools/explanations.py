@@ -34,7 +34,10 @@ def ms(seconds: float | None) -> float | None:
 
 
 def change_text(knob: str, before, after) -> str:
-    return f"{knob_name(knob)} {before} → {after}"
+    """'TP 2 → 4'; a switch reads 'sequence parallelism on → off', not 'True → False' (present.knob_value)."""
+    from ..present import knob_value
+
+    return f"{knob_name(knob)} {knob_value(before)} → {knob_value(after)}"
 
 
 class CounterfactualFacts(BaseModel):

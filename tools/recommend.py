@@ -97,6 +97,27 @@ class NothingFitsFacts(BaseModel):
     blocking: list[str]
 
 
+class MemoryRiskFacts(BaseModel):
+    """The best plan fits at its point estimate, but the top of its 80 % memory band is above the usable memory."""
+
+    upper_gib: float = Field(description="the best plan's memory band, upper end")
+    usable_gib: float
+    capacity_gib: float
+    band_fits: PlanFigures | None = Field(None, description="the fastest plan within ranking_resolution_percent of "
+                                                            "the best whose whole band fits usable_gib")
+    band_fits_slower_percent: float | None = Field(None, description="its tokens/s below the best's, in percent")
+
+
+def memory_risk_facts(rec: Recommendation) -> MemoryRiskFacts | None:
+    m = rec.memory_risk
+    if m is None:
+        return None
+    return MemoryRiskFacts(upper_gib=r(m.upper_gib), usable_gib=r(m.usable_gib, 1), capacity_gib=r(m.capacity_gib, 1),
+                           band_fits=plan_figures(m.band_fits) if m.band_fits is not None else None,
+                           band_fits_slower_percent=r(m.band_fits_slower_percent, 1)
+                           if m.band_fits_slower_percent is not None else None)
+
+
 class RecommendResult(Result):
     scenario: ScenarioFacts
     headroom_percent: float = Field(description="GPU memory kept free when deciding what fits")
@@ -122,6 +143,8 @@ class RecommendResult(Result):
                                                        f"among those faster than the last of the {RUNNER_UP_POOL} "
                                                        f"best plans it writes")
     cost: CostFacts | None = Field(None, description="the best plan's time, GPU-hours and cost, when asked")
+    memory_risk: MemoryRiskFacts | None = Field(None, description="set when the best plan may not fit: the top of its "
+                                                                  "memory band is above usable_gib")
     recommendation: Recommendation
 
     def hidden_from_model(self) -> set[str]:
@@ -225,6 +248,7 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         export_format=rec.export_format, set_aside=set_aside_facts(rec),
         cost=(cost_facts(rec.plans[0], train_tokens, price_per_gpu_hour)
               if rec.plans and (train_tokens is not None or price_per_gpu_hour is not None) else None),
+        memory_risk=memory_risk_facts(rec),
         recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))
 
 

@@ -24,7 +24,7 @@ from ..engine.inputs import parse_seq_len
 from ..present import likely_note, memory_band_note
 from . import engine_calls
 from .errors import describe_validation
-from .exclusion_words import exclusion_words
+from ..engine.validity import short_reason
 from .schemas import RecommendRequest
 from .setting_labels import page_text, page_validation_message
 from .view import build_view
@@ -33,7 +33,7 @@ HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["memory_band_note"] = memory_band_note  # the CLI's evaluate prints the same line
 templates.env.globals["likely_note"] = likely_note  # what "likely" means and its runs, once under the figures
-templates.env.globals["exclusion_words"] = exclusion_words  # the "Not shown" line's reasons in words
+templates.env.globals["exclusion_words"] = short_reason  # the "Not shown" line's reasons in words (Rule.short)
 templates.env.globals["page_text"] = page_text  # notes name settings by the form's labels, not REST names
 log = logging.getLogger("shardwise.web")
 router = APIRouter(include_in_schema=False)

@@ -3,6 +3,8 @@ scenarios side by side."""
 
 from __future__ import annotations
 
+import re
+
 from ...engine import hardware_catalog
 from ...prompts.render import render
 from ...tools.scenario import Plan, Scenario
@@ -73,6 +75,16 @@ def _length_name(side: dict) -> str:
     return name + (f", global batch {side['global_batch']}" if "global_batch" in side else "")
 
 
+# A catalog name ends in the vendor's memory size ("NVIDIA H200 SXM 141GB"); beside a memory row in GiB, the column
+# says the size the engine counts, in GiB ("NVIDIA H200 SXM (141 GiB)"): one memory unit in the table.
+VENDOR_MEMORY = re.compile(r"\s*\d+\s*GB$")
+
+
+def gpu_column_name(gpu: str) -> str:
+    spec = hardware_catalog.get_gpu(gpu)
+    return VENDOR_MEMORY.sub(f" ({spec.memory_gib:g} GiB)", spec.name) if VENDOR_MEMORY.search(spec.name) else spec.name
+
+
 def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
     """Two scenarios that differ in one fact, each with its own best plan."""
     results, names = [], []
@@ -91,8 +103,8 @@ def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict,
             return render("offline/tool_error.md.j2", outcome=out)
         results.append(out.result)
         value = next(iter(side.values()))
-        names.append(f"{side['gpus']} x {hardware_catalog.get_gpu(value).name}" if "gpu" in side and "gpus" in side else
-                     hardware_catalog.get_gpu(value).name if "gpu" in side else
+        names.append(f"{side['gpus']} x {gpu_column_name(value)}" if "gpu" in side and "gpus" in side else
+                     gpu_column_name(value) if "gpu" in side else
                      f"{value} GPUs" if "gpus" in side else
                      out.result.scenario.model if "model" in side else
                      _length_name(side) if "seq_len" in side else

@@ -14,6 +14,7 @@ from .measured import measured_peak
 from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
 from .catalog_asked import catalogs_asked
 from .cues import REFERS, RUNNER_UP
+from .sp_what_if import sp_what_if
 from .turn import Turn, base_gpu, base_gpus, base_per_node, plan_with, result_or_error, scenario_args
 
 DEFAULT_FORMAT = {"deepspeed": "deepspeed", "fsdp": "torchtitan", "megatron": "megatron", "nanotron": "nanotron"}
@@ -85,6 +86,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
                 text += "\n\n" + render("offline/memory.md.j2", r=memory.result)
         return text
 
+    if family == "what_if" and intent.detail == "sequence_parallel" and not scenario.missing():
+        return sp_what_if(turn, state, scenario, e.plans[0]["sequence_parallel"])
     if family == "what_if":
         split = what_if_split(message)
         if split is not None:  # "<scenario>. what if <change>?": the change is only what follows the question
@@ -173,6 +176,9 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(out, "offline/export.md.j2")
 
     constraints = e.plans[0] if e.plans and len(e.plans) == 1 and intent.detail not in ("ignore_plan", "injection") else None
+    sp_asked = (constraints or {}).get("sequence_parallel")
+    if constraints is not None:  # SP is no constraint of the search (tools/recommend.py Constraints): every plan is tried both ways
+        constraints = {k: v for k, v in constraints.items() if k != "sequence_parallel"} or None
     cost = {"train_tokens": e.train_tokens, "price_per_gpu_hour": e.price_per_gpu_hour}  # "200B tokens @ $2.5/gpu-hr"
     out = turn.call("recommend_plans", {"scenario": scenario_args(scenario), "top_k": 3, "headroom": None,
                                         "constraints": constraints, **{k: v for k, v in cost.items() if v is not None}})
@@ -184,6 +190,8 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         return result_or_error(memory, "offline/memory.md.j2")
     template = "offline/why_best.md.j2" if family == "why_best" else "offline/recommend.md.j2"
     text = render(template, r=out.result)
+    if sp_asked is not None:  # "best plan without SP?": said, not dropped in silence
+        text = render("offline/sp_not_pinned.md.j2", on=sp_asked).strip() + "\n\n" + text
     if intent.detail == "uncertainty" and out.result.best is not None:  # "…, and how sure are you?"
         text = render("offline/uncertainty.md.j2", p=out.result.best, rid=out.result.id).strip() + "\n\n" + text
     return text
@@ -238,13 +246,14 @@ def _best_with(turn: Turn, scenario: Scenario, base: Plan | None, knobs: dict) -
     return plan_with(base, knobs)
 
 
-# A change of how the experts' tokens travel keeps the plan's layout: a what-if on it is about the plan the user runs
-# (or calibrated to) when they gave one, not only the search's best.
-PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap"}
+# A change of how the experts' tokens travel, or of the precision the matmuls run in, keeps the plan's layout: a
+# what-if on it is about the plan the user runs (or named, or calibrated to) when they gave one, priced beside the
+# search's best ("what if fp8?" after they evaluated their plan: their plan in FP8, and the best FP8 plan).
+PLAN_KEEPING_CHANGES = {"moe_dispatcher", "moe_a2a_overlap", "precision"}
 
 
 def _users_plan_for(state: ConversationState, delta: Scenario) -> Plan | None:
-    """The user's own plan, for a dispatcher what-if: the plan on the table when it is theirs (all its knobs), else
+    """The user's own plan, for a dispatcher or precision what-if: the plan on the table when it is theirs (all its knobs), else
     the knobs they gave; None when they gave none or the change is not one that keeps a plan's layout."""
     from .file_framework import plan_is_users
 

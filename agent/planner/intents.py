@@ -214,6 +214,11 @@ SAME_PLAN = re.compile(r"\bsame\s+(?:plan|layout|config|parallelism|job|run)\b|"
                        r"\bkeep(?:ing)?\s+(?:the\s+|our\s+|that\s+)?(?:plan|layout|config|parallelism)\b")
 
 
+def sp_switched(e: Entities) -> bool:
+    """The message's only plan knob switches sequence parallelism ("turn SP off", "without sequence parallelism")."""
+    return len(e.plans) == 1 and set(e.plans[0]) == {"sequence_parallel"}
+
+
 def what_if_split(message: str) -> tuple[Entities, Entities] | None:
     """("the scenario before the what-if", "the change") when the message asks a what-if."""
     text = normalise(message)
@@ -312,6 +317,12 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
         return Intent("unknown")
     if e.conflicts:
         return Intent("clarify")
+    if sp_switched(e) and (has_scenario and not new_scenario or not has_scenario and new_scenario) \
+            and not (EXPLAIN_STRONG.search(text) or WHY_CONCEPT.search(text) or RECOMMEND_CUE.search(text)):
+        # "what if sequence parallel was off?", "turn SP off", "with SP": the plan under discussion with SP switched
+        return Intent("what_if", "sequence_parallel")
+    if sp_switched(e) and RECOMMEND_CUE.search(text) and (has_scenario or new_scenario):
+        return Intent("recommend")  # "best plan without SP?": SP alone names no plan of its own; the search, with a note
     gpus_asked, models_asked = catalogs_asked(text)  # "which gpus and models do you actually support?"
     if (LIST_MODELS.search(text) or models_asked) and not e.model:
         # "which gpus + which models can you plan for?": both lists, the GPUs first

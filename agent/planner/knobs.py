@@ -20,10 +20,19 @@ KNOB_PATTERNS = {  # plan knobs as written: "TP=4", "tp 4", "TP4", "ZeRO-3", "mb
     "micro_batch": r"\b(?:mbs?|micro[\s\-_]?(?:batch(?:[\s\-_]?size)?|bs))\s*(?:of|=|:|-|\s)?\s*(\d+)\b(?!\s*(?:vs\.?|or|versus)\s*\d)",
     # "full act ckpt", "selective ckpt", "no grad checkpointing", "recompute=full"; a bare "activation
     # checkpointing" / "gradient checkpointing" / "act ckpt" is full recompute (HF's gradient_checkpointing)
-    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode)
+    # torchtitan calls it AC ("AC mode full", "ac=selective", "full AC": activation_checkpoint.mode); "what if
+    # recompute was full?" (a what-if said with a verb) is the same setting
     "recompute": rf"(?<![\w/])(none|no|without|w/o|selective|full)\s+(?:any\s+)?(?:{CKPT}|ac\b)"
-                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:)?\s*(none|off|selective|full)\b"
+                 rf"|(?:{CKPT}|\bac\b)(?:[\s_\-]*mode)?\s*(?:=|:|\s(?:was|is|were|set\s+to)\s)?\s*(none|off|selective|full)\b"
                  rf"|(?<!what )(?<!what is )(?<!explain )\b(?:act(?:ivations?)?|grad(?:ient)?)[\s_-]*(?P<bare>ckpt|checkpoint(?:ing|ed)?)\b",
+    # sequence parallelism switched ("sequence parallel" is written "sp" by knob_words first): "SP off", "sp=false",
+    # "no SP", "without sequence parallelism", "turn SP off", "disable SP", "SP was off"; "with SP", "turn SP on". A
+    # bare "SP" names the idea (names.py), not a setting: only a word that switches it sets the knob. "with sp 2" is
+    # a degree (DeepSpeed-Ulysses' sequence parallel size, CP here), not Megatron's SP.
+    "sequence_parallel": rf"\bsp\s*(?:=|:)?\s*(?:(?:was|is|were|being|been|turned|switched|set|left)\s+)*(?:(?P<off>off|false|disabled)|(?P<on>on|true|enabled))\b"
+                         rf"|(?P<off_before>\bno|\bwithout|(?<!\S)w/o|\bdisabl(?:e|ed|ing)|\bturn(?:ed|ing)?\s+off|\bswitch(?:ed|ing)?\s+off|\bdrop(?:ped|ping)?)[\s-]+(?:the\s+)?sp\b(?!\s*[=:]?\s*\d)"
+                         rf"|(?P<on_before>\bwith|(?<!\S)w/|\benabl(?:e|ed|ing)|\bturn(?:ed|ing)?\s+on|\bswitch(?:ed|ing)?\s+on)\s+(?:the\s+)?sp\b(?!\s*[=:]?\s*\d)"
+                         rf"|\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?)\s+(?:the\s+)?sp\s+(?:back\s+)?(?:(?P<off_after>off)|(?P<on_after>on))\b",
 }
 ONLY_DP = r"\bpure\s+(?:dp|data[\s-]?parallel)|\bno\s+tp\s*(?:/|or|and|,)\s*pp\b|\bplain\s+(?:fsdp|ddp|dp)\b"
 NO_TP = r"\btp\s*=?\s*1\s+only\b"
@@ -63,6 +72,8 @@ CLAUSE_BREAK = re.compile(r"[,;]|\.(?=\s)|\bbut\b|\bwhile\b|\bwhereas\b|--| - ")
 
 
 def _knob_value(knob: str, m: re.Match):
+    if knob == "sequence_parallel":
+        return not any(m.group(g) for g in ("off", "off_before", "off_after"))
     value = next((g for g in m.groups() if g is not None), None)
     if knob == "recompute" and m.groupdict().get("bare"):
         return "full"

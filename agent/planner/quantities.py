@@ -60,6 +60,12 @@ SAMPLE = r"(?:samples?|sequences?|seqs?|examples?|documents?|docs?|rows?|convers
 # "at step 12k", "~iter 30k": a point in training, not a length
 STEP_BEFORE = re.compile(r"\b(?:steps?|iters?|iterations?|updates?)\s*[~#]?\s*$")
 BATCH_WORD_BEFORE = re.compile(r"(?:\bgbs|\bbsz?|\bbatch(?:[\s_-]*size)?|\bglobal)\s*(?:of|=|:|is|to)?\s*$")
+# A rate right after a number: "8k tokens/s", "8k tok/s/gpu", "8k tokens per second (per GPU)", "8k tps", "8k
+# samples a second". A throughput is never a sequence length ("samples at 8k tokens/s" was read as 8k long).
+PER_SECOND = r"(?:s|secs?|seconds?)\b"
+RATE_AFTER = re.compile(
+    r"\s*-?\s*(?:(?:tok(?:en)?s?|samples?|seqs?|sequences?)\s*)?"
+    rf"(?:(?:/|per|an?|each)\s*(?:gpu\s*(?:/|per)\s*)?{PER_SECOND}|(?:/|per)\s*gpu\s*(?:/|per)\s*{PER_SECOND}|tps\b)")
 
 
 def find_seq_len(text: str) -> int | None:
@@ -95,6 +101,8 @@ def find_seq_len(text: str) -> int | None:
                 continue  # "loss spikes at step 12k": a step count
             if BATCH_WORD_BEFORE.search(text[:m.start()]):
                 continue  # "gbs 1k": a batch of 1,024 sequences, not a length
+            if RATE_AFTER.match(text, max(m.end(g) for g in (1, 2) if m.group(g))):
+                continue  # "samples at 8k tokens/s": a throughput
             if re.match(r"\s*(?:tok\w*\s*)?(?:global\s*)?(?:batch|gbs)(?!\s*(?:size\s*)?(?:of|=|:)?\s*\d)", text[m.end():]):
                 continue
             return tokens(m.group(1), m.group(2))

@@ -72,6 +72,16 @@ RULES: tuple[Rule, ...] = (
 )
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 ERROR_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.severity == "error")
+# The search's own reason for leaving a valid plan out (engine/search.py, Ranking.excluded), said beside the rules'.
+DOES_NOT_FIT = "does_not_fit"
+SHORT_REASONS: dict[str, str] = {**{r.name: r.short for r in RULES if r.short},
+                                 DOES_NOT_FIT: "too large for the GPU's memory"}
+
+
+def short_reason(name: str) -> str:
+    """Why plans were left out, in a few words (a Recommendation's `excluded` key: a rule's name or does_not_fit);
+    a name the engine does not know is returned as it is, as docs/search.md's rule table names it."""
+    return SHORT_REASONS.get(name, name)
 
 
 def violations(model: ModelSpec, cluster: Cluster, setup: TrainingSetup,

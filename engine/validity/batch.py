@@ -30,7 +30,8 @@ def _batch_message(s: Scenario, p: Plan) -> str:
 
 
 DP_MICROBATCH_DIVIDES_GLOBAL_BATCH = Rule("dp_microbatch_divides_global_batch", "error", "batch",
-                                          _batch_broken, _batch_message)
+                                          _batch_broken, _batch_message,
+                                          short="DP × micro-batch does not divide the global batch")
 
 
 def _interleaved_group_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -51,7 +52,8 @@ def _interleaved_group_message(s: Scenario, p: Plan) -> str:
 
 
 VPP_MICROBATCH_GROUPS = Rule("vpp_microbatch_groups", "error", "batch", _interleaved_group_broken,
-                             _interleaved_group_message)
+                             _interleaved_group_message,
+                             short="micro-batches do not fill the interleaved pipeline's groups")
 
 
 def _few_microbatches_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -82,4 +84,5 @@ def _dpo_pairs_message(s: Scenario, p: Plan) -> str:
             f"({(p.micro_batch + 1) // 2} pair(s) per micro-batch)")
 
 
-DPO_MICROBATCH_HOLDS_PAIRS = Rule("dpo_microbatch_holds_pairs", "error", "batch", _dpo_pairs_broken, _dpo_pairs_message)
+DPO_MICROBATCH_HOLDS_PAIRS = Rule("dpo_microbatch_holds_pairs", "error", "batch", _dpo_pairs_broken, _dpo_pairs_message,
+                                  short="an odd DPO micro-batch (it holds whole pairs)")

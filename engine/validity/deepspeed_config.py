@@ -105,7 +105,7 @@ def refusal(setup: TrainingSetup, knobs: Any) -> DeepSpeedLimit | None:
     return next((limit for limit in LIMITS if bool(limit.broken(setup, knobs))), None)
 
 
-def _rule(name: str, stage: Stage, names: tuple[str, ...]) -> Rule:
+def _rule(name: str, stage: Stage, names: tuple[str, ...], short: str) -> Rule:
     limits = tuple(LIMITS_BY_NAME[n] for n in names)
 
     def broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -120,12 +120,15 @@ def _rule(name: str, stage: Stage, names: tuple[str, ...]) -> Rule:
         first = next(limit for limit in limits if bool(limit.broken(s.setup, p)))
         return said(first, p)
 
-    return Rule(name, "error", stage, broken, message)
+    return Rule(name, "error", stage, broken, message, short=short)
 
 
 # FP8 reads no plan knob: its own rule, checked right after the framework's setup, so a search at
 # `--precision fp8 --framework deepspeed` reports that one cause for every plan.
-DEEPSPEED_CONFIG_SETUP = _rule("deepspeed_config_setup", "layout", ("fp8",))
-DEEPSPEED_CONFIG_LAYOUT = _rule("deepspeed_config_layout", "layout", ("pp_with_tp_ep_cp", "etp", "tp_with_ulysses_cp"))
+DEEPSPEED_CONFIG_SETUP = _rule("deepspeed_config_setup", "layout", ("fp8",),
+                               short="a setup DeepSpeed's config cannot express")
+DEEPSPEED_CONFIG_LAYOUT = _rule("deepspeed_config_layout", "layout", ("pp_with_tp_ep_cp", "etp", "tp_with_ulysses_cp"),
+                                short="a layout DeepSpeed's config cannot express")
 DEEPSPEED_CONFIG_OPTIONS = _rule("deepspeed_config_options", "options",
-                                 ("megatron_sequence_parallel", "hsdp", "ep_zero3_with_ulysses_cp"))
+                                 ("megatron_sequence_parallel", "hsdp", "ep_zero3_with_ulysses_cp"),
+                                 short="options DeepSpeed's config cannot express")

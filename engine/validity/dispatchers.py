@@ -63,7 +63,8 @@ def _unoffered_message(s: Scenario, p: Plan) -> SettingsText:
     return settings_text(_not_offered_text(s), "moe_dispatcher")
 
 
-MOE_DISPATCHER_OFFERED = Rule("moe_dispatcher_offered", "error", "layout", _unoffered_broken, _unoffered_message)
+MOE_DISPATCHER_OFFERED = Rule("moe_dispatcher_offered", "error", "layout", _unoffered_broken, _unoffered_message,
+                              short="an MoE dispatcher the framework lacks")
 
 
 def _unused_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -91,4 +92,5 @@ def _deepep_limits_message(s: Scenario, p: Plan) -> SettingsText:
                          f"ETP > 1: its flex dispatcher spans the ETP·EP group)", "moe_dispatcher")
 
 
-DEEPEP_WITH_ETP = Rule("deepep_with_etp", "error", "layout", _deepep_limits_broken, _deepep_limits_message)
+DEEPEP_WITH_ETP = Rule("deepep_with_etp", "error", "layout", _deepep_limits_broken, _deepep_limits_message,
+                       short="expert-TP, which DeepEP with this framework lacks")

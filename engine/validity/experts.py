@@ -26,6 +26,7 @@ EXPERT_PARALLEL_REQUIRES_MOE = Rule(
     "expert_parallel_requires_moe", "error", "layout", _dense_ep_broken,
     lambda s, p: (f"EP={p.ep}, ETP={p.etp} shard experts, but {s.model.name} is a dense model with no experts; "
                   f"valid: EP=1, ETP=1"),
+    short="expert parallelism on a model with no experts",
 )
 
 
@@ -41,7 +42,8 @@ def _ep_message(s: Scenario, p: Plan) -> str:
     return f"EP={p.ep} does not divide {experts} routed experts; valid EP: {listing(valid, p.ep)}"
 
 
-EP_DIVIDES_EXPERTS = Rule("ep_divides_experts", "error", "layout", _ep_broken, _ep_message)
+EP_DIVIDES_EXPERTS = Rule("ep_divides_experts", "error", "layout", _ep_broken, _ep_message,
+                          short="EP does not divide the experts")
 
 
 def _etp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -56,7 +58,8 @@ def _etp_message(s: Scenario, p: Plan) -> str:
     return f"ETP={p.etp} does not divide the expert FFN width {width:,}; valid ETP: {listing(valid, p.etp)}"
 
 
-ETP_DIVIDES_EXPERT_FFN = Rule("etp_divides_expert_ffn", "error", "layout", _etp_broken, _etp_message)
+ETP_DIVIDES_EXPERT_FFN = Rule("etp_divides_expert_ffn", "error", "layout", _etp_broken, _etp_message,
+                              short="expert-TP does not divide the expert FFN")
 
 
 def _mesh_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -74,7 +77,8 @@ def _mesh_message(s: Scenario, p: Plan) -> str:
             f"PP·lcm(TP·CP, EP·ETP) = {need:,} GPUs; valid EP with ETP={p.etp}, PP={p.pp}: {listing(valid, p.ep)}")
 
 
-EXPERT_MESH_DIVIDES_GPUS = Rule("expert_mesh_divides_gpus", "error", "layout", _mesh_broken, _mesh_message)
+EXPERT_MESH_DIVIDES_GPUS = Rule("expert_mesh_divides_gpus", "error", "layout", _mesh_broken, _mesh_message,
+                                short="the expert mesh does not divide the GPUs")
 
 
 def _moe_sp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:

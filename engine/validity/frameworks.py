@@ -110,7 +110,8 @@ def _zero_message(s: Scenario, p: Plan) -> str:
             f"valid ZeRO: {listing(list(caps.zero_stages))}")
 
 
-FRAMEWORK_SUPPORTS_ZERO = Rule("framework_supports_zero", "error", "options", _zero_broken, _zero_message)
+FRAMEWORK_SUPPORTS_ZERO = Rule("framework_supports_zero", "error", "options", _zero_broken, _zero_message,
+                               short="a ZeRO stage the framework lacks")
 
 
 def _alias_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -147,7 +148,8 @@ def _setup_message(s: Scenario, p: Plan) -> str:
 
 
 # Reads no plan knob: checked first, so a setup the framework cannot run is reported as such for every plan.
-FRAMEWORK_SUPPORTS_SETUP = Rule("framework_supports_setup", "error", "layout", _setup_broken, _setup_message)
+FRAMEWORK_SUPPORTS_SETUP = Rule("framework_supports_setup", "error", "layout", _setup_broken, _setup_message,
+                                short="a setup the framework cannot train")
 
 
 def _pp_zero_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -160,6 +162,7 @@ PIPELINE_ZERO_STAGE = Rule(
     lambda s, p: (f"{s.setup.framework}'s pipeline engine rejects ZeRO-{p.zero_stage} with PP={p.pp} "
                   f"(ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism); valid ZeRO with PP>1: "
                   f"{listing(list(_caps(s).zero_stages_with_pp))}, or PP=1"),
+    short="a ZeRO stage the pipeline engine rejects",
 )
 
 
@@ -173,6 +176,7 @@ FRAMEWORK_SUPPORTS_VPP = Rule(
     "framework_supports_vpp", "error", "layout", _vpp_broken,
     lambda s, p: (f"{s.setup.framework} has no interleaved pipeline schedule, so VPP={p.vpp} is unavailable; "
                   f"valid VPP: 1 (megatron and fsdp support VPP > 1)"),
+    short="virtual pipeline stages the framework lacks",
 )
 
 
@@ -186,6 +190,7 @@ FRAMEWORK_SUPPORTS_ETP = Rule(
     "framework_supports_etp", "error", "layout", _etp_broken,
     lambda s, p: (f"{s.setup.framework} shards experts either not at all or over the TP group, so ETP={p.etp} "
                   f"with TP={p.tp} is unavailable; valid ETP: 1, {p.tp}"),
+    short="expert-TP the framework lacks",
 )
 
 
@@ -197,6 +202,7 @@ FRAMEWORK_SUPPORTS_EP = Rule(
     "framework_supports_ep", "error", "layout", _ep_broken,
     lambda s, p: (f"{s.setup.framework} cannot run expert parallelism (EP={p.ep}): its ParallelContext requires "
                   f"TP·CP·DP·PP = world size; valid EP: 1"),
+    short="expert parallelism the framework lacks",
 )
 
 
@@ -214,7 +220,8 @@ def _ulysses_message(s: Scenario, p: Plan) -> str:
             f"{listing(valid, p.cp)}")
 
 
-ULYSSES_DIVIDES_HEADS = Rule("ulysses_divides_heads", "error", "layout", _ulysses_broken, _ulysses_message)
+ULYSSES_DIVIDES_HEADS = Rule("ulysses_divides_heads", "error", "layout", _ulysses_broken, _ulysses_message,
+                             short="Ulysses CP does not divide the heads")
 
 
 # --- ZeRO that shards nothing, HSDP -------------------------------------------------------
@@ -232,6 +239,7 @@ ZERO_WITHOUT_DP = Rule(
     "zero_without_dp", "warning", "options", _zero_useless_broken,
     lambda s, p: (f"ZeRO-{p.zero_stage} shards over data-parallel ranks, but DP·CP = {p.dp}·{p.cp} = 1: it shards "
                   f"nothing and changes nothing; ZeRO-0 is equivalent"),
+    short="ZeRO with nothing to shard over (DP·CP = 1)",
 )
 
 
@@ -243,6 +251,7 @@ HSDP_DIVIDES_DP = Rule(
     "hsdp_divides_dp", "error", "options", _hsdp_divides_broken,
     lambda s, p: (f"HSDP with {p.hsdp_replicas} replicas needs them to divide DP={p.dp}; valid replicas: "
                   f"{listing([r for r in range(1, p.dp + 1) if p.dp % r == 0], p.hsdp_replicas)}"),
+    short="HSDP replicas do not divide DP",
 )
 
 
@@ -254,6 +263,7 @@ HSDP_REQUIRES_SHARDING = Rule(
     "hsdp_requires_sharding", "error", "options", _hsdp_sharding_broken,
     lambda s, p: (f"HSDP shards parameters within a replica and replicates across {p.hsdp_replicas}, which needs "
                   f"ZeRO-2 or ZeRO-3 (FSDP), not ZeRO-{p.zero_stage}; valid: ZeRO 2, 3, or 1 replica"),
+    short="HSDP without ZeRO-2/3 sharding",
 )
 
 

@@ -26,6 +26,7 @@ PER_LAYER_GRAPHS_WITHOUT_FULL_RECOMPUTE = Rule(
     lambda s, p: ("per-layer CUDA graphs cannot run with full recompute (Megatron-Core: \"full recompute is only "
                   "supported with full iteration CUDA graph\"); valid recompute with per-layer graphs: none or "
                   "selective, or cuda graphs full-iteration for full recompute"),
+    short="full recompute, which per-layer CUDA graphs cannot run",
 )
 
 
@@ -48,4 +49,5 @@ def _sync_free_message(s: Scenario, p: Plan) -> SettingsText:
 # Reads no plan knob: checked first with the other setup rules.
 MOE_FULL_ITERATION_GRAPHS_NEED_SYNC_FREE_DISPATCH = Rule(
     "moe_full_iteration_graphs_need_sync_free_dispatch", "error", "layout", _moe_full_iteration_needs_sync_free,
-    _sync_free_message)
+    _sync_free_message,
+    short="full-iteration CUDA graphs with a dispatcher that syncs with the host")

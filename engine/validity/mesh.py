@@ -36,7 +36,8 @@ def _mesh_message(s: Scenario, p: Plan) -> str:
     return text + f"; TP·CP·PP must be one of: {listing(divisors(n), mp)}"
 
 
-TP_CP_PP_DIVIDES_GPUS = Rule("tp_cp_pp_divides_gpus", "error", "layout", _mesh_broken, _mesh_message)
+TP_CP_PP_DIVIDES_GPUS = Rule("tp_cp_pp_divides_gpus", "error", "layout", _mesh_broken, _mesh_message,
+                             short="TP·CP·PP does not divide the GPUs")
 
 
 # --- pipeline stages vs layers ------------------------------------------------------------
@@ -55,7 +56,8 @@ def _stages_message(s: Scenario, p: Plan) -> str:
             f"with PP={p.pp} use VPP ≤ {layers // p.pp}")
 
 
-PIPELINE_STAGES_LE_LAYERS = Rule("pipeline_stages_le_layers", "error", "layout", _stages_broken, _stages_message)
+PIPELINE_STAGES_LE_LAYERS = Rule("pipeline_stages_le_layers", "error", "layout", _stages_broken, _stages_message,
+                                 short="more pipeline stages than layers")
 
 
 def _vpp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -66,6 +68,7 @@ VPP_REQUIRES_PP = Rule(
     "vpp_requires_pp", "error", "layout", _vpp_broken,
     lambda s, p: (f"VPP={p.vpp} interleaves virtual stages of a pipeline, but PP=1 has no pipeline; "
                   f"use PP ≥ 2 with VPP={p.vpp}, or VPP=1"),
+    short="virtual stages without a pipeline",
 )
 
 

@@ -66,6 +66,14 @@ class Rule:
     stage: Stage
     broken: Callable[[Scenario, PlanGrid], np.ndarray]  # True where the plan violates the rule
     message: Callable[[Scenario, Plan], str | SettingsText]  # what is wrong and the nearest valid values
+    # Why plans are left out, in a few words beside their count (the page's "Not shown" line: "1,665: TP does not
+    # divide the attention heads"); `message` says it in full for one plan. Every error rule has one; a warning
+    # that leaves plans out of the search (zero_without_dp, a duplicate of ZeRO-0) has one too.
+    short: str = ""
+
+    def __post_init__(self):
+        if self.severity == "error" and not self.short:
+            raise ValueError(f"validity rule {self.name}: an error rule needs its `short` phrase")
 
 
 def divisors(n: int) -> list[int]:

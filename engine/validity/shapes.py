@@ -29,7 +29,8 @@ def _heads_message(s: Scenario, p: Plan) -> str:
     return f"TP={p.tp} does not divide {heads} attention heads; valid TP: {listing(valid, p.tp)}"
 
 
-TP_DIVIDES_HEADS = Rule("tp_divides_heads", "error", "layout", _heads_broken, _heads_message)
+TP_DIVIDES_HEADS = Rule("tp_divides_heads", "error", "layout", _heads_broken, _heads_message,
+                        short="TP does not divide the attention heads")
 
 
 def _kv_replication_allowed(s: Scenario) -> bool:
@@ -59,7 +60,8 @@ def _kv_message(s: Scenario, p: Plan) -> str:
     return f"TP={p.tp} does not {rule} {kv} KV heads ({s.setup.framework}); valid TP: {listing(valid, p.tp)}"
 
 
-TP_DIVIDES_KV_HEADS = Rule("tp_divides_kv_heads", "error", "layout", _kv_broken, _kv_message)
+TP_DIVIDES_KV_HEADS = Rule("tp_divides_kv_heads", "error", "layout", _kv_broken, _kv_message,
+                           short="TP does not divide the KV heads")
 
 
 def _kv_replicated_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -100,7 +102,8 @@ def _ffn_message(s: Scenario, p: Plan) -> str:
     return f"TP={p.tp} does not divide the FFN width {bad[0]:,}; valid TP: {listing(valid, p.tp)}"
 
 
-TP_DIVIDES_FFN = Rule("tp_divides_ffn", "error", "layout", _ffn_broken, _ffn_message)
+TP_DIVIDES_FFN = Rule("tp_divides_ffn", "error", "layout", _ffn_broken, _ffn_message,
+                      short="TP does not divide the FFN width")
 
 
 # --- sequence: CP and SP ------------------------------------------------------------------
@@ -118,7 +121,8 @@ def _cp_message(s: Scenario, p: Plan) -> str:
             f"CP rank two chunks); valid CP: {listing(valid, p.cp)}")
 
 
-CP_DIVIDES_SEQ = Rule("cp_divides_seq", "error", "layout", _cp_broken, _cp_message)
+CP_DIVIDES_SEQ = Rule("cp_divides_seq", "error", "layout", _cp_broken, _cp_message,
+                      short="CP does not divide the sequence")
 
 
 def _sp_broken(s: Scenario, g: PlanGrid) -> np.ndarray:
@@ -132,7 +136,8 @@ def _sp_message(s: Scenario, p: Plan) -> str:
             f"whole; valid TP with CP={p.cp}: {listing(valid, p.tp)}, or turn SP off")
 
 
-SP_DIVIDES_SEQ = Rule("sp_divides_seq", "error", "options", _sp_broken, _sp_message)
+SP_DIVIDES_SEQ = Rule("sp_divides_seq", "error", "options", _sp_broken, _sp_message,
+                      short="sequence parallelism: TP does not divide the sequence")
 
 
 # --- sequence: the model's context ---------------------------------------------------------

@@ -21,7 +21,7 @@ def test_every_style_written_out():
 def test_a_bare_strategy_has_no_dp_and_pp_1_shows_only_where_the_style_always_writes_it():
     s = Strategy(tp=4, zero_stage=3, micro_batch=1, recompute="none", sequence_parallel=False)
     assert s.label() == plan_label(s, "engine") == "TP4 PP1 ZeRO3 mb1 rc-none"
-    assert plan_label(s, "tools") == "TP=4 ZeRO-3 micro-batch=1 recompute=none"
+    assert plan_label(s, "tools") == "TP=4 ZeRO-3 micro-batch=1 recompute=none no-SP"  # SP off is said (session 13)
     assert plan_label(s, "page") == "TP 4 · ZeRO-3 · mb 1 · no recompute"  # no SP: switched off
     assert plan_label(s, "cli") == "TP=4 PP=1 ZeRO-3 mb=1 recompute=none no-SP"
 
