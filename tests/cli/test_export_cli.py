@@ -65,6 +65,21 @@ def test_from_plan_reads_recommend_output(capsys, tmp_path):
     assert code == 0 and "NNODES=2" in script
 
 
+def test_plan_index_counts_from_0_and_says_which_plan_of_the_table(capsys, tmp_path):
+    """recommend's table numbers plans from #1 and --plan-index counts from 0: `--plan-index 1` is #2, and the
+    note names it with the table's own label so a user who meant "#1" sees the mismatch at once."""
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "2", "--json")
+    saved = tmp_path / "rec.json"
+    saved.write_text(out)
+    second = json.loads(out)["plans"][1]["strategy"]
+    code, script, err = run(capsys, "export", "--format", "megatron", "--from-plan", str(saved), "--plan-index", "1")
+    assert code == 0 and f"--context-parallel-size {second['cp']}" in script
+    assert "note: exported plan #2 of the file's 2 (" in err and f"DP={second['dp']}" in err
+    assert "--plan-index 1 (counted from 0)" in err
+    code, _, err = run(capsys, "export", "--format", "megatron", "--from-plan", str(saved), "--plan-index", "2")
+    assert code == 2 and "the file has 2 plans, --plan-index 0..1 (counted from 0: 0 is #1" in err
+
+
 @pytest.mark.parametrize("content,words", [
     ("not json", "is not JSON"), ("[1, 2]", "holds no plan"), ('{"plans": []}', "has no plans"),
     ('{"x": 1}', "neither 'plans'"),
