@@ -63,9 +63,22 @@ def evaluate(req: EvaluateRequest):
 def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
-    return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
-                            profile=req.profile, export_format=req.export_format, list_exports=True,
-                            **(req.constraints or {}))
+    rec = engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
+                           profile=req.profile, export_format=req.export_format, list_exports=True,
+                           **(req.constraints or {}))
+    return with_cost(rec, **req.cost_args())
+
+
+def with_cost(rec, train_tokens: float | None, price_per_gpu_hour: float | None):
+    """Each plan's cost for the body's token budget and price, as `recommend --train-tokens … --json` gives it
+    (the search ranks without them; the same cost_report the CLI's cli/recommend.with_cost calls)."""
+    from ..engine.cost import cost_report
+
+    if train_tokens is None and price_per_gpu_hour is None:
+        return rec
+    plans = [p.model_copy(update={"cost": cost_report(p.throughput.tokens_per_s, p.cluster.num_gpus, p.cluster.gpu,
+                                                      train_tokens, price_per_gpu_hour)}) for p in rec.plans]
+    return rec.model_copy(update={"plans": plans})
 
 
 def explain(req: ExplainRequest):
