@@ -153,12 +153,20 @@ def _why(r: Recommendation) -> list[str]:
         tied = count_noun(len(r.plans) - 1, "plan")
         return ["", f"the next {tied} predict{'s' if len(r.plans) == 2 else ''} the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
-    lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({cmp.speedup - 1:+.2%} tokens/s):"]
+    lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({gain_percent(cmp.speedup)} tokens/s):"]
     for t in cmp.decisive[:3]:
         lines.append(f"  {TERM_LABELS[t.term]:<20} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     for t in cmp.offsetting[:2]:
         lines.append(f"  but {TERM_LABELS[t.term]:<16} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     return lines
+
+
+def gain_percent(speedup: float) -> str:
+    """1.0057 -> '+0.57%'; 1.000043 -> '+0.004%' (it read '+0.00%', a win by nothing): as many digits as it takes
+    to be non-zero, the page's rule (web/view.speed_words)."""
+    percent = (speedup - 1.0) * 100
+    digits = 2 if abs(percent) >= 0.01 else 3
+    return f"{percent:+.{digits}f}%"
 
 
 def _near_ties(r: Recommendation) -> list[str]:
