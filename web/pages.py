@@ -43,7 +43,8 @@ DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "node
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
                 "framework": "megatron", "config_json": "", "params": "", "response_len": "",
                 "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
-                "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": ""}
+                "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": "", "moe_a2a_overlap": "off",
+                "lora_rank": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -67,6 +68,7 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
                             "cuda_graphs": f.get("cuda_graphs") or "none",
                             "grad_reduce_dtype": f.get("grad_reduce_dtype") or "fp32",
                             "fp8_param_gather": f.get("fp8_param_gather") == "on",
+                            "moe_a2a_overlap": f.get("moe_a2a_overlap") == "on",
                             "recompute_modules": [m for m in f.get("recompute_modules", "").replace(",", " ").split()]
                             or None,
                             "top_k": PAGE_TOP_K}
@@ -101,6 +103,8 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             body["global_batch_tokens"] = f["batch"]
         else:
             body["global_batch"] = _whole(f["batch"], "global batch")
+    if f.get("lora_rank"):
+        body["lora_rank"] = _whole(f["lora_rank"], "LoRA rank")
     if f.get("mean_doc_len"):
         body["mean_doc_len"] = _whole(f["mean_doc_len"], "mean document length")
     return RecommendRequest(**body)

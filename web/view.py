@@ -179,6 +179,8 @@ def setup_line(setup: Any) -> str | None:
         return None
     mode = "-".join(SETUP_MODE_WORDS.get(part, part) for part in str(_get(setup, "mode")).split("-"))
     mode = mode.replace("-LoRA", " + LoRA").replace("-QLoRA", " + QLoRA")
+    if "LoRA" in mode:  # the rank sizes the adapters: said, as the chat says "QLoRA (rank 16)"
+        mode += f" (rank {_get(setup, 'lora_rank')})"
     return (f"sequence {_get(setup, 'seq_len'):,} tokens · global batch {count_noun(_get(setup, 'global_batch'), 'sequence')} "
             f"({_get(setup, 'global_batch_tokens'):,} tokens) · {mode} · {str(_get(setup, 'precision')).upper()} · "
             f"{FRAMEWORK_WORDS.get(_get(setup, 'framework'), _get(setup, 'framework'))}")
