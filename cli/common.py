@@ -184,11 +184,15 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
                           mean_doc_len=getattr(args, "mean_doc_len", None))
 
 
-def cost_args_from(args: argparse.Namespace) -> dict:
-    """train_tokens / price_per_gpu_hour keyword arguments for evaluate()."""
-    tokens = getattr(args, "train_tokens", None)
-    return {"train_tokens": parse_count(tokens, "train_tokens") if tokens else None,
-            "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
+def cost_args_from(args: argparse.Namespace, step_tokens: int) -> dict:
+    """train_tokens / price_per_gpu_hour keyword arguments for evaluate(); a budget below one step of
+    `step_tokens` tokens is refused (tools/cost_facts.check_budget)."""
+    from ..tools.cost_facts import check_budget
+
+    given = getattr(args, "train_tokens", None)
+    tokens = parse_count(given, "train_tokens") if given else None
+    check_budget(tokens, step_tokens, "--train-tokens", given)
+    return {"train_tokens": tokens, "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
 
 
 def strategy_from_args(args: argparse.Namespace) -> Strategy:

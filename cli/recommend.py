@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
                        headroom=args.headroom, profile=profile_from_args(args),
                        export_format=getattr(args, "export", None), list_exports=True, **constraints_from_args(args))
-    result = with_cost(result, **cost_args_from(args))
+    result = with_cost(result, **cost_args_from(args, result.setup.global_batch_tokens))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
     if hooks is not None and hasattr(hooks, "extend_recommend"):

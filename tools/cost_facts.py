@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..engine.cost import cost_report
+from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import parse_count
 from ..engine.results import Evaluation
 from .figures import r
@@ -25,6 +26,15 @@ class CostFacts(BaseModel):
     price_source: str = Field(description="'user-supplied' or the listed price's source")
     cluster_usd_per_hour: float
     usd_per_billion_tokens: float
+
+
+def check_budget(tokens: float | None, step_tokens: int, name: str, given: object = None) -> None:
+    """A token budget below one optimizer step is a unit left off ("15" for 15T), not a plan: it answered
+    "15 tokens: 0.0 days, 0 GPU-hours, $0". Refused, naming the step and the units (CLI, REST and the chat's tool)."""
+    if tokens is not None and tokens < step_tokens:
+        raise ShardwiseInputError(f"{name} {given if given is not None else tokens!r} is {tokens:,.0f} tokens, less "
+                                  f"than one optimizer step of this setup ({step_tokens:,} tokens): give the budget "
+                                  f"with its unit, e.g. 15T (15·10¹² tokens), 200B or 2e12")
 
 
 def cost_facts(e: Evaluation, train_tokens: str | float | None, price: float | None) -> CostFacts | None:

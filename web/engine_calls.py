@@ -57,16 +57,17 @@ def evaluate(req: EvaluateRequest):
 
     model, on, setup, strategy = resolve_model(req), cluster(req), req.setup(), req.strategy()
     require_whole_mesh(model, on, setup, strategy)  # no rounded-down DP for degrees that do not divide
-    return engine_evaluate(model, on, setup, strategy, **req.cost_args(), profile=req.profile)
+    return engine_evaluate(model, on, setup, strategy, **req.cost_args(setup.global_batch_tokens), profile=req.profile)
 
 
 def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
-    rec = engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
+    setup = req.setup()
+    rec = engine_recommend(resolve_model(req), cluster(req), setup, top_k=req.top_k, headroom=req.headroom,
                            profile=req.profile, export_format=req.export_format, list_exports=True,
                            **(req.constraints or {}))
-    return with_cost(rec, **req.cost_args())
+    return with_cost(rec, **req.cost_args(setup.global_batch_tokens))
 
 
 def with_cost(rec, train_tokens: float | None, price_per_gpu_hour: float | None):

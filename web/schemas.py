@@ -169,10 +169,13 @@ class CostFields(_Body):
     train_tokens: float | str | None = Field(default=None, description="token budget for time-to-train and cost: 15e12 or '15T'")
     price_per_gpu_hour: float | None = Field(default=None, ge=0, le=10_000, description="USD per GPU-hour (default: listed price)")
 
-    def cost_args(self) -> dict:
+    def cost_args(self, step_tokens: int) -> dict:
+        """The cost keywords; a budget below one step of `step_tokens` tokens is refused (a unit left off)."""
         from ..engine.inputs import parse_count
+        from ..tools.cost_facts import check_budget
 
         tokens = parse_count(self.train_tokens, "train_tokens") if self.train_tokens is not None else None
+        check_budget(tokens, step_tokens, "train_tokens", self.train_tokens)
         return {"train_tokens": tokens, "price_per_gpu_hour": self.price_per_gpu_hour}
 
 

@@ -95,3 +95,12 @@ def test_recommend_takes_the_cli_cost_flags(client):
         assert cost["price_source"] == "user-supplied"
     listed = client.post("/api/recommend", json={**SCENARIO, "top_k": 1}).json()["plans"][0]["cost"]
     assert listed["train_tokens"] is None and listed["price_source"] != "user-supplied"  # the catalog's price
+
+
+@pytest.mark.parametrize("path", ["/api/recommend", "/api/evaluate"])
+def test_a_budget_below_one_step_is_refused(client, path):
+    """As the CLI: one step of the default setup is 4,096 x 1,024 = 4,194,304 tokens; "15" was priced as 15 tokens."""
+    r = client.post(path, json={**SCENARIO, "train_tokens": "15"})
+    assert r.status_code == 400
+    assert r.json()["message"].startswith("train_tokens '15' is 15 tokens, less than one optimizer step of this setup "
+                                          "(4,194,304 tokens)")
