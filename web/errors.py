@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
-from .request_names import meant
+from .request_names import DERIVED, meant
 from .workpool import PoolBusy
 
 log = logging.getLogger("shardwise.web")
@@ -79,6 +79,8 @@ def describe_validation(errors: list[dict], path: str = "") -> tuple[int, str, l
         elif e.get("type") == "extra_forbidden" and name.rsplit(".", 1)[-1] in RESPONSE_SPELLINGS:
             msg = (f"unknown field: a request names it {RESPONSE_SPELLINGS[name.rsplit('.', 1)[-1]]!r} "
                    f"(the response's {name.rsplit('.', 1)[-1]!r} is the same setting; see /docs)")
+        elif e.get("type") == "extra_forbidden" and name.rsplit(".", 1)[-1] in DERIVED:
+            msg = f"unknown field: not set but derived ({DERIVED[name.rsplit('.', 1)[-1]]}); drop it"
         elif e.get("type") == "extra_forbidden" and "." not in name and meant(name, path):
             msg = f"unknown field; did you mean {meant(name, path)}? (see /docs for the allowed names)"
         elif e.get("type") == "extra_forbidden":

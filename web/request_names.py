@@ -26,6 +26,11 @@ OTHER_NAMES = {"gpu_count": "gpus", "n_gpus": "gpus", "world_size": "gpus", "npr
                "global_batch_size": "global_batch", "micro_batch_size": "micro_batch",
                "tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "pp",
                "context_parallel_size": "cp", "expert_model_parallel_size": "ep", "model_name": "model"}
+# Fields a response's `strategy` carries that a request cannot set: they follow from the others (a body copied
+# from a response was refused with no word on why).
+DERIVED = {"dp": "DP follows from the GPUs: gpus / (tp · cp · pp)",
+           "grad_accum": "gradient accumulation follows from the batch: global_batch / (dp · micro_batch)",
+           "expert_dp": "expert DP follows from the GPUs: gpus / (ep · etp · pp)"}
 # A search (recommend, what-if) takes the CLI's pins in `constraints`, not as plan fields.
 PLAN_KNOBS = ("tp", "pp", "vpp", "cp", "ep", "etp", "zero", "hsdp", "micro_batch", "recompute")
 SEARCHES = ("/api/recommend", "/api/what-if")

@@ -104,3 +104,14 @@ def test_a_budget_below_one_step_is_refused(client, path):
     assert r.status_code == 400
     assert r.json()["message"].startswith("train_tokens '15' is 15 tokens, less than one optimizer step of this setup "
                                           "(4,194,304 tokens)")
+
+
+def test_a_derived_field_copied_from_a_response_says_so(client):
+    """A response's strategy has dp and grad_accum; a body copied from it was refused as bare "unknown field"."""
+    r = client.post("/api/evaluate", json={**SCENARIO, "tp": 2, "dp": 4, "grad_accum": 16})
+    assert r.status_code == 422
+    by_field = {e["field"]: e["message"] for e in r.json()["errors"]}
+    assert by_field["dp"] == "unknown field: not set but derived (DP follows from the GPUs: gpus / (tp · cp · pp)); drop it"
+    assert by_field["grad_accum"].startswith("unknown field: not set but derived (gradient accumulation follows")
+    r = client.post("/api/explain", json={**SCENARIO, "a": {"tp": 2, "dp": 4}})
+    assert r.json()["errors"][0]["field"] == "a.dp" and "not set but derived" in r.json()["errors"][0]["message"]
