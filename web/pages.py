@@ -44,7 +44,7 @@ DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "node
                 "framework": "megatron", "config_json": "", "params": "", "response_len": "",
                 "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
                 "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": "", "moe_a2a_overlap": "off",
-                "lora_rank": ""}
+                "lora_rank": "", "prompt_len": "", "group_size": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -94,8 +94,13 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     if f.get("network"):
         body["network"] = f["network"]
     generates = body["mode"].split("-")[0] in ("grpo", "ppo")
-    if generates and f.get("response_len"):  # the sequence is then prompt (default) + response
-        body["response_len"] = seq_len_value(f["response_len"], "Response tokens")
+    if generates and f.get("prompt_len"):
+        body["prompt_len"] = seq_len_value(f["prompt_len"], "Prompt tokens")
+    if generates and f.get("group_size"):
+        body["group_size"] = _whole(f["group_size"], "samples per prompt")
+    if generates and (f.get("response_len") or f.get("prompt_len")):  # the sequence is then prompt + response
+        if f.get("response_len"):
+            body["response_len"] = seq_len_value(f["response_len"], "Response tokens")
     elif f.get("seq_len"):
         body["seq_len"] = seq_len_value(f["seq_len"])
     if f.get("batch"):

@@ -30,10 +30,13 @@
     if (seq) s.seq_len = seq;
     if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
     var response = f.response_len ? tokenLength(f.response_len.value) : null;
-    if (response && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
-      s.response_len = response;
+    var prompt = f.prompt_len ? tokenLength(f.prompt_len.value) : null;
+    if ((response || prompt) && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
+      if (response) s.response_len = response;
+      if (prompt) s.prompt_len = prompt;
       delete s.seq_len;
     }
+    if (f.group_size && +f.group_size.value > 0 && /^(grpo|ppo)/.test(s.mode)) s.group_size = +f.group_size.value;
     /* The settings the chat's scenario also takes (tools/scenario.py), when not their defaults: without them the
        chat priced the page's plan under the default dispatcher, graphs and rank, and its numbers differed. */
     if (f.moe_dispatcher && f.moe_dispatcher.value !== "alltoall") s.moe_dispatcher = f.moe_dispatcher.value;
@@ -158,6 +161,8 @@
     if (s.network) setSelect(f.network, s.network); else f.network.value = "";
     if (s.seq_len) f.seq_len.value = s.seq_len;
     if (f.response_len) f.response_len.value = s.response_len || "";
+    if (f.prompt_len) f.prompt_len.value = s.prompt_len || "";
+    if (f.group_size) f.group_size.value = s.group_size || "";
     if (s.global_batch_tokens) { f.batch.value = s.global_batch_tokens; f.batch_unit.value = "tokens"; }
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
