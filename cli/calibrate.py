@@ -32,7 +32,7 @@ LOG_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--
              "micro_batch": "--micro-batch", "recompute": "--recompute", "no_sp": "--no-sp", "hsdp": "--hsdp",
              "seq_len": "--seq-len", "global_batch": "--global-batch", "precision": "--precision",
              "framework": "--framework"}
-# Scenario flags with no default of their own (None unless given): beside --measured-csv they would be ignored.
+# Scenario flags with no default of their own (None unless given): beside --measured-csv they fill a row's gaps.
 CSV_SCENARIO_FLAGS = {"model": "--model", "params": "--params", "gpu": "--gpu", "gpus": "--gpus",
                       "gpus_per_node": "--gpus-per-node", "network": "--network",
                       "global_batch_tokens": "--global-batch-tokens"}
