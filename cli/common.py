@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
 from ..engine.cluster import Cluster
@@ -19,8 +20,12 @@ from .profile_file import add_profile_arg
 
 
 def _whole_number(text: str) -> int | None:
-    """'8', '1e3', '1_024', '8.0' -> int; '8.5', 'nan', 'inf', 'abc' -> None (never truncated)."""
+    """'8', '1e3', '1_024', '1,024', '8.0' -> int; '8.5', 'nan', 'inf', 'abc', '2,4' -> None (never truncated).
+    A thousands comma is read only in groups of three ('16,384'), as the page's form reads counts (web/pages._whole);
+    '2,4' stays an error, not 24."""
     s = text.strip().replace("_", "")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+", s):
+        s = s.replace(",", "")
     try:
         value = float(s) if any(c in s.lower() for c in ".e") else int(s)
     except ValueError:
