@@ -32,6 +32,10 @@ LOG_FLAGS = {"tp": "--tp", "pp": "--pp", "vpp": "--vpp", "cp": "--cp", "ep": "--
              "micro_batch": "--micro-batch", "recompute": "--recompute", "no_sp": "--no-sp", "hsdp": "--hsdp",
              "seq_len": "--seq-len", "global_batch": "--global-batch", "precision": "--precision",
              "framework": "--framework"}
+# Scenario flags with no default of their own (None unless given): beside --measured-csv they fill a row's gaps.
+CSV_SCENARIO_FLAGS = {"model": "--model", "params": "--params", "gpu": "--gpu", "gpus": "--gpus",
+                      "gpus_per_node": "--gpus-per-node", "network": "--network",
+                      "global_batch_tokens": "--global-batch-tokens"}
 # Of those, the ones a prediction depends on most: named when a log left them to the defaults.
 SAID_WHEN_DEFAULTED = ("seq_len", "global_batch", "tp", "pp", "zero", "micro_batch", "recompute", "precision",
                        "framework")
@@ -72,7 +76,8 @@ def register(subparsers) -> None:
                                                         "its throughput and whatever plan it prints")
     src.add_argument("--measured-csv", metavar="FILE",
                      help="several runs, one per row; columns are this command's flag names without dashes "
-                          "(model, gpu, gpus, seq_len, global_batch, tp, pp, ..., measured_tokens_per_s_per_gpu)")
+                          "(model, gpu, gpus, seq_len, global_batch, tp, pp, ..., measured_tokens_per_s_per_gpu); "
+                          "scenario and plan flags given beside it fill the columns a row leaves out")
     p.add_argument("--save", metavar="FILE", help="write the profile here (JSON), for --profile")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(handler=run, seq_len=None)
@@ -214,7 +219,39 @@ class RowParser(argparse.ArgumentParser):
         raise RowError(message)
 
 
-def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Measurement]:
+def flags_given(args: argparse.Namespace) -> list[str]:
+    """The scenario and plan flags given beside --measured-csv, as argv: they fill the columns a row leaves out
+    (they were ignored, so `--seq-len 8k` beside rows without seq_len fitted the runs at 4,096 tokens)."""
+    argv: list[str] = []
+    for dest, flag in {**CSV_SCENARIO_FLAGS, **LOG_FLAGS}.items():
+        value = getattr(args, dest, None)  # LOG_FLAGS are None unless given (register)
+        if value is None or value is False:
+            continue
+        argv += [flag] if value is True else [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
+    for dest, flag, default in (("mode", "--mode", "full"), ("lora_rank", "--lora-rank", 16)):  # defaults not None
+        if getattr(args, dest, default) != default:
+            argv += [flag, str(getattr(args, dest))]
+    return argv
+
+
+# Flags that name one setting two ways: a row giving one drops the command line's other (argparse refuses both).
+SAME_SETTING = (("--global-batch", "--global-batch-tokens"), ("--model", "--params"))
+
+
+def _without(argv: list[str], flags: set[str]) -> list[str]:
+    out, skip = [], False
+    for i, token in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if token in flags:
+            skip = i + 1 < len(argv) and not argv[i + 1].startswith("--")
+            continue
+        out.append(token)
+    return out
+
+
+def measurements_from_csv(path: str, parser: argparse.ArgumentParser, given: list[str] = ()) -> list[Measurement]:
     text = _read_text(path, "--measured-csv")
     rows = list(csv.DictReader(text.splitlines()))
     if not rows:
@@ -236,8 +273,10 @@ def measurements_from_csv(path: str, parser: argparse.ArgumentParser) -> list[Me
                 continue
             flag = "--" + key.strip().replace("_", "-")
             argv += [flag] if value.strip().lower() in ("true", "yes") and key.strip() == "no_sp" else [flag, value.strip()]
+        named = {token for token in argv if token.startswith("--")}
+        clashing = {other for pair in SAME_SETTING for flag in pair if flag in named for other in pair}
         try:
-            ns = parser.parse_args(argv)
+            ns = parser.parse_args(_without(list(given), clashing) + argv)  # the row's own values come last and win
         except (argparse.ArgumentError, RowError) as exc:
             raise ShardwiseInputError(f"--measured-csv {path!r} line {line}: {exc} (columns are calibrate's flag "
                                       "names without dashes, e.g. model, gpus, tp, measured_tokens_per_s_per_gpu)") from None
@@ -361,7 +400,10 @@ def run(args: argparse.Namespace) -> int:
         if beside:
             raise ShardwiseInputError(f"--measured-csv holds the measured runs, so {', '.join(beside)} would be "
                                       "ignored: give one or the other (or add the run as a row)")
-        runs, note = measurements_from_csv(args.measured_csv, RowParser()), f"{args.measured_csv}: runs read from CSV"
+        given = flags_given(args)
+        runs = measurements_from_csv(args.measured_csv, RowParser(), given)
+        note = f"{args.measured_csv}: runs read from CSV" + (
+            f" (a column a row leaves out comes from {' '.join(given)})" if given else "")
         stated = frozenset()
     elif not args.gpu or not (args.gpus or args.from_log):
         raise ShardwiseInputError("calibrate needs --gpu and --gpus (the measured run's; a log that prints its GPU count "

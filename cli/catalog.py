@@ -77,6 +77,10 @@ def run_models(args: argparse.Namespace) -> int:
             entry = find_model(args.name)
             model, record = entry.spec, model_record(entry.spec, entry.id, entry.aliases)
         except ShardwiseInputError:
+            matching = _matching_entries(args.name)
+            if matching:  # `shardwise models llama`: the family, not "unknown model 'llama'"
+                return _print_models(matching, args.json, f"models whose id or alias contains {args.name!r} "
+                                                          "(`shardwise models ID` shows one in full):")
             model = resolve_model(args.name)  # a config.json path or JSON text; re-raises a clear error otherwise
             record = model_record(model)
         if args.json:
@@ -84,13 +88,24 @@ def run_models(args: argparse.Namespace) -> int:
         else:
             print(record_text(record))
         return 0
-    entries = list_catalog()
-    if args.json:
+    return _print_models(list_catalog(), args.json)
+
+
+def _matching_entries(name: str) -> list:
+    """Catalog entries whose id or an alias contains `name` (a bare word: a path or JSON text is a config)."""
+    word = name.strip().lower()
+    if not word or any(c in word for c in "/\\{") or word.endswith(".json"):
+        return []
+    return [e for e in list_catalog() if any(word in n.lower() for n in (e.id, *e.aliases))]
+
+
+def _print_models(entries: list, as_json: bool, title: str | None = None) -> int:
+    if as_json:
         print_json([model_record(e.spec, e.id, e.aliases) for e in entries])
         return 0
     rows = [[e.id, _billions(total_params(e.spec)), _billions(active_params(e.spec)), e.spec.num_layers,
              e.spec.hidden_size, e.spec.num_attention_heads, e.spec.vocab_size, _kind(e.spec)] for e in entries]
-    print(table(["id", "params", "active", "layers", "hidden", "heads", "vocab", "kind"], rows))
+    print((title + "\n" if title else "") + table(["id", "params", "active", "layers", "hidden", "heads", "vocab", "kind"], rows))
     return 0
 
 

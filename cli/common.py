@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
 from ..engine.cluster import Cluster
@@ -19,8 +20,12 @@ from .profile_file import add_profile_arg
 
 
 def _whole_number(text: str) -> int | None:
-    """'8', '1e3', '1_024', '8.0' -> int; '8.5', 'nan', 'inf', 'abc' -> None (never truncated)."""
+    """'8', '1e3', '1_024', '1,024', '8.0' -> int; '8.5', 'nan', 'inf', 'abc', '2,4' -> None (never truncated).
+    A thousands comma is read only in groups of three ('16,384'), as the page's form reads counts (web/pages._whole);
+    '2,4' stays an error, not 24."""
     s = text.strip().replace("_", "")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+", s):
+        s = s.replace(",", "")
     try:
         value = float(s) if any(c in s.lower() for c in ".e") else int(s)
     except ValueError:
@@ -184,11 +189,15 @@ def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
                           mean_doc_len=getattr(args, "mean_doc_len", None))
 
 
-def cost_args_from(args: argparse.Namespace) -> dict:
-    """train_tokens / price_per_gpu_hour keyword arguments for evaluate()."""
-    tokens = getattr(args, "train_tokens", None)
-    return {"train_tokens": parse_count(tokens, "train_tokens") if tokens else None,
-            "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
+def cost_args_from(args: argparse.Namespace, step_tokens: int) -> dict:
+    """train_tokens / price_per_gpu_hour keyword arguments for evaluate(); a budget below one step of
+    `step_tokens` tokens is refused (tools/cost_facts.check_budget)."""
+    from ..tools.cost_facts import check_budget
+
+    given = getattr(args, "train_tokens", None)
+    tokens = parse_count(given, "train_tokens") if given else None
+    check_budget(tokens, step_tokens, "--train-tokens", given)
+    return {"train_tokens": tokens, "price_per_gpu_hour": getattr(args, "price_per_gpu_hour", None)}
 
 
 def strategy_from_args(args: argparse.Namespace) -> Strategy:

@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     setup = setup_from_args(args)
     model, cluster, strategy = model_from_args(args), cluster_from_args(args), strategy_from_args(args)
     require_whole_mesh(model, cluster, setup, strategy)  # no rounded-down DP for degrees that do not divide
-    result = evaluate(model, cluster, setup, strategy, **cost_args_from(args), profile=profile_from_args(args))
+    result = evaluate(model, cluster, setup, strategy, **cost_args_from(args, setup.global_batch_tokens),
+                      profile=profile_from_args(args))
     if args.json:
         print_json(result)
     else:

@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from ..engine.calibration.profile import NOT_IN_EXPORTS
 from ..engine.errors import ShardwiseInputError
 from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, export_plan
 from ..engine.inputs import build_cluster, resolve_model
+from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
 from ..engine.post_training.modes import training_setup
 from ..engine.training import TrainingSetup
@@ -52,9 +54,11 @@ def register(subparsers) -> None:
     p.add_argument("--format", required=True, choices=FORMATS, help="what to write")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--from-plan", metavar="FILE",
-                   help="a plan from `recommend --json` output (the whole output or one plan), or `evaluate --json`")
-    p.add_argument("--plan-index", type=int, default=0, metavar="N", help="with --from-plan on recommend output: "
-                                                                          "which plan (default 0, the best)")
+                   help="a plan from `recommend --json` output (the whole output or one plan), `evaluate --json`, or "
+                        "`what-if --json` (its 'after' recommendation)")
+    p.add_argument("--plan-index", type=int, default=0, metavar="N",
+                   help="with --from-plan on recommend output: which plan, counted from 0 (default 0 = #1, the best; "
+                        "1 = #2 of recommend's table, …)")
     add_scenario_args(p)
     add_plan_args(p)
     setup_defaults = {}
@@ -99,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(result.text)
+    if getattr(args, "picked_note", None):
+        print(args.picked_note, file=sys.stderr)
     if profile is not None:
         sys.stderr.write(f"note: {NOT_IN_EXPORTS}\n")
     if not result.header_in_text:
@@ -115,6 +121,19 @@ def _load(path: str) -> dict:
     if not isinstance(data, dict):
         raise ShardwiseInputError(f"--from-plan {path!r} holds no plan: expected recommend --json output or a plan object")
     return data
+
+
+def _which_plan(plan: dict, index: int, count: int, where: str = "the file") -> str:
+    """The plan taken from a recommend file, named for stderr once it is exported: --plan-index counts from 0
+    while recommend's table numbers from #1, so `--plan-index 2` meant for "#2" would export #3 without a word."""
+    summary = plan.get("strategy") if isinstance(plan, dict) else None
+    try:  # the summary as recommend's table labels it (with DP, which a bare Strategy does not know)
+        strategy = strategy_from_summary(summary)
+        label = plan_label(SimpleNamespace(**{**strategy.model_dump(), "dp": summary.get("dp")}), "cli")
+    except (TypeError, ValueError, AttributeError):  # a malformed strategy is refused later, with its own message
+        label = None
+    return (f"note: exported plan #{index + 1} of {count} in {where} ({label or 'no strategy'}): "
+            f"--plan-index {index} (counted from 0)")
 
 
 def strategy_from_summary(summary: dict) -> Strategy:
@@ -168,6 +187,9 @@ def setup_from_summary(s: dict, args: argparse.Namespace | None = None, given: s
 
 def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
     data = _load(args.from_plan)
+    if isinstance(data.get("after"), dict) and "plans" in data["after"] and "changes" in data:
+        data = data["after"]  # what-if --json: the recommendation after the change, the one a user goes on to run
+        args.picked_from = "the what-if's 'after' recommendation"  # said in the note
     top = data
     if "plans" in data:
         plans = data["plans"]
@@ -178,13 +200,15 @@ def scenario_from_plan_file(args: argparse.Namespace, setup_given: bool):
             raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has no plans (nothing fits?)")
         if not 0 <= args.plan_index < len(plans):
             raise ShardwiseInputError(f"--plan-index {args.plan_index} is out of range: the file has "
-                                      f"{len(plans)} plans (0..{len(plans) - 1})")
+                                      f"{len(plans)} plans, --plan-index 0..{len(plans) - 1} (counted from 0: "
+                                      f"0 is #1 of recommend's table)")
         plan = plans[args.plan_index]
+        args.picked_note = _which_plan(plan, args.plan_index, len(plans), getattr(args, "picked_from", "the file"))
     elif "strategy" in data:
         plan = data
     else:
         raise ShardwiseInputError(f"--from-plan {args.from_plan!r} has neither 'plans' (recommend --json) nor "
-                                  f"'strategy' (one plan)")
+                                  f"'strategy' (one plan, evaluate --json), nor a what-if --json's 'after'")
     if not isinstance(plan, dict):
         raise ShardwiseInputError(f"--from-plan {args.from_plan!r}: plan {args.plan_index} is not an object with "
                                   f"'strategy' (expected recommend --json or evaluate --json output)")

@@ -15,5 +15,8 @@ def read_json_file(path: str, flag: str) -> object:
         return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ShardwiseInputError(f"{flag} {path!r} does not exist") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # a directory, no permission: it was "is not JSON (IsADirectoryError: …)"
+        raise ShardwiseInputError(f"{flag} {path!r} cannot be read ({exc.strerror or exc}): give the JSON file "
+                                  "itself") from None
+    except ValueError as exc:
         raise ShardwiseInputError(f"{flag} {path!r} is not JSON ({exc.__class__.__name__}: {exc})") from None

@@ -43,4 +43,4 @@ def reading_text(r: LogReading) -> str:
     if flags:
         parts.append("run as " + " ".join(flags))
     notes = "".join(f"; {as_settings_text(note).spelled(flag_for)}" for note in r.notes)
-    return f"read from {r.framework} log ({r.entries} entries): " + "; ".join(p for p in parts if p) + notes
+    return f"read from {r.framework} log ({r.entries} {'entry' if r.entries == 1 else 'entries'}): " + "; ".join(p for p in parts if p) + notes

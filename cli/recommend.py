@@ -17,7 +17,7 @@ from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, count_noun, plan_line, plans_table, seconds, signed, tokens_text
+from ..present import TERM_LABELS, calibration_lines, count_noun, memory_band_note, plan_line, plans_table, seconds, signed, tokens_text
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      positive_int, print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     result = recommend(model_from_args(args), cluster_from_args(args), setup_from_args(args), top_k=args.top,
                        headroom=args.headroom, profile=profile_from_args(args),
                        export_format=getattr(args, "export", None), list_exports=True, **constraints_from_args(args))
-    result = with_cost(result, **cost_args_from(args))
+    result = with_cost(result, **cost_args_from(args, result.setup.global_batch_tokens))
     payload = result.model_dump(mode="json")
     hooks = _export_hooks()
     if hooks is not None and hasattr(hooks, "extend_recommend"):
@@ -153,12 +153,20 @@ def _why(r: Recommendation) -> list[str]:
         tied = count_noun(len(r.plans) - 1, "plan")
         return ["", f"the next {tied} predict{'s' if len(r.plans) == 2 else ''} the same step time; the winner is first by "
                     f"memory, then the simpler layout"]
-    lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({cmp.speedup - 1:+.2%} tokens/s):"]
+    lines = ["", f"why it beats {plan_label(other.strategy, 'cli')} ({gain_percent(cmp.speedup)} tokens/s):"]
     for t in cmp.decisive[:3]:
         lines.append(f"  {TERM_LABELS[t.term]:<20} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     for t in cmp.offsetting[:2]:
         lines.append(f"  but {TERM_LABELS[t.term]:<16} {seconds(t.a)} vs {seconds(t.b)} ({signed(t.a - t.b, 's')})")
     return lines
+
+
+def gain_percent(speedup: float) -> str:
+    """1.0057 -> '+0.57%'; 1.000043 -> '+0.004%' (it read '+0.00%', a win by nothing): as many digits as it takes
+    to be non-zero, the page's rule (web/view.speed_words)."""
+    percent = (speedup - 1.0) * 100
+    digits = 2 if abs(percent) >= 0.01 else 3
+    return f"{percent:+.{digits}f}%"
 
 
 def _near_ties(r: Recommendation) -> list[str]:
@@ -212,6 +220,10 @@ def render_recommendation(r: Recommendation) -> str:
     best = r.plans[0]
     lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best, r.setup.precision)}",
               *calibration_lines(best, "         ")]
+    band = best.memory.total_gib_range
+    if band and memory_band_note(best.memory):  # the page and `evaluate` say it; the recommend line did not
+        lines.append(f"         memory likely {band[0]:.1f}–{band[1]:.1f} GiB, above the {best.memory.capacity_gib:g} GiB at "
+                     "its upper end: check the peak in a short run")
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "

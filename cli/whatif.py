@@ -46,8 +46,12 @@ def _applies_differently(before: str | None, after: str | None) -> bool:
     return before != after and not all(unapplied)
 
 
+# The engine's input names that --change spells otherwise (`--change gpus=128` printed "num_gpus: 64 → 128").
+CHANGE_NAMES = {"num_gpus": "gpus"}
+
+
 def render_whatif(w: WhatIf) -> str:
-    lines = ["change   " + ", ".join(f"{c.input}: {c.before} → {c.after}" for c in w.changes)]
+    lines = ["change   " + ", ".join(f"{CHANGE_NAMES.get(c.input, c.input)}: {c.before} → {c.after}" for c in w.changes)]
     followed = next((r for r in w.reasons if r.rule == "global_batch" and "why" in r.numbers), None)
     if followed:  # the user never set a batch: say it moved with the scenario, and how to keep one
         lines.append(f"batch    {followed.numbers['why']} ({followed.numbers['after']:,} sequences); "

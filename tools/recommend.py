@@ -246,7 +246,7 @@ def run_recommend(scenario: Scenario, top_k: int | None = None, headroom: float 
         near_best=rec.near_best, ranking_resolution_percent=r(100 * rec.ranking_resolution, 1), binding=binding, counterfactuals=options,
         nothing_fits=nothing_fits_facts(rec.nothing_fits) if rec.nothing_fits else None,
         export_format=rec.export_format, set_aside=set_aside_facts(rec),
-        cost=(cost_facts(rec.plans[0], train_tokens, price_per_gpu_hour)
+        cost=(cost_facts(rec.plans[0], train_tokens, price_per_gpu_hour, rec.setup.global_batch_tokens)
               if rec.plans and (train_tokens is not None or price_per_gpu_hour is not None) else None),
         memory_risk=memory_risk_facts(rec),
         recommendation=rec.model_copy(update={"plans": rec.plans[:k]}))

@@ -57,15 +57,29 @@ def evaluate(req: EvaluateRequest):
 
     model, on, setup, strategy = resolve_model(req), cluster(req), req.setup(), req.strategy()
     require_whole_mesh(model, on, setup, strategy)  # no rounded-down DP for degrees that do not divide
-    return engine_evaluate(model, on, setup, strategy, **req.cost_args(), profile=req.profile)
+    return engine_evaluate(model, on, setup, strategy, **req.cost_args(setup.global_batch_tokens), profile=req.profile)
 
 
 def recommend(req: RecommendRequest):
     from ..engine.search import recommend as engine_recommend
 
-    return engine_recommend(resolve_model(req), cluster(req), req.setup(), top_k=req.top_k, headroom=req.headroom,
-                            profile=req.profile, export_format=req.export_format, list_exports=True,
-                            **(req.constraints or {}))
+    setup = req.setup()
+    rec = engine_recommend(resolve_model(req), cluster(req), setup, top_k=req.top_k, headroom=req.headroom,
+                           profile=req.profile, export_format=req.export_format, list_exports=True,
+                           **(req.constraints or {}))
+    return with_cost(rec, **req.cost_args(setup.global_batch_tokens))
+
+
+def with_cost(rec, train_tokens: float | None, price_per_gpu_hour: float | None):
+    """Each plan's cost for the body's token budget and price, as `recommend --train-tokens … --json` gives it
+    (the search ranks without them; the same cost_report the CLI's cli/recommend.with_cost calls)."""
+    from ..engine.cost import cost_report
+
+    if train_tokens is None and price_per_gpu_hour is None:
+        return rec
+    plans = [p.model_copy(update={"cost": cost_report(p.throughput.tokens_per_s, p.cluster.num_gpus, p.cluster.gpu,
+                                                      train_tokens, price_per_gpu_hour)}) for p in rec.plans]
+    return rec.model_copy(update={"plans": plans})
 
 
 def explain(req: ExplainRequest):

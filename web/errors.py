@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..engine.errors import ShardwiseInputError
+from .request_names import DERIVED, meant
 from .workpool import PoolBusy
 
 log = logging.getLogger("shardwise.web")
@@ -38,6 +39,11 @@ UNION_MODEL_TAG = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+$")
 RESPONSE_SPELLINGS = {"num_gpus": "gpus", "zero_stage": "zero", "hsdp_replicas": "hsdp"}
 
 
+# What a constraints value may be (web/schemas.SearchFields), for a value of another type such as {"max": {"pp": 4}}.
+CONSTRAINT_VALUE = ("a constraint's value is a number, a string, true/false or a list of them, under the knob's "
+                    "name: {\"tp\": 8}, {\"max_pp\": 4}, {\"zero\": [1, 3]}, {\"recompute\": \"full\"}")
+
+
 def field_name(loc: tuple) -> str:
     """('body', 'gpus') -> 'gpus'; pydantic's union branches like 'int', 'str' or 'PlanFields' are dropped."""
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
@@ -52,8 +58,9 @@ def _other_branch_went_deeper(name: str, error: dict, names: list[str]) -> bool:
     return str(error.get("type", "")).endswith("_type") and any(n.startswith(name + ".") for n in names)
 
 
-def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, str]]]:
-    """Pydantic's error list -> (status, one-line message, per-field entries)."""
+def describe_validation(errors: list[dict], path: str = "") -> tuple[int, str, list[dict[str, str]]]:
+    """Pydantic's error list -> (status, one-line message, per-field entries). `path`: the endpoint, whose
+    fields an unknown name is matched against (web/request_names.py)."""
     if any(e.get("type") == "json_invalid" for e in errors):
         e = next(e for e in errors if e.get("type") == "json_invalid")
         reason = (e.get("ctx") or {}).get("error", "invalid JSON")
@@ -72,8 +79,16 @@ def describe_validation(errors: list[dict]) -> tuple[int, str, list[dict[str, st
         elif e.get("type") == "extra_forbidden" and name.rsplit(".", 1)[-1] in RESPONSE_SPELLINGS:
             msg = (f"unknown field: a request names it {RESPONSE_SPELLINGS[name.rsplit('.', 1)[-1]]!r} "
                    f"(the response's {name.rsplit('.', 1)[-1]!r} is the same setting; see /docs)")
+        elif e.get("type") == "extra_forbidden" and name.rsplit(".", 1)[-1] in DERIVED:
+            msg = f"unknown field: not set but derived ({DERIVED[name.rsplit('.', 1)[-1]]}); drop it"
+        elif e.get("type") == "extra_forbidden" and "." not in name and meant(name, path):
+            msg = f"unknown field; did you mean {meant(name, path)}? (see /docs for the allowed names)"
         elif e.get("type") == "extra_forbidden":
             msg = "unknown field (see /docs for the allowed names)"
+        elif name.startswith("constraints.") and str(e.get("type", "")).endswith("_type"):
+            # one line for the union's four branches (int, str, bool, list), not four pydantic complaints
+            name = name.split(".")[0] + "." + name.split(".")[1]
+            msg = CONSTRAINT_VALUE
         elif e.get("type") == "missing":
             msg = "required"
         else:
@@ -105,7 +120,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     if kind is not None:  # RFC 9110 §15.5.16: 415 for a content type the endpoint does not accept
         message = f"the request body must be JSON sent with Content-Type: application/json (got {kind})"
         return JSONResponse({"message": message, "errors": [{"field": "body", "message": message}]}, status_code=415)
-    status, message, entries = describe_validation(list(exc.errors()))
+    status, message, entries = describe_validation(list(exc.errors()), request.url.path)
     return JSONResponse({"message": message, "errors": entries}, status_code=status)
 
 

@@ -43,7 +43,8 @@ DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "node
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
                 "framework": "megatron", "config_json": "", "params": "", "response_len": "",
                 "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
-                "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": ""}
+                "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": "", "moe_a2a_overlap": "off",
+                "lora_rank": "", "prompt_len": "", "group_size": ""}
 # Ranked plans on the page (the table is sortable; more would be noise).
 PAGE_TOP_K = 10
 
@@ -67,6 +68,7 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
                             "cuda_graphs": f.get("cuda_graphs") or "none",
                             "grad_reduce_dtype": f.get("grad_reduce_dtype") or "fp32",
                             "fp8_param_gather": f.get("fp8_param_gather") == "on",
+                            "moe_a2a_overlap": f.get("moe_a2a_overlap") == "on",
                             "recompute_modules": [m for m in f.get("recompute_modules", "").replace(",", " ").split()]
                             or None,
                             "top_k": PAGE_TOP_K}
@@ -92,8 +94,13 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
     if f.get("network"):
         body["network"] = f["network"]
     generates = body["mode"].split("-")[0] in ("grpo", "ppo")
-    if generates and f.get("response_len"):  # the sequence is then prompt (default) + response
-        body["response_len"] = seq_len_value(f["response_len"], "Response tokens")
+    if generates and f.get("prompt_len"):
+        body["prompt_len"] = seq_len_value(f["prompt_len"], "Prompt tokens")
+    if generates and f.get("group_size"):
+        body["group_size"] = _whole(f["group_size"], "samples per prompt")
+    if generates and (f.get("response_len") or f.get("prompt_len")):  # the sequence is then prompt + response
+        if f.get("response_len"):
+            body["response_len"] = seq_len_value(f["response_len"], "Response tokens")
     elif f.get("seq_len"):
         body["seq_len"] = seq_len_value(f["seq_len"])
     if f.get("batch"):
@@ -101,6 +108,8 @@ def form_to_request(form: dict[str, str]) -> RecommendRequest:
             body["global_batch_tokens"] = f["batch"]
         else:
             body["global_batch"] = _whole(f["batch"], "global batch")
+    if f.get("lora_rank"):
+        body["lora_rank"] = _whole(f["lora_rank"], "LoRA rank")
     if f.get("mean_doc_len"):
         body["mean_doc_len"] = _whole(f["mean_doc_len"], "mean document length")
     return RecommendRequest(**body)

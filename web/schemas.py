@@ -81,6 +81,9 @@ class ScenarioRequest(_Body):
     response_len: TokenLength | None = Field(default=None, description="grpo/ppo: generated tokens, 512 or '0.5k' (default 512)")
     group_size: int | None = Field(default=None, ge=1, le=4096, description="grpo/ppo: samples per prompt")
     inference_tp: int | None = Field(default=None, ge=1, le=1024, description="grpo/ppo: GPUs per rollout engine")
+    reference_dtype: Literal["bf16", "fp32"] | None = Field(
+        default=None, description="dpo/grpo/ppo: the frozen reference's weights (default bf16, as TRL and verl load "
+                                  "it; the CLI's --reference-dtype)")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
     framework: Framework = "megatron"
@@ -109,7 +112,8 @@ class ScenarioRequest(_Body):
         tokens = batch_tokens(self.global_batch_tokens) if self.global_batch_tokens is not None else None
         return training_setup(self.mode, seq_len=self.seq_len, global_batch=self.global_batch,
                               global_batch_tokens=tokens, prompt_len=self.prompt_len, response_len=self.response_len,
-                              group_size=self.group_size, inference_tp=self.inference_tp, lora_rank=self.lora_rank,
+                              group_size=self.group_size, inference_tp=self.inference_tp,
+                              reference_dtype=self.reference_dtype, lora_rank=self.lora_rank,
                               precision=self.precision, framework=self.framework,
                               moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
                               cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len,
@@ -159,17 +163,24 @@ class PlanFields(_Body):
                         sequence_parallel=self.sequence_parallel)
 
 
-class EvaluateRequest(PlanFields, ScenarioRequest):
-    """POST /api/evaluate: a scenario and one plan."""
+class CostFields(_Body):
+    """The CLI's --train-tokens and --price-per-gpu-hour (evaluate and recommend alike)."""
 
     train_tokens: float | str | None = Field(default=None, description="token budget for time-to-train and cost: 15e12 or '15T'")
     price_per_gpu_hour: float | None = Field(default=None, ge=0, le=10_000, description="USD per GPU-hour (default: listed price)")
 
-    def cost_args(self) -> dict:
+    def cost_args(self, step_tokens: int) -> dict:
+        """The cost keywords; a budget below one step of `step_tokens` tokens is refused (a unit left off)."""
         from ..engine.inputs import parse_count
+        from ..tools.cost_facts import check_budget
 
         tokens = parse_count(self.train_tokens, "train_tokens") if self.train_tokens is not None else None
+        check_budget(tokens, step_tokens, "train_tokens", self.train_tokens)
         return {"train_tokens": tokens, "price_per_gpu_hour": self.price_per_gpu_hour}
+
+
+class EvaluateRequest(CostFields, PlanFields, ScenarioRequest):
+    """POST /api/evaluate: a scenario and one plan."""
 
 
 class SearchFields(_Body):
@@ -182,7 +193,7 @@ class SearchFields(_Body):
         examples=[{"max_pp": 4}])
 
 
-class RecommendRequest(SearchFields, ScenarioRequest):
+class RecommendRequest(CostFields, SearchFields, ScenarioRequest):
     """POST /api/recommend: a scenario; the engine searches every valid plan."""
 
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="how many ranked plans to return")

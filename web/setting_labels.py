@@ -21,7 +21,9 @@ FORM_LABELS = {"model": "Model", "params": "Parameters", "gpu": "GPU", "network"
                "response_len": "Response tokens (GRPO/PPO)", "precision": "Precision", "framework": "Framework",
                "moe_dispatcher": "MoE dispatcher", "cuda_graphs": "CUDA graphs", "grad_reduce_dtype": "Gradient dtype",
                "fp8_param_gather": "FP8 weights", "recompute_modules": "Recompute modules",
-               "mean_doc_len": "Packed docs (mean tokens)"}
+               "mean_doc_len": "Packed docs (mean tokens)", "moe_a2a_overlap": "Expert A2A overlap",
+               "lora_rank": "LoRA rank", "prompt_len": "Prompt tokens (GRPO/PPO)",
+               "group_size": "Samples per prompt (GRPO/PPO)"}
 
 # Settings the page sets with something other than a labelled control.
 PAGE_PLACES = {"format": "the config tab"}  # export formats are the tabs under "Configs for the recommended plan"

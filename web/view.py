@@ -14,7 +14,7 @@ from markupsafe import Markup
 from ..engine.plan_label import plan_label
 from ..present import TERM_LABELS, count_noun, mfu_basis, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
-from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest
+from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest, ScenarioRequest
 from .setting_labels import page_text
 
 log = logging.getLogger("shardwise.web")
@@ -102,6 +102,7 @@ class ResultView:
     near_ties: str | None = None
     nothing_fits: NothingFitsView | None = None
     post_training: str | None = None
+    setup: str | None = None  # what was searched for: sequence, global batch (sequences and tokens), mode, precision
     mfu_basis: str = ""  # " of the FP8 peak" for an FP8 scenario (present.mfu_basis), as the CLI says it
 
     @property
@@ -137,6 +138,7 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
     view = ResultView(rows=rows, searched=_get(rec, "searched"), excluded=dict(_get(rec, "excluded") or {}),
                       mfu_basis=mfu_basis(_get(_get(rec, "setup"), "precision"),
                                           rows[0].evaluation.warnings if rows else ()))
+    view.setup = setup_line(_get(rec, "setup"))
     if rows:
         best = rows[0].evaluation
         view.model, view.cluster = best.model, best.cluster
@@ -161,6 +163,27 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
     elif _get(rec, "nothing_fits") is not None:
         view.nothing_fits = nothing_fits_view(rec.nothing_fits)
     return view
+
+
+# The form's own words for the setup's values (its select options), so the line reads as what was chosen.
+SETUP_MODE_WORDS = {"full": "full training", "lora": "LoRA", "qlora": "QLoRA", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO"}
+FRAMEWORK_WORDS = {"megatron": "Megatron", "deepspeed": "DeepSpeed", "fsdp": "FSDP2 / torchtitan", "nanotron": "nanotron"}
+
+
+def setup_line(setup: Any) -> str | None:
+    """'sequence 8,192 tokens · global batch 512 sequences (4,194,304 tokens) · full training · BF16 · Megatron':
+    the numbers the search used, as the CLI's `setup` line gives them. The form takes "4M" tokens (rounded down to
+    whole sequences) and, for GRPO/PPO with a response length, builds the sequence from prompt + response; without
+    this line a page user could not see what their entries became."""
+    if setup is None:
+        return None
+    mode = "-".join(SETUP_MODE_WORDS.get(part, part) for part in str(_get(setup, "mode")).split("-"))
+    mode = mode.replace("-LoRA", " + LoRA").replace("-QLoRA", " + QLoRA")
+    if "LoRA" in mode:  # the rank sizes the adapters: said, as the chat says "QLoRA (rank 16)"
+        mode += f" (rank {_get(setup, 'lora_rank')})"
+    return (f"sequence {_get(setup, 'seq_len'):,} tokens · global batch {count_noun(_get(setup, 'global_batch'), 'sequence')} "
+            f"({_get(setup, 'global_batch_tokens'):,} tokens) · {mode} · {str(_get(setup, 'precision')).upper()} · "
+            f"{FRAMEWORK_WORDS.get(_get(setup, 'framework'), _get(setup, 'framework'))}")
 
 
 PEAK_PHASES = {"policy_training": "the policy's training step", "rollout": "rollout generation",
@@ -255,7 +278,8 @@ def export_tabs(request: RecommendRequest, s: Any) -> list[ConfigTab]:
     from . import engine_calls
     from ..engine.errors import ShardwiseInputError
 
-    scenario = request.model_dump(exclude={"top_k", "headroom", "constraints", "export_format"})
+    # the scenario alone: the search's and the cost's fields are not an export's (ExportRequest refuses them)
+    scenario = request.model_dump(include=set(ScenarioRequest.model_fields))
     plan = {"tp": s.tp, "pp": s.pp, "vpp": s.vpp, "cp": s.cp, "ep": s.ep, "etp": s.etp, "zero": s.zero_stage,
             "hsdp": s.hsdp_replicas, "micro_batch": s.micro_batch, "recompute": s.recompute, "sequence_parallel": s.sequence_parallel}
     tabs = []

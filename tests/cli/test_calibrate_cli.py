@@ -274,3 +274,22 @@ def test_measured_mfu_is_a_fraction_and_above_1_is_refused_naming_the_fraction(c
 def test_measured_mfu_help_states_the_unit(capsys):
     code, out, err = run(capsys, "calibrate", "--help")
     assert code == 0 and "MFU as a fraction of the GPU's dense peak: 0.45 for 45 %" in " ".join(out.split())
+
+
+def test_flags_beside_a_csv_fill_the_columns_a_row_leaves_out(capsys, tmp_path):
+    """`--seq-len 8k --pp 2` beside rows without those columns were ignored: the runs were fitted at 4,096 tokens and
+    PP=1 without a word. A row's own column still wins (this one gives tp 4)."""
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text("model,gpu,gpus,tp,measured_tokens_per_s_per_gpu\nllama-3.1-70b,h100,64,4,1000\n")
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
+                         "--seq-len", "8k", "--global-batch-tokens", "4M", "--pp", "2", "--tp", "8",
+                         "--measured-csv", csv_path)
+    assert code == 0, err
+    # 4M tokens = 4,194,304 / 8,192 = 512 sequences; DP = 64 / (TP 4 x PP 2) = 8
+    assert "run        Llama-3.1-70B, 64 GPUs, seq 8,192, global batch 512, TP=4 PP=2 DP=8 " in out
+    assert "a column a row leaves out comes from " in out and "--seq-len 8192" in out
+    # a row giving global_batch drops the command line's --global-batch-tokens (one setting, two spellings)
+    csv_path.write_text("model,gpu,gpus,global_batch,measured_tokens_per_s_per_gpu\nllama-3.1-70b,h100,64,256,1000\n")
+    code, out, err = run(capsys, "calibrate", "--seq-len", "8k", "--global-batch-tokens", "4M", "--measured-csv", csv_path)
+    assert code == 0, err
+    assert "seq 8,192, global batch 256," in out

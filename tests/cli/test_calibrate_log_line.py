@@ -24,3 +24,16 @@ def test_the_log_line_reads_as_figures_and_flags(capsys):
     assert "=" not in line and "--no-sp" not in line
     # The run is named as every other CLI line names plans; DP = 64 / (TP 4 x PP 4) = 4.
     assert "global batch 512, TP=4 PP=4 DP=4 ZeRO-1 mb=1 recompute=selective SP" in out
+
+
+def test_one_entry_is_singular(capsys, tmp_path):
+    """A Hugging Face Trainer log has one summary line: "(1 entry)", not "(1 entries)". 2.845 samples/s x 4,096
+    tokens / 8 GPUs = 1,456.6 tokens/s per GPU."""
+    log = tmp_path / "hf.log"
+    log.write_text("{'train_runtime': 3600.12, 'train_samples_per_second': 2.845, 'train_steps_per_second': 0.022, "
+                   "'train_loss': 1.65, 'epoch': 1.0}\n")
+    code, out, err = run(capsys, "calibrate", "--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--gpus", "8",
+                         "--seq-len", "4096", "--global-batch", "128", "--from-log", str(log))
+    assert code == 0, err
+    assert out.startswith("read from hf-trainer log (1 entry): 2.845 samples/s")
+    assert "measured   1,457 tokens/s/GPU" in out

@@ -95,3 +95,17 @@ def test_gpu_and_network_records_read_as_text(capsys):
     assert "[" not in lines["aliases"]
     code, out, err = run(capsys, "networks", "ib-ndr")
     assert "bandwidth_gbs   50\n" in out
+
+
+def test_a_partial_name_lists_the_family(capsys):
+    """`shardwise models llama-3.1` said "unknown model"; it lists the catalog ids containing it (the catalog has
+    Llama 3.1 at 8B, 70B and 405B: `shardwise models`), and a word matching nothing is still the one-line error."""
+    code, out, err = run(capsys, "models", "llama-3.1")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "models whose id or alias contains 'llama-3.1' (`shardwise models ID` shows one in full):"
+    assert [line.split()[0] for line in lines[3:]] == ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"]
+    code, out, err = run(capsys, "models", "llama-3.1", "--json")
+    assert code == 0 and [m["id"] for m in json.loads(out)] == ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"]
+    code, out, err = run(capsys, "models", "zzz")
+    assert code == 2 and err.startswith("shardwise: error: unknown model 'zzz'")

@@ -115,3 +115,16 @@ def test_nanotron_is_a_framework_one_can_plan_for(capsys):
     assert code == 0 and "INVALID plan" in out and "ZeRO stage 2 is not available with nanotron" in out
     code, out, err = run(capsys, *base, "--pp", "2", "--vpp", "2", "--global-batch", "64")
     assert code == 0 and "nanotron has no interleaved pipeline schedule" in out
+
+
+def test_a_thousands_comma_is_read_as_the_page_reads_it(capsys):
+    """The page's form took "1,024" GPUs or sequences and the CLI refused it; groups of three digits are read alike
+    now, and "1,6" (no thousands grouping) is still refused rather than read as 16."""
+    from support.cli_runner import run
+
+    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16",
+                         "--global-batch", "1,024", "--top", "1")
+    assert code == 0, err
+    assert "global batch 1,024 (4,194,304 tokens)" in out  # 1,024 sequences x 4,096 tokens
+    code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "1,6")
+    assert code == 2 and "expected a positive whole number, got '1,6'" in err

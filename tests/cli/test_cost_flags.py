@@ -47,3 +47,15 @@ def test_evaluate_help_states_every_plan_default(capsys):
     for flag in ("--tp", "--pp", "--vpp", "--cp", "--ep", "--etp", "--zero", "--micro-batch", "--recompute"):
         assert flag in plan
     assert plan.count("(default") >= 9 and "default 1)" in plan and "default selective" in plan
+
+
+@pytest.mark.parametrize("command", ["recommend", "evaluate"])
+def test_a_budget_below_one_step_is_a_missing_unit(capsys, command):
+    """`--train-tokens 15` (meant 15T) answered "15 tokens: 0.0 days, 0 GPU-hours, $0". One step of the default
+    setup is 4,096 tokens x 1,024 sequences = 4,194,304 tokens; a budget below it is refused with the units."""
+    code, out, err = run(capsys, command, *SCENARIO, "--train-tokens", "15")
+    assert code == 2 and out == ""
+    assert err == ("shardwise: error: --train-tokens '15' is 15 tokens, less than one optimizer step of this setup "
+                   "(4,194,304 tokens): give the budget with its unit, e.g. 15T (15·10¹² tokens), 200B or 2e12\n")
+    code, _, err = run(capsys, command, *SCENARIO, "--train-tokens", "4194304")  # exactly one step: a budget
+    assert code == 0, err

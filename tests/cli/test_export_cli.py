@@ -65,6 +65,21 @@ def test_from_plan_reads_recommend_output(capsys, tmp_path):
     assert code == 0 and "NNODES=2" in script
 
 
+def test_plan_index_counts_from_0_and_says_which_plan_of_the_table(capsys, tmp_path):
+    """recommend's table numbers plans from #1 and --plan-index counts from 0: `--plan-index 1` is #2, and the
+    note names it with the table's own label so a user who meant "#1" sees the mismatch at once."""
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "2", "--json")
+    saved = tmp_path / "rec.json"
+    saved.write_text(out)
+    second = json.loads(out)["plans"][1]["strategy"]
+    code, script, err = run(capsys, "export", "--format", "megatron", "--from-plan", str(saved), "--plan-index", "1")
+    assert code == 0 and f"--context-parallel-size {second['cp']}" in script
+    assert "note: exported plan #2 of 2 in the file (" in err and f"DP={second['dp']}" in err
+    assert "--plan-index 1 (counted from 0)" in err
+    code, _, err = run(capsys, "export", "--format", "megatron", "--from-plan", str(saved), "--plan-index", "2")
+    assert code == 2 and "the file has 2 plans, --plan-index 0..1 (counted from 0: 0 is #1" in err
+
+
 @pytest.mark.parametrize("content,words", [
     ("not json", "is not JSON"), ("[1, 2]", "holds no plan"), ('{"plans": []}', "has no plans"),
     ('{"x": 1}', "neither 'plans'"),
@@ -97,3 +112,16 @@ def test_recommend_json_carries_exports_when_asked(capsys):
             assert ("refused" in entry) != ("text" in entry)
     code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "1", "--json")
     assert "exports" not in json.loads(out)["plans"][0]
+
+
+def test_from_plan_takes_a_what_if_files_after_side(capsys, tmp_path):
+    """`what-if --json > wi.json` then `export --from-plan wi.json` was "has neither 'plans' nor 'strategy'": the
+    recommendation after the change is the one a user goes on to run, so it is exported, and the note says so."""
+    code, out, _ = run(capsys, "what-if", *SCENARIO, "--change", "gpu=h200", "--json")
+    saved = tmp_path / "wi.json"
+    saved.write_text(out)
+    after = json.loads(out)["after"]["plans"][0]["strategy"]
+    code, script, err = run(capsys, "export", "--format", "megatron", "--from-plan", str(saved))
+    assert code == 0, err
+    assert "# cluster: 16 x h200" in script and f"DP={after['dp']}" in script
+    assert "note: exported plan #1 of 3 in the what-if's 'after' recommendation (" in err

@@ -41,3 +41,12 @@ def test_a_profile_saved_with_a_utf8_bom_reads_as_the_same_profile(tmp_path, cap
         assert cli([*RUN, "--profile", str(path), "--json"]) == 0
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and json.loads(outs[0])["calibration"].startswith("calibrated: compute ×0.900")
+
+
+def test_a_directory_is_said_as_one(tmp_path, capsys):
+    """`--profile somedir` read "is not JSON (IsADirectoryError: [Errno 21] …)"; it says the path cannot be read."""
+    capsys.readouterr()
+    assert cli([*RUN, "--profile", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"shardwise: error: --profile {str(tmp_path)!r} cannot be read (Is a directory): give the JSON "
+                   "file itself")

@@ -61,3 +61,10 @@ def test_what_if_changes_the_moe_dispatcher(capsys):
     code, out, err = run(capsys, "recommend", *DEEPSEEK, "--moe-dispatcher", "deepep", "--json", "--top", "1")
     assert code == 0, err
     assert json.loads(out)["setup"]["moe_dispatcher"] == "deepep"
+
+
+def test_the_change_line_names_the_input_as_change_spells_it(capsys):
+    """`--change gpus=16` printed "num_gpus: 8 → 16", the engine's field, a name the CLI never asks for."""
+    code, out, err = run(capsys, "what-if", *SCENARIO, "--change", "gpus=16")
+    assert code == 0, err
+    assert out.splitlines()[0] == "change   gpus: 8 → 16"

@@ -43,3 +43,10 @@ def test_no_budget_no_price_no_cost():
 def test_a_budget_that_is_no_number_is_an_error():
     out = call({"scenario": SCENARIO, "top_k": 1, "train_tokens": "lots"})
     assert not out.ok and "train_tokens" in out.errors[0]
+
+
+def test_a_budget_below_one_step_is_an_error_as_on_the_cli():
+    """512 sequences x 4,096 tokens = 2,097,152 tokens per step: a budget of 15 tokens (15T without its unit) was
+    priced at 0 days and $0."""
+    out = call({"scenario": SCENARIO, "top_k": 1, "train_tokens": "15"})
+    assert not out.ok and "less than one optimizer step of this setup (2,097,152 tokens)" in out.errors[0]

@@ -75,7 +75,7 @@ def test_the_moe_note_names_the_dispatcher_control(client):
     r = client.post("/ui/results", data=form)
     assert r.status_code == 200
     note = next(li for li in re.findall(r"<li><strong>Note:</strong>(.*?)</li>", r.text, re.S) if "DeepEP" in li)
-    assert "pass “MoE dispatcher” deepep" in note and "pass the API field moe_a2a_overlap" in note
+    assert "pass “MoE dispatcher” deepep" in note and "pass “Expert A2A overlap”" in note
     assert "pass moe_dispatcher" not in note
 
 

@@ -30,10 +30,20 @@
     if (seq) s.seq_len = seq;
     if (f.batch.value) s[f.batch_unit.value === "tokens" ? "global_batch_tokens" : "global_batch"] = f.batch.value;
     var response = f.response_len ? tokenLength(f.response_len.value) : null;
-    if (response && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
-      s.response_len = response;
+    var prompt = f.prompt_len ? tokenLength(f.prompt_len.value) : null;
+    if ((response || prompt) && /^(grpo|ppo)/.test(s.mode)) {  /* rollout modes: the sequence is prompt + response */
+      if (response) s.response_len = response;
+      if (prompt) s.prompt_len = prompt;
       delete s.seq_len;
     }
+    if (f.group_size && +f.group_size.value > 0 && /^(grpo|ppo)/.test(s.mode)) s.group_size = +f.group_size.value;
+    /* The settings the chat's scenario also takes (tools/scenario.py), when not their defaults: without them the
+       chat priced the page's plan under the default dispatcher, graphs and rank, and its numbers differed. */
+    if (f.moe_dispatcher && f.moe_dispatcher.value !== "alltoall") s.moe_dispatcher = f.moe_dispatcher.value;
+    if (f.moe_a2a_overlap && f.moe_a2a_overlap.value === "on") s.moe_a2a_overlap = true;
+    if (f.cuda_graphs && f.cuda_graphs.value !== "none") s.cuda_graphs = f.cuda_graphs.value;
+    if (f.mean_doc_len && +f.mean_doc_len.value > 0) s.mean_doc_len = +f.mean_doc_len.value;
+    if (f.lora_rank && +f.lora_rank.value > 0 && /lora/.test(s.mode)) s.lora_rank = +f.lora_rank.value;
     return s;
   }
 
@@ -151,9 +161,17 @@
     if (s.network) setSelect(f.network, s.network); else f.network.value = "";
     if (s.seq_len) f.seq_len.value = s.seq_len;
     if (f.response_len) f.response_len.value = s.response_len || "";
+    if (f.prompt_len) f.prompt_len.value = s.prompt_len || "";
+    if (f.group_size) f.group_size.value = s.group_size || "";
     if (s.global_batch_tokens) { f.batch.value = s.global_batch_tokens; f.batch_unit.value = "tokens"; }
     else if (s.global_batch) { f.batch.value = s.global_batch; f.batch_unit.value = "sequences"; }
     ["mode", "precision", "framework"].forEach(function (k) { if (s[k]) f[k].value = s[k]; });
+    /* the chat's scenario is whole: a setting it leaves out is at its default */
+    if (f.moe_dispatcher) f.moe_dispatcher.value = s.moe_dispatcher || "alltoall";
+    if (f.moe_a2a_overlap) f.moe_a2a_overlap.value = s.moe_a2a_overlap ? "on" : "off";
+    if (f.cuda_graphs) f.cuda_graphs.value = s.cuda_graphs || "none";
+    if (f.mean_doc_len) f.mean_doc_len.value = s.mean_doc_len || "";
+    if (f.lora_rank) f.lora_rank.value = s.lora_rank || "";
     toggleModelFields();
     if (!force && formKey() === shownKey) {  /* the results on show are of this very scenario: no second search */
       sentKey = JSON.stringify([formScenario(), chatPlanShown()]);
