@@ -75,16 +75,16 @@ def memory_band_note(m: MemoryReport) -> str | None:
 
 def memory_risk_lines(risk: MemoryRisk | None, style: str = "cli") -> list[str]:
     """The recommended plan may not fit (Recommendation.memory_risk, engine/memory_risk.py): the top of its 80 % memory
-    band is above the usable memory while its point estimate fits. Two lines, for the CLI under its BEST line and the
+    band is above the GPU's capacity while its point estimate fits. Two lines, for the CLI under its BEST line and the
     page under the recommended plan: what may not fit, and the fastest plan within the ranking resolution whose whole
     band fits (or that none does). Nothing when the band fits."""
     if risk is None:
         return []
-    head = (f"may not fit: up to {risk.upper_gib:.1f} GiB of {risk.usable_gib:g} GiB usable at the top of its 80 % "
-            f"memory band (1 run in 10 peaks above it)")
+    head = (f"may not fit: up to {risk.upper_gib:.1f} GiB at the top of its 80 % memory band, above the "
+            f"{risk.capacity_gib:g} GiB (1 run in 10 peaks above the band)")
     e = risk.band_fits
     if e is None or not e.memory.total_gib_range:
-        return [head, f"no plan as fast (within the ranking resolution) keeps its band within {risk.usable_gib:g} GiB: "
+        return [head, f"no plan as fast (within the ranking resolution) keeps its band within {risk.capacity_gib:g} GiB: "
                       f"check the peak in a short run"]
     return [head, f"{plan_label(e.strategy, style)} keeps its band within it (up to {e.memory.total_gib_range[1]:.1f} "
                   f"GiB) for {risk.band_fits_slower_percent:.1f}% fewer tokens/s"]

@@ -17,7 +17,8 @@ from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
 from ..engine.search import recommend
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, calibration_lines, count_noun, memory_band_note, plan_line, plans_table, seconds, signed, tokens_text
+from ..present import (TERM_LABELS, calibration_lines, count_noun, memory_risk_lines, plan_line, plans_table, seconds,
+                       signed, tokens_text)
 from .common import (add_cost_args, add_scenario_args, cluster_from_args, cost_args_from, model_from_args,
                      positive_int, print_json, setup_from_args)
 from .evaluate import moe_dispatch_words, packed_note
@@ -221,9 +222,9 @@ def render_recommendation(r: Recommendation) -> str:
     lines += [f"BEST     {plan_label(best.strategy, 'cli')}", f"         {plan_line(best, r.setup.precision)}",
               *calibration_lines(best, "         ")]
     band = best.memory.total_gib_range
-    if band and memory_band_note(best.memory):  # the page and `evaluate` say it; the recommend line did not
-        lines.append(f"         memory likely {band[0]:.1f}–{band[1]:.1f} GiB, above the {best.memory.capacity_gib:g} GiB at "
-                     "its upper end: check the peak in a short run")
+    if band and r.memory_risk is not None:  # the chat and the tools say it (engine/memory_risk.py), as `evaluate` does
+        lines.append(f"         memory likely {band[0]:.1f}–{band[1]:.1f} GiB")
+        lines += [f"         {line}" for line in memory_risk_lines(r.memory_risk, "cli")]
     if best.cost is not None and best.cost.train_tokens is not None:
         c = best.cost
         lines.append(f"         {tokens_text(c.train_tokens)} tokens: {c.time_to_train_days:,.1f} days, "

@@ -1,5 +1,7 @@
 """When the recommended plan may not fit: its point estimate fits the usable memory (the search ranks by it), but the
-upper end of its 80 % memory band does not. The band is the memory model's error on measured peaks
+upper end of its 80 % memory band is above the GPU's capacity — the threshold the page and `evaluate` use for their
+band note (present.memory_band_note), so every surface warns about the same plans. The headroom is the search's
+margin on the point estimate; the band is the estimate's error, so the band's top is held against the capacity. The band is the memory model's error on measured peaks
 (engine/calibration/intervals.py memory_band: one multiplicative band per software stack, so the same factor for every
 plan of a search); 1 run in 10 peaks above its upper end. Among the plans predicted within the ranking resolution of
 the best (coverage.RANKING_RESOLUTION: closer than measured runs can order), the fastest whose whole band fits is
@@ -30,12 +32,13 @@ def memory_risk(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, fittin
     """`fitting`, `step_s`, `memory_bytes`: the search's fitting plans, fastest first (search.Ranking); `best_index`:
     the plan recommended among them (0, or the first the export format writes). None when its band fits."""
     usable = cluster.gpu.memory_gib * (1.0 - headroom)
+    capacity = cluster.gpu.memory_gib
     factor = math.exp(memory_band(setup).high)  # the band's upper end over the point estimate
     upper = memory_bytes / GIB * factor
-    if upper[best_index] <= usable:
+    if upper[best_index] <= capacity:
         return None
     best_step = step_s[best_index]
-    near = (step_s < best_step * (1.0 + RANKING_RESOLUTION)) & (upper <= usable)
+    near = (step_s < best_step * (1.0 + RANKING_RESOLUTION)) & (upper <= capacity)
     near[: best_index + 1] = False
     band_fits, slower = None, None
     for i in np.flatnonzero(near):

@@ -75,7 +75,7 @@ class SetAside(_Result):
 
 class MemoryRisk(_Result):
     """The best plan fits at its point estimate, but the upper end of its 80 % memory band (intervals.memory_band) is
-    above the usable memory, capacity × (1 − headroom): a run of it may still go out of memory. The search ranks by
+    above the GPU's capacity: a run of it may still go out of memory. The search ranks by
     the point estimate (the band is the model's error, not the plan's); this says so, and names the fastest plan
     within the ranking resolution of the best whose whole band fits, when there is one."""
 
@@ -83,7 +83,7 @@ class MemoryRisk(_Result):
     usable_gib: float = Field(description="capacity × (1 − headroom)")
     capacity_gib: float
     band_fits: Evaluation | None = Field(default=None, description="the fastest plan predicted within "
-                                         "ranking_resolution of the best whose band's upper end is within usable_gib")
+                                         "ranking_resolution of the best whose band's upper end is within capacity_gib")
     band_fits_slower_percent: float | None = Field(default=None, description="its tokens/s below the best's, "
                                                                              "in percent")
 

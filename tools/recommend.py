@@ -104,7 +104,7 @@ class MemoryRiskFacts(BaseModel):
     usable_gib: float
     capacity_gib: float
     band_fits: PlanFigures | None = Field(None, description="the fastest plan within ranking_resolution_percent of "
-                                                            "the best whose whole band fits usable_gib")
+                                                            "the best whose whole band fits capacity_gib")
     band_fits_slower_percent: float | None = Field(None, description="its tokens/s below the best's, in percent")
 
 
@@ -144,7 +144,7 @@ class RecommendResult(Result):
                                                        f"best plans it writes")
     cost: CostFacts | None = Field(None, description="the best plan's time, GPU-hours and cost, when asked")
     memory_risk: MemoryRiskFacts | None = Field(None, description="set when the best plan may not fit: the top of its "
-                                                                  "memory band is above usable_gib")
+                                                                  "memory band is above the GPU's capacity_gib")
     recommendation: Recommendation
 
     def hidden_from_model(self) -> set[str]:
