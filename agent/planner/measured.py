@@ -314,7 +314,10 @@ def pending_run(record: dict) -> MeasuredRun:
 # "with calibration applied", "after calibrating". Before one exists the same words ask how to calibrate ("help with
 # calibration"), so they are read only with a profile in the state (`profile_meant`).
 LOOSE_PROFILE = re.compile(r"(?:\b(?:with|using|after|incl(?:uding|\.)?)\s+|\bw/\s*)calibrat(?:ion|ing)\b"
-                           r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b")
+                           r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b"
+                           # the run's figures fitted, named as theirs: "best plan w/ our numbers", "using our measurements"
+                           r"|(?:\b(?:with|using|given|from)\s+|\bw/\s*)(?:our|my|ur)\s+(?:own\s+|measured\s+)?"
+                           r"(?:numbers|measurements?|figures|data|cluster'?s?\s+numbers)\b")
 
 
 def profile_meant(text: str, fitted: bool) -> bool:
