@@ -38,12 +38,16 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
                  r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # taken into the model: "fold that into your model", "factor this in", "bake it into the predictions"
+                 r"|\b(?:fold|factor|bake|feed|fit)\s+(?:it|that|this|these|those|them)\s+in(?:to)?\b"
                  # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
                  r"|\b(?:got|getting|gets)\s+(?:~\s*|about\s+|around\s+|roughly\s+)?\d")
 # A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
 WHOLE = r"(?<![\w.,-])"
 RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
-PER_GPU_RATE = rf"{RATE}\s*(?:/\s*|per\s+)gpu\b"
+# per GPU, however named: "tokens/sec per device", "tok/s per accelerator", "tok/s/card"
+GPU_WORD = r"(?:gpu|device|accelerator|card)"
+PER_GPU_RATE = rf"{RATE}\s*(?:/\s*|per\s+){GPU_WORD}\b"
 SAID_AS = r"\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*"
 # "850 tok/s/GPU", "1.1k tokens per second per GPU"; the unit first: "tok/s/gpu: 3,950", "throughput per gpu of
 # 4,100 tokens/s"
@@ -51,12 +55,17 @@ THROUGHPUT = re.compile(rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{PER_GPU_RATE}"
                         rf"|{PER_GPU_RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\b"
                         rf"|throughput\s+per\s+gpu{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
                         # the rate named first, "per GPU" after the figure: "tps ~5.9k per gpu", "tok/s: 4,100/gpu"
-                        rf"|\b{RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:/\s*|per\s+)gpu\b")
+                        rf"|\b{RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:/\s*|per\s+){GPU_WORD}\b")
 # "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
-TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
+# a job's rate is often said in millions: "~1.23 million tokens/s", "1.2M tok/s"
+TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k|m|mil(?:lion)?)?\s*{RATE}\b"
 WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
                        r"(?:job|run|cluster)|across\s+(?:all\s+)?(?:the\s+)?(?:\d+\s+)?gpus|cluster[\s-]wide|aggregate)\b"
-                       r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
+                       r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S +
+                       # the whole job named first: "the whole job does ~1.23 million tokens/s", "the entire run gets 54k tok/s"
+                       r"|\b(?:whole|entire|full)\s+(?:job|run|cluster|training\s+run)\s+(?:does|did|is\s+doing|was\s+doing|gets|got|"
+                       r"hits|reaches|pushes|processes|runs\s+at|is\s+at|was\s+at|sits\s+at)\s*(?:about\s+|around\s+|roughly\s+|~\s*)?"
+                       + TOKENS_PER_S)
 # a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
 BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
 NUMBER = rf"{WHOLE}(\d+(?:\.\d+)?)(?!\d|\.\d|[eE][+-]?\d)"  # whole: not the 1 of "mfu 1e9" or "12e9"
@@ -76,7 +85,9 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}
 WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|logged)\s+(?:by|in|on))(?:\s+(?:the|our|my))?"
               r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
 # how it sits there: "MFU sits at ~42%", "mfu hovers around 40 %", "mfu is at 41%", "mfu averages 39%"
-SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?"
+# and as it is doing: "our MFU is hovering around 38%", "mfu has been sitting at 40 %", "mfu keeps hovering near 39%"
+SITS = (r"(?:\s+(?:(?:is|was|'s|has\s+been|keeps|kept)\s+)?(?:hovering|sitting|staying|running|holding|settling|averaging|"
+        r"coming\s+in|stuck)|\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?")
 # a fraction written without its leading zero is one too: "mfu .31", ".38 mfu" (0.31, 0.38)
 FRACTION_OR_NUMBER = rf"{WHOLE}(\.\d+(?![\d.]|[eE][+-]?\d)|\d+(?:\.\d+)?(?!\d|\.\d|[eE][+-]?\d))"
 MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*"
@@ -202,8 +213,8 @@ def measured_total_throughput(text: str) -> float | None:
     m = _measured(text, WHOLE_JOB)
     if m is None:
         return None
-    value, thousands = _number(m, 1, 3)
-    return value * (1000 if thousands else 1)
+    value, multiple = _number(m, 1, 3, 5)
+    return value * (1e6 if multiple and multiple.startswith("m") else 1000 if multiple else 1)
 
 
 def measured_rate_unclear(text: str) -> bool:

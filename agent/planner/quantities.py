@@ -118,7 +118,9 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(?:batch(?:es)?|gbs|\bbsz?)\s*(?:size\s*)?(?:of|=|:|is|to)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
         # millions of tokens with no other role are a batch ("1.5M tok", "~0.5m tokens"): a dataset is
         # counted in billions, a context in thousands; "1M token context" is a length, read elsewhere
-        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(m)\s*-?\s*tok(?:en)?s?\b(?!\s*-?\s*(?:ctx|context|seq|window|long|per\s+(?:sample|seq)))",
+        # (nor a rate: "the job does 1.23m tokens/s")
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(m)\s*-?\s*tok(?:en)?s?\b(?!\s*-?\s*(?:ctx|context|seq|window|long|per\s+(?:sample|seq)))"
+        r"(?!\s*(?:/\s*s(?:ec(?:ond)?)?\b|per\s+s(?:ec(?:ond)?)?\b|a\s+second\b))",
     ]
     for pattern in token_patterns:
         m = re.search(pattern, text)
