@@ -26,7 +26,7 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  # "our run does", and with the run's plan between: "our tp4 pp4 run does 850 tok/s/gpu"
                  r"our\s+(?:[\w.=-]+\s+){0,3}?(?:run|job|cluster)\s+(?:does|did|gets|got|hits|runs\s+at|ran\s+at|is\s+at|was\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
-                 r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
+                 r"(?:our|the|each|every|one|an?)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
                  # a figure named as real: "real step time", "actual throughput", "wall-clock iteration time"
                  r"|\b(?:real|actual|observed|wall[\s-]?clock|steady[\s-]?state)\s+(?:step|iteration|iter|throughput|mfu|tok)"
                  # a tool that reported it: "the dashboard shows", "tensorboard reports", "the logs say"
@@ -37,7 +37,8 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
-                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # (as typed in a hurry too: "calbrate pls", "callibrate")
+                 r"|\b(?:re-?)?cal+[ia]?b[ae]?rat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
                  # taken into the model: "fold that into your model", "factor this in", "bake it into the predictions"
                  r"|\b(?:fold|factor|bake|feed|fit)\s+(?:it|that|this|these|those|them)\s+in(?:to)?\b"
                  # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
@@ -199,9 +200,20 @@ def measured_throughput(text: str) -> float | None:
     return value * (1000 if thousands else 1)
 
 
+# A step said in minutes: "~1 min 39 s", "1m39s", "2 minutes", "1.5 min" (written in seconds before it is read)
+MIN_SEC = re.compile(rf"{WHOLE}(\d+)\s*(?:m|mins?|minutes?)\s*(?:and\s+)?(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b", re.IGNORECASE)
+MINUTES = re.compile(rf"{WHOLE}(\d+(?:\.\d+)?)\s*(?:mins?|minutes?)\b", re.IGNORECASE)
+
+
+def in_seconds(text: str) -> str:
+    """The text with durations in minutes written in seconds: "1 min 39 s" -> "99 s"."""
+    text = MIN_SEC.sub(lambda m: f"{60 * int(m.group(1)) + float(m.group(2)):g} s", text)
+    return MINUTES.sub(lambda m: f"{60 * float(m.group(1)):g} s", text)
+
+
 def measured_step_time(text: str) -> float | None:
     """Seconds per training step the user says they measured, or None."""
-    m = _measured(text.replace(",", ""), STEP_TIME)
+    m = _measured(in_seconds(text.replace(",", "")), STEP_TIME)
     if m is None:
         return None
     value, unit = _number(m, 1, 3, 5, 7)
