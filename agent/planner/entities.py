@@ -266,6 +266,8 @@ def extract(message: str) -> Entities:
         rest = rest[:added.start()] + " " * (added.end() - added.start()) + rest[added.end():]
     gpus, nodes, per_node = find_counts(rest)
     e.gpus = counts.get("gpus") if counts.get("gpus") is not None else gpus
+    if e.gpus is None and counts.get("owned_one") and not (counts.get("nodes") or nodes):
+        e.gpus = 1  # "on my 4090" with no count anywhere: the one GPU
     e.nodes = counts.get("nodes") or nodes
     e.gpus_per_node = counts.get("gpus_per_node") or per_node
     hardware = r"\b(?:gpus?|nodes?|cards|accelerators)\b"  # "double the nodes", "half that many gpus"
