@@ -19,6 +19,7 @@ from ...engine.errors import ShardwiseInputError
 from ...engine.memory_units import conversion_text, to_gib
 from ...engine.training_logs import LogReading, read_log
 from .measured_range import middle_of_range
+from .target_rate import without_target
 
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
@@ -295,6 +296,7 @@ def measured_run(text: str) -> MeasuredRun | None:
     unusable = unreadable_log(text)
     if unusable is not None:
         return unusable
+    text = without_target(text)  # "we need 50k tokens/s, can we hit that?": wanted, not measured
     ranged = middle_of_range(text)
     if ranged is not None:  # "between 3,800 and 4,100 tok/s/gpu": its middle, when that is the figure read
         middle_text, low, high = ranged
