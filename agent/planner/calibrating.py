@@ -55,7 +55,9 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     knobs = e.plans[0] if e.plans else {}
     same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
                                                                                                  scenario.params)
-    discussed = state.user_plan if run.kind == "log" else state.plan  # a pasted log is the run they said they run
+    # a pasted log is the run they said they run; a figure, the plan under discussion, else the plan of the run they
+    # reported before ("that's per micro-batch, 32 per step. now?" after a figure that could not be fitted)
+    discussed = state.user_plan if run.kind == "log" or state.plan is None else state.plan
     plan = plan_with(None if len(knobs) >= 2 or not same_model else discussed, knobs)
     framework_said = scenario.framework
     if run.reading is not None:

@@ -221,6 +221,29 @@ def measured_step_time(text: str) -> float | None:
     return value / (1000.0 if unit.startswith("m") else 1.0)
 
 
+# A time per micro-batch and how many micro-batches make an optimizer step: "the 0.52s is the per-micro-batch it/s
+# counter, there are 32 micro-batches per optimizer step", "each micro-batch takes 0.4 s, grad accum 16". The step
+# is their product. No cue is needed: shardwise predicts no per-micro-batch time, so one said is one observed.
+MICRO = r"micro[\s_-]*batch(?:es)?"
+MICRO_TIME = re.compile(rf"{NUMBER}{SECONDS}[^.?!\d]{{0,30}}?\bper[\s-]*{MICRO}"
+                        rf"|\bper[\s-]*{MICRO}(?:\s+time)?[^.?!\d]{{0,20}}?{NUMBER}{SECONDS}"
+                        rf"|\b(?:each|every|one|a)\s+{MICRO}\s+(?:takes|took|is|runs\s+at|at)\s+(?:about\s+|around\s+|~\s*)?"
+                        rf"{NUMBER}{SECONDS}")
+MICRO_COUNT = re.compile(rf"{WHOLE}(\d+)\s*{MICRO}\s*(?:per|/|a|in\s+(?:a|an|each|every|one))\s*(?:optimi[sz]er\s+|training\s+|"
+                         rf"global\s+)?step\b|\bgrad(?:ient)?[\s_-]*accum\w*(?:[\s_-]*steps)?\s*(?:of|=|:|is)?\s*(\d+)\b"
+                         rf"|{WHOLE}(\d+)\s*(?:grad(?:ient)?[\s_-]*)?accum\w*\s+steps\b")
+
+
+def measured_micro_batch_step(text: str) -> float | None:
+    """Seconds per optimizer step from a time per micro-batch times the micro-batches per step, or None."""
+    lowered = text.lower().replace(",", "")
+    time, count = MICRO_TIME.search(lowered), MICRO_COUNT.search(lowered)
+    if time is None or count is None:
+        return None
+    value, unit = _number(time, 1, 3, 5)
+    return value / (1000.0 if unit.startswith("m") else 1.0) * int(next(g for g in count.groups() if g))
+
+
 def measured_total_throughput(text: str) -> float | None:
     """Tokens/s of the whole job the user says they measured ("54,400 tokens/s in total"), or None."""
     m = _measured(text, WHOLE_JOB)
@@ -311,7 +334,8 @@ def measured_run(text: str) -> MeasuredRun | None:
 
 
 def _figure(text: str) -> MeasuredRun | None:
-    for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
+    for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_micro_batch_step),
+                       ("step_s", measured_step_time),
                        ("mfu", measured_mfu_percent), ("tflops_per_gpu", measured_tflops),
                        ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
