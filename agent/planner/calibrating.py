@@ -86,7 +86,7 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
                                                  **run.tool_arguments(scenario.gpus)})
     parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total",
-                         said_range=range_text(run), tflops=tflops) if out.ok
+                         said_range=range_text(run), tflops=tflops, per_micro_batch=run.per_micro_batch) if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
     if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
         parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()

@@ -133,6 +133,7 @@ class MeasuredRun:
     reason: str | None = None  # log_unusable: what the readers looked for
     zero: bool = False  # log_unusable: its step time or throughput is printed as zero
     said_range: tuple[float, float] | None = None  # the figure was given as a range; `value` is its middle
+    per_micro_batch: tuple[float, int] | None = None  # step_s read as (s per micro-batch, micro-batches per step)
 
     def tool_arguments(self, gpus: int | None = None) -> dict:
         """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
@@ -225,7 +226,7 @@ def measured_step_time(text: str) -> float | None:
 # counter, there are 32 micro-batches per optimizer step", "each micro-batch takes 0.4 s, grad accum 16". The step
 # is their product. No cue is needed: shardwise predicts no per-micro-batch time, so one said is one observed.
 MICRO = r"micro[\s_-]*batch(?:es)?"
-MICRO_TIME = re.compile(rf"{NUMBER}{SECONDS}[^.?!\d]{{0,30}}?\bper[\s-]*{MICRO}"
+MICRO_TIME = re.compile(rf"{NUMBER}{SECONDS}[^.?!\d]{{0,30}}?\b(?:per|each|every|one|a)[\s-]*{MICRO}"
                         rf"|\bper[\s-]*{MICRO}(?:\s+time)?[^.?!\d]{{0,20}}?{NUMBER}{SECONDS}"
                         rf"|\b(?:each|every|one|a)\s+{MICRO}\s+(?:takes|took|is|runs\s+at|at)\s+(?:about\s+|around\s+|~\s*)?"
                         rf"{NUMBER}{SECONDS}")
@@ -234,14 +235,20 @@ MICRO_COUNT = re.compile(rf"{WHOLE}(\d+)\s*{MICRO}\s*(?:per|/|a|in\s+(?:a|an|eac
                          rf"|{WHOLE}(\d+)\s*(?:grad(?:ient)?[\s_-]*)?accum\w*\s+steps\b")
 
 
-def measured_micro_batch_step(text: str) -> float | None:
-    """Seconds per optimizer step from a time per micro-batch times the micro-batches per step, or None."""
+def micro_batch_parts(text: str) -> tuple[float, int] | None:
+    """(seconds per micro-batch, micro-batches per optimizer step) the message states, or None."""
     lowered = text.lower().replace(",", "")
     time, count = MICRO_TIME.search(lowered), MICRO_COUNT.search(lowered)
     if time is None or count is None:
         return None
     value, unit = _number(time, 1, 3, 5)
-    return value / (1000.0 if unit.startswith("m") else 1.0) * int(next(g for g in count.groups() if g))
+    return value / (1000.0 if unit.startswith("m") else 1.0), int(next(g for g in count.groups() if g))
+
+
+def measured_micro_batch_step(text: str) -> float | None:
+    """Seconds per optimizer step from a time per micro-batch times the micro-batches per step, or None."""
+    parts = micro_batch_parts(text)
+    return None if parts is None else parts[0] * parts[1]
 
 
 def measured_total_throughput(text: str) -> float | None:
@@ -340,7 +347,8 @@ def _figure(text: str) -> MeasuredRun | None:
                        ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
         if value is not None:
-            return MeasuredRun(kind, value)
+            parts = micro_batch_parts(text) if read is measured_micro_batch_step else None
+            return MeasuredRun(kind, value, per_micro_batch=parts)
     return None
 
 
