@@ -7,6 +7,7 @@ before any call: a zero, an MFU above 100 %, a tokens/s said neither per GPU nor
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ...engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ...engine.errors import ShardwiseInputError
@@ -65,6 +66,12 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
             scenario, plan = apply_reading(scenario, plan, run.reading)
         except ShardwiseInputError:
             pass  # the log contradicts the message (its GPU count): the tool's error says how
+    if run.reading is not None and e.global_batch is None and not e.global_batch_tokens and e.grad_accum:
+        # "batch_size 4 per dp rank, no grad accum" beside a log whose mesh has TP=2: the global batch counts the
+        # data-parallel ranks the log's plan leaves (micro-batch x accumulation x GPUs / model-parallel degrees)
+        batch = replace(e, plans=[plan.model_dump(exclude_none=True)]).batch_from_accum(scenario.gpus)
+        if batch:
+            scenario = scenario.model_copy(update={"global_batch": batch, "global_batch_tokens": None})
     # A log that cannot say its backend (HF Trainer), with none said: the tool applies the log's default and says so.
     assumed = run.reading is not None and run.reading.setup_framework is None and framework_said is None
     if assumed:

@@ -180,10 +180,15 @@ GRAD_ACCUM = re.compile(r"\bgrad(?:ient)?[\s_-]*accum(?:ulation)?(?:[\s_-]*steps
                         r"|(?<![\w.])(\d+)\s*(?:x\s*)?grad(?:ient)?[\s_-]*accum(?:ulation)?\b")
 
 
+NO_ACCUM = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o|\bzero)\s+(?:grad(?:ient)?[\s_-]*)?accum(?:ulation)?\b")
+
+
 def find_grad_accum(text: str) -> int | None:
     """Micro-batches accumulated per step, as written; with the per-device batch and the data-parallel
     size it gives the global batch (HF Trainer: per_device_train_batch_size x accumulation x world size)."""
     m = GRAD_ACCUM.search(text)
+    if m is None and NO_ACCUM.search(text):
+        return 1  # "no grad accum": one micro-batch per step
     return int(m.group(1) or m.group(2)) if m else None
 
 
