@@ -94,8 +94,14 @@ def _knob_name(written: str) -> str:
 def _found(text: str) -> list[tuple[int, str, object]]:
     """(position, knob, value) of every knob written, in order."""
     found = [(m.start(), knob, _knob_value(knob, m)) for knob, pattern in KNOB_PATTERNS.items()
-             for m in re.finditer(pattern, text)]
+             for m in re.finditer(pattern, text)
+             if not (knob == "recompute" and m.groupdict().get("bare") and ASKED_WITH.search(text[:m.start()]))]
     return sorted(found, key=lambda t: t[0])
+
+
+# A bare "activation checkpointing" listed among settings asked about is asked, not set: "which micro-batch and
+# activation checkpointing?", "what mbs + act ckpt should i use"
+ASKED_WITH = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s*){1,3}(?:and|\+|&|,|/)\s*$")
 
 
 def _layout_words(text: str) -> dict:
