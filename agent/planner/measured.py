@@ -41,7 +41,7 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  # (as typed in a hurry too: "calbrate pls", "callibrate")
                  r"|\b(?:re-?)?cal+[ia]?b[ae]?rat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
                  # taken into the model: "fold that into your model", "factor this in", "bake it into the predictions"
-                 r"|\b(?:fold|factor|bake|feed|fit)\s+(?:it|that|this|these|those|them)\s+in(?:to)?\b"
+                 r"|\b(?:fold|factor|bake|feed)\s+(?:it|that|this|these|those|them)\s+in(?:to)?\b"
                  # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
                  r"|\b(?:got|getting|gets)\s+(?:~\s*|about\s+|around\s+|roughly\s+)?\d")
 # A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
