@@ -11,6 +11,7 @@ from ..state import ConversationState
 from .entities import Entities, normalise
 from .intents import Intent, what_if_split
 from .measured import measured_peak
+from .target_rate import target_rate, verdict
 from .names import UNSUPPORTED_HARDWARE, contrasted_concepts
 from .catalog_asked import catalogs_asked
 from .cues import REFERS, RUNNER_UP
@@ -192,6 +193,12 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
     text = render(template, r=out.result)
     if sp_asked is not None:  # "best plan without SP?": said, not dropped in silence
         text = render("offline/sp_not_pinned.md.j2", on=sp_asked).strip() + "\n\n" + text
+    target = target_rate(message)
+    if target is not None and out.result.best is not None and out.result.best.tokens_per_s:
+        # "we need ~12 samples/sec, can we hit that?": answered first, yes or no, from the best plan and its band
+        best, facts = out.result.best, out.result.scenario
+        text = render("offline/target_rate.md.j2", t=target, p=best, s=facts, rid=out.result.id,
+                      status=verdict(target, best, facts.seq_len, facts.gpus)).strip() + "\n\n" + text
     if intent.detail == "uncertainty" and out.result.best is not None:  # "…, and how sure are you?"
         text = render("offline/uncertainty.md.j2", p=out.result.best, rid=out.result.id).strip() + "\n\n" + text
     return text

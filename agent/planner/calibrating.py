@@ -7,6 +7,7 @@ before any call: a zero, an MFU above 100 %, a tokens/s said neither per GPU nor
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ...engine.assumptions.calibration_bounds import MAX_MEASURED_MFU
 from ...engine.errors import ShardwiseInputError
@@ -55,7 +56,9 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     knobs = e.plans[0] if e.plans else {}
     same_model = state.scenario is not None and (state.scenario.model, state.scenario.params) == (scenario.model,
                                                                                                  scenario.params)
-    discussed = state.user_plan if run.kind == "log" else state.plan  # a pasted log is the run they said they run
+    # a pasted log is the run they said they run; a figure, the plan under discussion, else the plan of the run they
+    # reported before ("that's per micro-batch, 32 per step. now?" after a figure that could not be fitted)
+    discussed = state.user_plan if run.kind == "log" or state.plan is None else state.plan
     plan = plan_with(None if len(knobs) >= 2 or not same_model else discussed, knobs)
     framework_said = scenario.framework
     if run.reading is not None:
@@ -63,6 +66,12 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
             scenario, plan = apply_reading(scenario, plan, run.reading)
         except ShardwiseInputError:
             pass  # the log contradicts the message (its GPU count): the tool's error says how
+    if run.reading is not None and e.global_batch is None and not e.global_batch_tokens and e.grad_accum:
+        # "batch_size 4 per dp rank, no grad accum" beside a log whose mesh has TP=2: the global batch counts the
+        # data-parallel ranks the log's plan leaves (micro-batch x accumulation x GPUs / model-parallel degrees)
+        batch = replace(e, plans=[plan.model_dump(exclude_none=True)]).batch_from_accum(scenario.gpus)
+        if batch:
+            scenario = scenario.model_copy(update={"global_batch": batch, "global_batch_tokens": None})
     # A log that cannot say its backend (HF Trainer), with none said: the tool applies the log's default and says so.
     assumed = run.reading is not None and run.reading.setup_framework is None and framework_said is None
     if assumed:
@@ -84,7 +93,7 @@ def calibrate_answer(run: MeasuredRun, e: Entities, state: ConversationState, sc
     out = turn.call("calibrate_to_measurement", {"scenario": scenario_args(scenario), "plan": plan.model_dump(),
                                                  **run.tool_arguments(scenario.gpus)})
     parts.append((render("offline/calibrate.md.j2", r=out.result, total=run.kind == "tokens_per_s_total",
-                         said_range=range_text(run), tflops=tflops) if out.ok
+                         said_range=range_text(run), tflops=tflops, per_micro_batch=run.per_micro_batch) if out.ok
                   else result_or_error(out, "offline/calibrate.md.j2")).strip())
     if out.ok and several_runs(message, run.kind):  # "6900 on tp2 pp4 and 6100 on tp4 pp2": one fitted, said so
         parts[-1] += "\n\n" + render("offline/calibrate_one_run.md.j2", r=out.result).strip()

@@ -173,8 +173,12 @@ def normalise(text: str) -> str:
     text = re.sub(r"\b(?:local|per[\s_-]?(?:device|gpu|rank)(?:[\s_-]?train)?)[\s_-]?(?:batch(?:[\s_-]?size)?|bsz?)\b",
                   "micro-batch", text)
     # the batch said per device after its value: "batch_size 2 per rank", "bs of 4 per gpu", "batch 1 each device"
+    # ("batch_size 4 per dp rank": the data-parallel rank, as torchtitan's local batch is counted)
     text = re.sub(r"\b(?:batch(?:[\s_-]?size)?|bsz?)\s*(?:of|=|:)?\s*(\d+)\s*(?:/|per|a|each|on\s+each)[\s-]*"
-                  r"(?:rank|gpu|device|replica|worker)\b", r"micro-batch \1", text)
+                  r"(?:(?:dp|data[\s-]parallel)[\s_-]*)?(?:rank|gpu|device|replica|worker)\b", r"micro-batch \1", text)
+    # sequences said per GPU: "2 seqs per gpu", "4 samples/device" (the GPU word is no accelerator named "seqs")
+    text = re.sub(r"(?<![\w.])(\d+)\s*(?:seqs?|sequences?|samples?)\s*(?:/|per|a|each|on\s+each)[\s-]*"
+                  r"(?:(?:dp|data[\s-]parallel)[\s_-]*)?(?:rank|gpu|device|replica|worker)\b", r"micro-batch \1", text)
     for pattern, written in MILLIONS:  # "half a million tokens" -> "0.5m tokens", as "4M tokens" is read
         text = re.sub(pattern, written, text)
     return re.sub(r"\s+", " ", text).strip()
@@ -266,6 +270,8 @@ def extract(message: str) -> Entities:
         rest = rest[:added.start()] + " " * (added.end() - added.start()) + rest[added.end():]
     gpus, nodes, per_node = find_counts(rest)
     e.gpus = counts.get("gpus") if counts.get("gpus") is not None else gpus
+    if e.gpus is None and counts.get("owned_one") and not (counts.get("nodes") or nodes):
+        e.gpus = 1  # "on my 4090" with no count anywhere: the one GPU
     e.nodes = counts.get("nodes") or nodes
     e.gpus_per_node = counts.get("gpus_per_node") or per_node
     hardware = r"\b(?:gpus?|nodes?|cards|accelerators)\b"  # "double the nodes", "half that many gpus"

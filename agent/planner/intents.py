@@ -178,6 +178,9 @@ UNCERTAINTY = re.compile(r"\bhow\s+(?:sure|confident|certain|accurate|reliable|p
                          r"\b(?:upper|lower)\s+(?:(?:and|or|&|/)\s*(?:upper|lower)\s+)?bounds?\b|"
                          r"\b(?:upper|lower)\s*(?:/|and|&)\s*(?:upper|lower)\b|"
                          r"\bbest[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*worst[\s-]*case\b|\bworst[\s-]*case\s*(?:/|-|and|or|&|vs\.?)\s*best[\s-]*case\b|"
+                         # one end alone: "and worst case step time for that one?", "a pessimistic step time" (the
+                         # interval's slow end; not "the worst plan", which ranks plans)
+                         r"\bworst[\s-]*case\b|\b(?:pessimistic|conservative)\s+(?:estimate|case|figure|step|throughput|number)\b|"
                          # "so what's the range now?" (not "the range of batch sizes", "in the range 2-8")
                          rf"\b(?:the|what'?s|whats|its|new|narrower|tighter)\s+ranges?\b(?!\s*(?:between|of|from|\d|[=:]|for\s+(?:the\s+)?(?:{SETTING_WORDS})))|"
                          # "so what's the interval now with the calibration in?", "the band on it", "tighter intervals"

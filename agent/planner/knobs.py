@@ -94,8 +94,14 @@ def _knob_name(written: str) -> str:
 def _found(text: str) -> list[tuple[int, str, object]]:
     """(position, knob, value) of every knob written, in order."""
     found = [(m.start(), knob, _knob_value(knob, m)) for knob, pattern in KNOB_PATTERNS.items()
-             for m in re.finditer(pattern, text)]
+             for m in re.finditer(pattern, text)
+             if not (knob == "recompute" and m.groupdict().get("bare") and ASKED_WITH.search(text[:m.start()]))]
     return sorted(found, key=lambda t: t[0])
+
+
+# A bare "activation checkpointing" listed among settings asked about is asked, not set: "which micro-batch and
+# activation checkpointing?", "what mbs + act ckpt should i use"
+ASKED_WITH = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s*){1,3}(?:and|\+|&|,|/)\s*$")
 
 
 def _layout_words(text: str) -> dict:
@@ -156,6 +162,8 @@ NO_ZERO = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o)\s+(?:any\s+)?zero\b(?!\s*[-
 INTERLEAVING = re.compile(r"(\bno\s+|\bwithout\s+|(?<!\S)w/o\s+)?\binterleav(?:ing|ed)(?:\s+(?:1f1b|pipeline|schedule|stages?))?\b(?=\s*(?:of|=|:)?\s*\d|(?<=no interleaving)|(?<=without interleaving)|(?<=w/o interleaving))")
 # a dimension switched off right after a knob of the same plan: "tp8 (no pp)", "tp8, no pp" is that plan's pp=1,
 # so "compare tp8 (no pp) with tp4 pp2" names pp on both sides of the "with"
+# A degree named to be dropped: "plain fsdp w/o the tp2", "without tp=4", "drop the pp2": that dimension off
+DROPPED_DEGREE = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o|\bdrop(?:ping)?)\s+(?:the\s+)?(tp|pp|vpp|cp|ep|etp)\s*[=:]?\s*\d+\b")
 OFF_AFTER_KNOB = re.compile(r"(\b(?:tp|pp|vpp|cp|ep|etp)\s*[=:\-]?\s*\d+)\s*(?:,|\()\s*(?:no|without|w/o)\s+(tp|pp|vpp|cp|ep|etp)\b\s*\)?")
 SIZE_OF = re.compile(r"\b(tp|pp|vpp|cp|ep|etp)\s+(?:(?:size|degree|dim(?:ension)?)\s*(?:of|=|:|is)?|of)\s*(?=\d)")
 
@@ -167,6 +175,7 @@ def knob_words(text: str) -> str:
     text = WAY.sub(r"\2 \1", text)
     text = GLUED.sub(" ", text)  # "tp4pp2" is "tp4 pp2"
     text = OFF_AFTER_KNOB.sub(r"\1 \g<2>1", text)
+    text = DROPPED_DEGREE.sub(r"\1 1", text)
     text = NO_ZERO.sub("zero 0", text)  # "plain ddp w/o any zero": ZeRO stage 0
     text = INTERLEAVING.sub(lambda m: "vpp 1" if m.group(1) else "vpp", text)
     return re.sub(r"\s+", " ", SIZE_OF.sub(r"\1=", text))

@@ -19,6 +19,7 @@ from ...engine.errors import ShardwiseInputError
 from ...engine.memory_units import conversion_text, to_gib
 from ...engine.training_logs import LogReading, read_log
 from .measured_range import middle_of_range
+from .target_rate import without_target
 
 CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|against|with)|gives?\s+(?:us|me)|"
                  r"our\s+(?:step|iteration|iter)[\s_-]?times?|measure|we\s+(?:get|got|see|saw|hit|reach(?:ed)?)|"
@@ -26,7 +27,7 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  # "our run does", and with the run's plan between: "our tp4 pp4 run does 850 tok/s/gpu"
                  r"our\s+(?:[\w.=-]+\s+){0,3}?(?:run|job|cluster)\s+(?:does|did|gets|got|hits|runs\s+at|ran\s+at|is\s+at|was\s+at)|"
                  r"benchmarked|profiled|real\s+run|actual\s+run|in\s+production|"
-                 r"(?:our|the)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
+                 r"(?:our|the|each|every|one|an?)\s+(?:steps?|iterations?|iters?)\s+(?:take|took|takes|are\s+taking|is\s+taking|run\s+at|clocks?))\b"
                  # a figure named as real: "real step time", "actual throughput", "wall-clock iteration time"
                  r"|\b(?:real|actual|observed|wall[\s-]?clock|steady[\s-]?state)\s+(?:step|iteration|iter|throughput|mfu|tok)"
                  # a tool that reported it: "the dashboard shows", "tensorboard reports", "the logs say"
@@ -37,13 +38,18 @@ CUE = re.compile(r"\b(?:measured|our\s+mfu|calibrat(?:e|ed|ing)\s+(?:to|on|again
                  r"|\b(?:ran|run)\s+(?:it|that|this|exactly|the\s+same|your)\b|\bon\s+our\s+(?:cluster|box|boxes|nodes?|"
                  r"machines?|hardware|gpus)\b"
                  # a request to calibrate on it: "calibrate to that", "recalibrate", "correct for it"
-                 r"|\b(?:re-?)?calibrat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # (as typed in a hurry too: "calbrate pls", "callibrate")
+                 r"|\b(?:re-?)?cal+[ia]?b[ae]?rat\w*|\bcorrect\s+for\b|\badjust\s+(?:for|to)\s+(?:it|that|this|our)\b"
+                 # taken into the model: "fold that into your model", "factor this in", "bake it into the predictions"
+                 r"|\b(?:fold|factor|bake|feed)\s+(?:it|that|this|these|those|them)\s+in(?:to)?\b"
                  # a figure said as got: "got 1.9 s/step with TP2 PP4", "getting ~850 tok/s/gpu"
                  r"|\b(?:got|getting|gets)\s+(?:~\s*|about\s+|around\s+|roughly\s+)?\d")
 # A number read whole: not the '5' of '-5', the '9' of '1e9' or the '400' of '54,400'.
 WHOLE = r"(?<![\w.,-])"
 RATE = r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tokens?\s+per\s+s(?:ec(?:ond)?)?|tps)"
-PER_GPU_RATE = rf"{RATE}\s*(?:/\s*|per\s+)gpu\b"
+# per GPU, however named: "tokens/sec per device", "tok/s per accelerator", "tok/s/card"
+GPU_WORD = r"(?:gpu|device|accelerator|card)"
+PER_GPU_RATE = rf"{RATE}\s*(?:/\s*|per\s+){GPU_WORD}\b"
 SAID_AS = r"\s*(?:[:=]|of|is|was|at|around|about|~)?\s*~?\s*"
 # "850 tok/s/GPU", "1.1k tokens per second per GPU"; the unit first: "tok/s/gpu: 3,950", "throughput per gpu of
 # 4,100 tokens/s"
@@ -51,12 +57,17 @@ THROUGHPUT = re.compile(rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{PER_GPU_RATE}"
                         rf"|{PER_GPU_RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\b"
                         rf"|throughput\s+per\s+gpu{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
                         # the rate named first, "per GPU" after the figure: "tps ~5.9k per gpu", "tok/s: 4,100/gpu"
-                        rf"|\b{RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:/\s*|per\s+)gpu\b")
+                        rf"|\b{RATE}{SAID_AS}{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*(?:/\s*|per\s+){GPU_WORD}\b")
 # "54,400 tokens/s in total", "54.4k tok/s for the whole job", "cluster throughput of 54,400 tokens/s"
-TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k)?\s*{RATE}\b"
+# a job's rate is often said in millions: "~1.23 million tokens/s", "1.2M tok/s"
+TOKENS_PER_S = rf"{WHOLE}(\d[\d,]*(?:\.\d+)?)\s*(k|m|mil(?:lion)?)?\s*{RATE}\b"
 WHOLE_JOB = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)[^.?!\n]{0,20}?\b(?:in\s+total|total|overall|for\s+the\s+(?:whole\s+)?"
                        r"(?:job|run|cluster)|across\s+(?:all\s+)?(?:the\s+)?(?:\d+\s+)?gpus|cluster[\s-]wide|aggregate)\b"
-                       r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S)
+                       r"|\b(?:total|overall|aggregate|cluster|job)\s+throughput\s+(?:of|is|was|=|:)?\s*(?:about\s+|~\s*)?" + TOKENS_PER_S +
+                       # the whole job named first: "the whole job does ~1.23 million tokens/s", "the entire run gets 54k tok/s"
+                       r"|\b(?:whole|entire|full)\s+(?:job|run|cluster|training\s+run)\s+(?:does|did|is\s+doing|was\s+doing|gets|got|"
+                       r"hits|reaches|pushes|processes|runs\s+at|is\s+at|was\s+at|sits\s+at)\s*(?:about\s+|around\s+|roughly\s+|~\s*)?"
+                       + TOKENS_PER_S)
 # a rate said without "per GPU" or "total": which one it is decides a factor of the GPU count, so it is asked
 BARE_RATE = re.compile(TOKENS_PER_S + r"(?!\s*(?:/\s*|per\s+)gpu)")
 NUMBER = rf"{WHOLE}(\d+(?:\.\d+)?)(?!\d|\.\d|[eE][+-]?\d)"  # whole: not the 1 of "mfu 1e9" or "12e9"
@@ -76,7 +87,9 @@ STEP_TIME = re.compile(rf"\b(?:step|iteration|iter)[\s_-]?time\b[^\d.?!]{{0,30}}
 WHERE_READ = (r"(?:\s+(?:in|on|from|per|via|according\s+to|(?:reported|shown|logged)\s+(?:by|in|on))(?:\s+(?:the|our|my))?"
               r"\s+[a-z&/-]+)?(?:\s+(?:shows|showed|reads|reported|reports|says|said|says\s+it\s+is))?")
 # how it sits there: "MFU sits at ~42%", "mfu hovers around 40 %", "mfu is at 41%", "mfu averages 39%"
-SITS = r"(?:\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?"
+# and as it is doing: "our MFU is hovering around 38%", "mfu has been sitting at 40 %", "mfu keeps hovering near 39%"
+SITS = (r"(?:\s+(?:(?:is|was|'s|has\s+been|keeps|kept)\s+)?(?:hovering|sitting|staying|running|holding|settling|averaging|"
+        r"coming\s+in|stuck)|\s+(?:sits|sat|hovers|hovered|stays|stayed|runs|ran|is|was|holds|settles|averages|averaged|comes\s+in))?")
 # a fraction written without its leading zero is one too: "mfu .31", ".38 mfu" (0.31, 0.38)
 FRACTION_OR_NUMBER = rf"{WHOLE}(\.\d+(?![\d.]|[eE][+-]?\d)|\d+(?:\.\d+)?(?!\d|\.\d|[eE][+-]?\d))"
 MFU = re.compile(rf"\bmfu\b{WHERE_READ}{SITS}\s*(?:of|=|:|is|was|at|around|about|near|~|≈)?\s*(?:about\s+|around\s+)?~?\s*"
@@ -120,6 +133,7 @@ class MeasuredRun:
     reason: str | None = None  # log_unusable: what the readers looked for
     zero: bool = False  # log_unusable: its step time or throughput is printed as zero
     said_range: tuple[float, float] | None = None  # the figure was given as a range; `value` is its middle
+    per_micro_batch: tuple[float, int] | None = None  # step_s read as (s per micro-batch, micro-batches per step)
 
     def tool_arguments(self, gpus: int | None = None) -> dict:
         """The calibrate tool's measured argument; a whole-job rate is per GPU over the run's `gpus`."""
@@ -188,13 +202,53 @@ def measured_throughput(text: str) -> float | None:
     return value * (1000 if thousands else 1)
 
 
+# A step said in minutes: "~1 min 39 s", "1m39s", "2 minutes", "1.5 min" (written in seconds before it is read)
+MIN_SEC = re.compile(rf"{WHOLE}(\d+)\s*(?:m|mins?|minutes?)\s*(?:and\s+)?(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b", re.IGNORECASE)
+MINUTES = re.compile(rf"{WHOLE}(\d+(?:\.\d+)?)\s*(?:mins?|minutes?)\b", re.IGNORECASE)
+
+
+def in_seconds(text: str) -> str:
+    """The text with durations in minutes written in seconds: "1 min 39 s" -> "99 s"."""
+    text = MIN_SEC.sub(lambda m: f"{60 * int(m.group(1)) + float(m.group(2)):g} s", text)
+    return MINUTES.sub(lambda m: f"{60 * float(m.group(1)):g} s", text)
+
+
 def measured_step_time(text: str) -> float | None:
     """Seconds per training step the user says they measured, or None."""
-    m = _measured(text.replace(",", ""), STEP_TIME)
+    m = _measured(in_seconds(text.replace(",", "")), STEP_TIME)
     if m is None:
         return None
     value, unit = _number(m, 1, 3, 5, 7)
     return value / (1000.0 if unit.startswith("m") else 1.0)
+
+
+# A time per micro-batch and how many micro-batches make an optimizer step: "the 0.52s is the per-micro-batch it/s
+# counter, there are 32 micro-batches per optimizer step", "each micro-batch takes 0.4 s, grad accum 16". The step
+# is their product. No cue is needed: shardwise predicts no per-micro-batch time, so one said is one observed.
+MICRO = r"micro[\s_-]*batch(?:es)?"
+MICRO_TIME = re.compile(rf"{NUMBER}{SECONDS}[^.?!\d]{{0,30}}?\b(?:per|each|every|one|a)[\s-]*{MICRO}"
+                        rf"|\bper[\s-]*{MICRO}(?:\s+time)?[^.?!\d]{{0,20}}?{NUMBER}{SECONDS}"
+                        rf"|\b(?:each|every|one|a)\s+{MICRO}\s+(?:takes|took|is|runs\s+at|at)\s+(?:about\s+|around\s+|~\s*)?"
+                        rf"{NUMBER}{SECONDS}")
+MICRO_COUNT = re.compile(rf"{WHOLE}(\d+)\s*{MICRO}\s*(?:per|/|a|in\s+(?:a|an|each|every|one))\s*(?:optimi[sz]er\s+|training\s+|"
+                         rf"global\s+)?step\b|\bgrad(?:ient)?[\s_-]*accum\w*(?:[\s_-]*steps)?\s*(?:of|=|:|is)?\s*(\d+)\b"
+                         rf"|{WHOLE}(\d+)\s*(?:grad(?:ient)?[\s_-]*)?accum\w*\s+steps\b")
+
+
+def micro_batch_parts(text: str) -> tuple[float, int] | None:
+    """(seconds per micro-batch, micro-batches per optimizer step) the message states, or None."""
+    lowered = text.lower().replace(",", "")
+    time, count = MICRO_TIME.search(lowered), MICRO_COUNT.search(lowered)
+    if time is None or count is None:
+        return None
+    value, unit = _number(time, 1, 3, 5)
+    return value / (1000.0 if unit.startswith("m") else 1.0), int(next(g for g in count.groups() if g))
+
+
+def measured_micro_batch_step(text: str) -> float | None:
+    """Seconds per optimizer step from a time per micro-batch times the micro-batches per step, or None."""
+    parts = micro_batch_parts(text)
+    return None if parts is None else parts[0] * parts[1]
 
 
 def measured_total_throughput(text: str) -> float | None:
@@ -202,8 +256,8 @@ def measured_total_throughput(text: str) -> float | None:
     m = _measured(text, WHOLE_JOB)
     if m is None:
         return None
-    value, thousands = _number(m, 1, 3)
-    return value * (1000 if thousands else 1)
+    value, multiple = _number(m, 1, 3, 5)
+    return value * (1e6 if multiple and multiple.startswith("m") else 1000 if multiple else 1)
 
 
 def measured_rate_unclear(text: str) -> bool:
@@ -272,6 +326,7 @@ def measured_run(text: str) -> MeasuredRun | None:
     unusable = unreadable_log(text)
     if unusable is not None:
         return unusable
+    text = without_target(text)  # "we need 50k tokens/s, can we hit that?": wanted, not measured
     ranged = middle_of_range(text)
     if ranged is not None:  # "between 3,800 and 4,100 tok/s/gpu": its middle, when that is the figure read
         middle_text, low, high = ranged
@@ -286,12 +341,14 @@ def measured_run(text: str) -> MeasuredRun | None:
 
 
 def _figure(text: str) -> MeasuredRun | None:
-    for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_step_time),
+    for kind, read in (("tokens_per_s_per_gpu", measured_throughput), ("step_s", measured_micro_batch_step),
+                       ("step_s", measured_step_time),
                        ("mfu", measured_mfu_percent), ("tflops_per_gpu", measured_tflops),
                        ("tokens_per_s_total", measured_total_throughput)):
         value = read(text)
         if value is not None:
-            return MeasuredRun(kind, value)
+            parts = micro_batch_parts(text) if read is measured_micro_batch_step else None
+            return MeasuredRun(kind, value, per_micro_batch=parts)
     return None
 
 
@@ -314,7 +371,10 @@ def pending_run(record: dict) -> MeasuredRun:
 # "with calibration applied", "after calibrating". Before one exists the same words ask how to calibrate ("help with
 # calibration"), so they are read only with a profile in the state (`profile_meant`).
 LOOSE_PROFILE = re.compile(r"(?:\b(?:with|using|after|incl(?:uding|\.)?)\s+|\bw/\s*)calibrat(?:ion|ing)\b"
-                           r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b")
+                           r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b"
+                           # the run's figures fitted, named as theirs: "best plan w/ our numbers", "using our measurements"
+                           r"|(?:\b(?:with|using|given|from)\s+|\bw/\s*)(?:our|my|ur)\s+(?:own\s+|measured\s+)?"
+                           r"(?:numbers|measurements?|figures|data|cluster'?s?\s+numbers)\b")
 
 
 def profile_meant(text: str, fitted: bool) -> bool:

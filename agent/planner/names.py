@@ -233,6 +233,13 @@ def _gpu_patterns() -> list[tuple[re.Pattern, str]]:
     return [(p, i) for _, p, i in sorted(pairs, key=lambda t: -t[0])]
 
 
+# One GPU of their own, named in the singular: "on my 4090", "my only A100", "my rtx 4090 (24gb)" (not "my H100
+# cluster", "my A100 nodes": a group whose size is said elsewhere or asked; not "our A100", a team's, often many)
+OWNED_ONE = re.compile(r"\bmy\s+(?:own\s+|only\s+|local\s+|home\s+|single\s+|lone\s+|trusty\s+)?$")
+GROUP_AFTER = re.compile(r"\s*(?:gpu\s+)?(?:cluster|nodes?|box(?:es)?|servers?|machines?|hosts?|racks?|pods?|fleet|farm|rigs|"
+                         r"systems?|partition|allocation|instances?)\b")
+
+
 def find_gpu(text: str) -> tuple[str | None, dict, str]:
     """(gpu id, counts written beside it {gpus, nodes, gpus_per_node}, text with the match blanked)."""
     count_word = r"(?<![\w\-])(-?\d[\d,]*k?|one|single|a|an|two|four|eight)"
@@ -288,6 +295,8 @@ def find_gpu(text: str) -> tuple[str | None, dict, str]:
                 counts["gpus"] = int(x.group(1))
             elif server or re.search(r"\b(?:dgx|hgx)\s*$", before):
                 counts = {"gpus": 8}  # a DGX/HGX server holds eight
+            elif OWNED_ONE.search(before) and not m.group(0).endswith("s") and not GROUP_AFTER.match(after):
+                counts = {"owned_one": 1}  # "qlora on my 4090": one GPU of their own, unless a count says otherwise
         return gpu_id, counts, _blank(text, (start, end))
     return None, {}, text
 

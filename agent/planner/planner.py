@@ -126,8 +126,10 @@ def run_offline_turn(message: str, state: ConversationState, reserve: Callable[[
     new_state = advance_state(state.model_copy(update={"scenario": scenario, "calibration_offered": False,
                                                        "pending_measurement": waiting, "profile_last_answer": once}),
                               _calibration_last(record.outcomes))
-    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or state.user_plan is None and any(
-            o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked
+    if len(e.plans) == 1 and len(e.plans[0]) >= 2 and (OURS.search(normalise(message)) or request.measured is not None
+                                                       or state.user_plan is None and any(
+            o.name in ("evaluate_plan", "estimate_memory") for o in record.outcomes)):  # a plan they brought to be checked,
+        # or the plan of a run they measured (kept when its figure could not be fitted, to be corrected next turn)
         new_state = new_state.model_copy(update={"user_plan": Plan(**e.plans[0])})  # "we run tp8 pp4 zero1 mb1"
     record.state = new_state
     record.answer += text

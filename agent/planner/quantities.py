@@ -118,7 +118,9 @@ def find_batch(text: str) -> tuple[int | None, str | None]:
         r"(?:batch(?:es)?|gbs|\bbsz?)\s*(?:size\s*)?(?:of|=|:|is|to)?\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*-?\s*tok",
         # millions of tokens with no other role are a batch ("1.5M tok", "~0.5m tokens"): a dataset is
         # counted in billions, a context in thousands; "1M token context" is a length, read elsewhere
-        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(m)\s*-?\s*tok(?:en)?s?\b(?!\s*-?\s*(?:ctx|context|seq|window|long|per\s+(?:sample|seq)))",
+        # (nor a rate: "the job does 1.23m tokens/s")
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(m)\s*-?\s*tok(?:en)?s?\b(?!\s*-?\s*(?:ctx|context|seq|window|long|per\s+(?:sample|seq)))"
+        r"(?!\s*(?:/\s*s(?:ec(?:ond)?)?\b|per\s+s(?:ec(?:ond)?)?\b|a\s+second\b))",
     ]
     for pattern in token_patterns:
         m = re.search(pattern, text)
@@ -178,10 +180,15 @@ GRAD_ACCUM = re.compile(r"\bgrad(?:ient)?[\s_-]*accum(?:ulation)?(?:[\s_-]*steps
                         r"|(?<![\w.])(\d+)\s*(?:x\s*)?grad(?:ient)?[\s_-]*accum(?:ulation)?\b")
 
 
+NO_ACCUM = re.compile(r"(?:\bno|\bwithout|(?<!\S)w/o|\bzero)\s+(?:grad(?:ient)?[\s_-]*)?accum(?:ulation)?\b")
+
+
 def find_grad_accum(text: str) -> int | None:
     """Micro-batches accumulated per step, as written; with the per-device batch and the data-parallel
     size it gives the global batch (HF Trainer: per_device_train_batch_size x accumulation x world size)."""
     m = GRAD_ACCUM.search(text)
+    if m is None and NO_ACCUM.search(text):
+        return 1  # "no grad accum": one micro-batch per step
     return int(m.group(1) or m.group(2)) if m else None
 
 
