@@ -184,6 +184,27 @@ def section_3() -> None:
                   f"({tokens / opt_tokens - 1:+.0%} against the logbook's); wire/window {z['ratio']:.2f}")
 
 
+def fsdp_paper() -> None:
+    """Zhao et al. 2023 (PyTorch FSDP, arXiv 2304.11277) as a third-party summary states it: minGPT-175B on 128-512
+    A100 80GB, 2 Tb/s RoCE per node, full sharding, "~173 TFLOPS (B=1) and ~186 TFLOPS (B=2)". Neither the sequence
+    length nor the FLOP convention is in the summary: priced here at 2,048 tokens with full activation checkpointing
+    (the 2022 FSDP blog's 175B runs used it), TP 1, `fsdp`, for orientation only."""
+    eq3 = narayanan_flops_per_token(MODEL, 2048)
+    print("   Zhao et al. 2023 (FSDP paper, via a summary): minGPT-175B, 128-512 A100 80GB, RoCE 2 Tb/s per node, "
+          "~173 (B=1) / ~186 (B=2) TFLOP/s per GPU, convention and sequence length not stated")
+    for gpus in (128, 512):
+        for b in (1, 2):
+            cluster = build_cluster("a100-80gb", gpus, network="roce-200g")
+            setup = TrainingSetup(seq_len=2048, global_batch=gpus * b, framework="fsdp")
+            strategy = Strategy(tp=1, pp=1, zero_stage=3, micro_batch=b, recompute="full")
+            t, grid = times(MODEL, cluster, setup, strategy)
+            tokens = b * 2048 / float(t.step[0])
+            z = zero3_terms(MODEL, cluster, setup, strategy)
+            print(f"     engine {gpus} GPUs B={b}: {tokens * eq3 / 1e12:5.0f} TFLOP/s eq. 3, "
+                  f"{tokens * model_flops_per_token(MODEL, 2048) / 1e12:5.0f} model TFLOP/s; wire/window "
+                  f"{z['ratio']:.2f}, DP exposed {float(t.dp_comm[0]):.2f} s of step {float(t.step[0]):.2f} s")
+
+
 def narayanan_table_1() -> None:
     oof = {o.key: o.predicted_tokens_per_gpu / o.measured_tokens_per_gpu - 1 for o in load_out_of_fold()}
     rows = [r for r in used_runs() if r.source in ("megatron-ptdp-2021", "korthikanti-2022")]
@@ -287,6 +308,7 @@ def _window_and_wire(run) -> tuple[float, float]:
 if __name__ == "__main__":
     section_1_and_2()
     section_3()
+    fsdp_paper()
     narayanan_table_1()
     section_4()
     section_5()
