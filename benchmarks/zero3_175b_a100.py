@@ -13,8 +13,11 @@ Sections:
      MT-NLG 1,920, BLOOM 2,048), the best plan and its step
   2  the best plan's ZeRO-3 traffic per GPU: bytes, wire time at the ring's bus bandwidth, the compute window that
      hides it, and what is exposed; what-ifs on the overlap
-  3  the engine on published measured A100 layouts of the same model (Narayanan et al. 2021 Table 2, OPT-175B)
-  4  the ZeRO-3 runs of the calibration and seen external sets: wire time / compute window, and the error
+  3  the engine on published measured A100 layouts of the same model (Narayanan et al. 2021 Table 2, OPT-175B's pace
+     from its team's notes, the PyTorch FSDP paper's GPT-175B as a summary states it), and the calibration's A100
+     Megatron rows out of fold
+  4  the ZeRO-3 runs of the calibration and seen external sets (PP = 1): wire time / compute window, and the error
+  5  sensitivity, not a fit: the same rows under a lower FSDP_OVERLAP_FRACTION or a contention cost, and the scenario
 """
 
 from __future__ import annotations
