@@ -8,7 +8,7 @@ from shardwise.engine.model_catalog import model_ids
 
 def test_a_shortened_name_suggests_the_name_it_begins_first():
     # `qwen3-235b` is qwen3-235b-a22b without its active-parameter tail; difflib alone put qwen3-32b (ratio
-    # 2·8/19 ≈ 0.84 against 2·10/25 = 0.80: SequenceMatcher, matching "qwen3-", "2", "b") first.
+    # 2·8/19 ≈ 0.84 against 2·10/25 = 0.80: difflib.SequenceMatcher, 8 and 10 matched characters) first.
     assert closest_names("qwen3-235b", model_ids())[0] == "qwen3-235b-a22b"
 
 
