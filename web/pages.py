@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from ..engine.errors import ShardwiseInputError
+from ..engine.errors import SettingsInputError, ShardwiseInputError
 from ..engine.inputs import parse_seq_len
 from ..present import likely_note, memory_band_note
 from . import engine_calls
@@ -182,6 +182,11 @@ def compute_results(form: dict[str, str]) -> dict[str, Any]:
     except ShardwiseInputError as exc:
         return {"view": None, "error": page_text(exc), "field_errors": {}}
     except ValidationError as exc:
+        raised = [(e.get("ctx") or {}).get("error") for e in exc.errors()]
+        if raised and all(isinstance(r, SettingsInputError) for r in raised):
+            # a check across settings (TrainingSetup's validators): named by the form's labels, as the CLI
+            # names them by flags (cli/main.py), not as the API fields the plain text says
+            return {"view": None, "error": "; ".join(page_text(r) for r in raised), "field_errors": {}}
         _, message, entries = describe_validation(list(exc.errors()))
         return {"view": None, "error": page_validation_message(message, entries),
                 "field_errors": {e["field"]: e["message"] for e in entries}}

@@ -95,6 +95,7 @@ def test_mean_doc_len_longer_than_the_sequence_is_one_clear_line(capsys):
     code, out, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1
     assert "mean document length 9,000 is longer than the sequence (4,096 tokens)" in err
+    assert "valid --mean-doc-len: 1-4,096" in err  # the flag, not the API field mean_doc_len
     assert "Traceback" not in err
 
 
