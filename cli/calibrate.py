@@ -228,8 +228,8 @@ def flags_given(args: argparse.Namespace) -> list[str]:
         if value is None or value is False:
             continue
         argv += [flag] if value is True else [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
-    for dest, flag, default in (("mode", "--mode", "full"), ("lora_rank", "--lora-rank", 16)):  # defaults not None
-        if getattr(args, dest, default) != default:
+    for dest, flag, default in (("mode", "--mode", "full"), ("lora_rank", "--lora-rank", None)):
+        if getattr(args, dest, default) not in (default, None):
             argv += [flag, str(getattr(args, dest))]
     return argv
 

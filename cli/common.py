@@ -94,7 +94,7 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inference-tp", type=positive_int, help="grpo/ppo: GPUs per rollout engine (default 2, verl)")
     g.add_argument("--reference-dtype", choices=["bf16", "fp32"],
                    help="dpo/grpo/ppo: the frozen reference's weights (default bf16, as TRL and verl load it)")
-    g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
+    g.add_argument("--lora-rank", type=positive_int, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
     g.add_argument("--mean-doc-len", type=positive_int, metavar="N",
@@ -174,11 +174,22 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
 
 
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
+    setup = _setup_from_args(args)
+    if args.lora_rank is not None and setup.mode == "full" and not getattr(args, "lora_rank_warned", False):
+        # it sized nothing and said nothing: full training has no adapters (a warning: the answer is still right)
+        print(f"shardwise: warning: --lora-rank {args.lora_rank} is ignored: --mode {args.mode} trains every weight; "
+              "the rank sizes the adapters of --mode lora or qlora", file=sys.stderr)
+        args.lora_rank_warned = True
+    return setup
+
+
+def _setup_from_args(args: argparse.Namespace) -> TrainingSetup:
+    rank = {} if args.lora_rank is None else {"lora_rank": args.lora_rank}  # None: TrainingSetup's default, 16
     return training_setup(args.mode, seq_len=args.seq_len, global_batch=args.global_batch,
                           global_batch_tokens=args.global_batch_tokens or None,
                           prompt_len=args.prompt_len, response_len=args.response_len,
                           group_size=args.group_size, inference_tp=args.inference_tp,
-                          reference_dtype=getattr(args, "reference_dtype", None), lora_rank=args.lora_rank,
+                          reference_dtype=getattr(args, "reference_dtype", None), **rank,
                           precision=args.precision, framework=args.framework,
                           moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),
