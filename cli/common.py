@@ -101,10 +101,10 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
                    help="packed sequences: mean length of the documents packed into one sequence, attended with "
                         "intra-document masking (varlen flash attention); attention cost by document length "
                         "(default: one document per sequence)")
-    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"], default="megatron",
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"],
                    help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
                         "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
-                        "(default megatron)")
+                        "(default megatron; fsdp for qlora, which Megatron cannot run)")
     g.add_argument("--moe-dispatcher", choices=list(MOE_DISPATCHERS), default="alltoall",
                    help="MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall (default), "
                         "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
@@ -173,17 +173,19 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
     return build_cluster(args.gpu, args.gpus, args.gpus_per_node, args.network)
 
 
+def lora_rank_warning(args: argparse.Namespace) -> str | None:
+    """--lora-rank with full training sized nothing and said nothing: full training has no adapters. A warning
+    (the answer is still right), printed by cli/main.py after the command succeeded, so an error stays one line."""
+    from ..engine.post_training.modes import split_mode
+
+    rank, mode = getattr(args, "lora_rank", None), getattr(args, "mode", None)
+    if rank is None or mode is None or split_mode(mode)[0] != "full":
+        return None
+    return (f"--lora-rank {rank} is ignored: --mode {mode} trains every weight; the rank sizes the adapters of "
+            "--mode lora or qlora")
+
+
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
-    setup = _setup_from_args(args)
-    if args.lora_rank is not None and setup.mode == "full" and not getattr(args, "lora_rank_warned", False):
-        # it sized nothing and said nothing: full training has no adapters (a warning: the answer is still right)
-        print(f"shardwise: warning: --lora-rank {args.lora_rank} is ignored: --mode {args.mode} trains every weight; "
-              "the rank sizes the adapters of --mode lora or qlora", file=sys.stderr)
-        args.lora_rank_warned = True
-    return setup
-
-
-def _setup_from_args(args: argparse.Namespace) -> TrainingSetup:
     rank = {} if args.lora_rank is None else {"lora_rank": args.lora_rank}  # None: TrainingSetup's default, 16
     return training_setup(args.mode, seq_len=args.seq_len, global_batch=args.global_batch,
                           global_batch_tokens=args.global_batch_tokens or None,

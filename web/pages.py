@@ -41,7 +41,7 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": "", "response_len": "",
+                "framework": "", "config_json": "", "params": "", "response_len": "",
                 "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
                 "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": "", "moe_a2a_overlap": "off",
                 "lora_rank": "", "prompt_len": "", "group_size": ""}
@@ -62,8 +62,9 @@ def seq_len_value(text: str, label: str = "Sequence length") -> int:
 def form_to_request(form: dict[str, str]) -> RecommendRequest:
     """The page's form fields -> the same body POST /api/recommend takes."""
     f = {k: (v or "").strip() for k, v in form.items()}
+    # "framework" empty: the form's "Default" option, the mode's (megatron; fsdp for qlora: DEFAULT_FRAMEWORK)
     body: dict[str, Any] = {"gpu": f.get("gpu", ""), "mode": f.get("mode") or "full",
-                            "precision": f.get("precision") or "bf16", "framework": f.get("framework") or "megatron",
+                            "precision": f.get("precision") or "bf16", "framework": f.get("framework") or None,
                             "moe_dispatcher": f.get("moe_dispatcher") or "alltoall",
                             "cuda_graphs": f.get("cuda_graphs") or "none",
                             "grad_reduce_dtype": f.get("grad_reduce_dtype") or "fp32",
