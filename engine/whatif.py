@@ -210,6 +210,12 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     if "recompute_modules" in changes:
         update["recompute_modules"] = _parse_modules(changes["recompute_modules"])
     update.update(_post_training_update(setup, changes, seq))
+    if update.get("mode") == "qlora" and "framework" not in changes and setup.framework == "megatron":
+        # Megatron has no 4-bit QLoRA (post_training/modes.py DEFAULT_FRAMEWORK): the what-if moves to the stack
+        # that runs it, and its changes list says so (framework: megatron → fsdp)
+        from .post_training.modes import DEFAULT_FRAMEWORK
+
+        update["framework"] = DEFAULT_FRAMEWORK["qlora"]
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
     if "mean_doc_len" in changes:  # "none" unpacks: one document per sequence

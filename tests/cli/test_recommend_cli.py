@@ -250,3 +250,14 @@ def test_max_bounds_a_knob_as_typed(capsys):
     data = json.loads(out)
     assert code == 0 and data["plans"][0]["strategy"]["micro_batch"] == 1
     assert data["plans"][0]["strategy"]["zero_stage"] <= 1
+
+
+def test_qlora_is_ranked_on_a_stack_that_runs_it_unless_another_is_given(capsys):
+    # Megatron has no 4-bit QLoRA: its formats refuse it, so the default is fsdp (PEFT + bitsandbytes on PyTorch).
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--mode", "qlora", "--top", "1", "--json")
+    assert code == 0 and json.loads(out)["setup"]["framework"] == "fsdp"
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--mode", "qlora", "--framework", "deepspeed", "--top", "1",
+                       "--json")
+    assert code == 0 and json.loads(out)["setup"]["framework"] == "deepspeed"
+    code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "1", "--json")
+    assert code == 0 and json.loads(out)["setup"]["framework"] == "megatron"  # full training keeps Megatron

@@ -125,3 +125,22 @@ def test_a_plan_knob_is_sent_where_it_goes(change, flags):
     text = str(caught.value)
     assert f"{change.split('=')[0]!r} is a plan knob" in text and "inputs:" not in text
     assert all(f in text for f in flags)
+
+
+def test_a_change_to_qlora_moves_off_megatron_and_says_so(llama8b):
+    # Megatron-LM and Megatron-Bridge have no 4-bit QLoRA (their exporters refuse it): the what-if takes the
+    # PyTorch stack that runs it (DEFAULT_FRAMEWORK) and lists the framework among its changes.
+    w = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=128), "mode=qlora")
+    assert ("framework", "megatron", "fsdp") in [(c.input, c.before, c.after) for c in w.changes]
+    kept = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=128),
+                   "mode=qlora,framework=deepspeed")
+    assert kept.after.setup.framework == "deepspeed"
+
+
+def test_the_default_framework_runs_the_mode():
+    from shardwise.engine.post_training.modes import default_framework, training_setup
+
+    assert [default_framework(m) for m in ("full", "lora", "qlora", "dpo-qlora")] == \
+        ["megatron", "megatron", "fsdp", "fsdp"]
+    assert training_setup("qlora").framework == "fsdp"
+    assert training_setup("qlora", framework="deepspeed").framework == "deepspeed"  # a framework given is kept
