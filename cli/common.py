@@ -173,16 +173,25 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
     return build_cluster(args.gpu, args.gpus, args.gpus_per_node, args.network)
 
 
-def lora_rank_warning(args: argparse.Namespace) -> str | None:
-    """--lora-rank with full training sized nothing and said nothing: full training has no adapters. A warning
-    (the answer is still right), printed by cli/main.py after the command succeeded, so an error stays one line."""
+def setup_warnings(args: argparse.Namespace) -> list[str]:
+    """Flags that are read but cannot do what they say; warnings (the answer is still right), printed by
+    cli/main.py after the command succeeded, so an error stays one line:
+    - --lora-rank with full training sized nothing and said nothing: full training has no adapters;
+    - --framework megatron with QLoRA: Megatron-LM and Megatron-Bridge have no 4-bit QLoRA (their formats refuse
+      the plan), which is why a QLoRA mode's default is fsdp (engine/post_training/modes.py DEFAULT_FRAMEWORK)."""
     from ..engine.post_training.modes import split_mode
 
-    rank, mode = getattr(args, "lora_rank", None), getattr(args, "mode", None)
-    if rank is None or mode is None or split_mode(mode)[0] != "full":
-        return None
-    return (f"--lora-rank {rank} is ignored: --mode {mode} trains every weight; the rank sizes the adapters of "
-            "--mode lora or qlora")
+    rank, mode, framework = (getattr(args, k, None) for k in ("lora_rank", "mode", "framework"))
+    if mode is None:
+        return []
+    weights, out = split_mode(mode)[0], []
+    if rank is not None and weights == "full":
+        out.append(f"--lora-rank {rank} is ignored: --mode {mode} trains every weight; the rank sizes the adapters "
+                   "of --mode lora or qlora")
+    if weights == "qlora" and framework == "megatron":
+        out.append(f"Megatron has no 4-bit QLoRA (Megatron-LM and Megatron-Bridge refuse --mode {mode}): these "
+                   "plans are priced as Megatron but run elsewhere; without --framework, QLoRA is modelled as fsdp")
+    return out
 
 
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:

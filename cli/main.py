@@ -9,7 +9,7 @@ import sys
 from pydantic import ValidationError
 
 from ..engine.errors import SettingsInputError, ShardwiseInputError
-from .common import lora_rank_warning
+from .common import setup_warnings
 from .flags import FIELD_FLAGS, error_text, flag_for  # noqa: F401  (flag_for: re-exported)
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
@@ -64,8 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         sub.error((hint and hint(args, extra)) or f"unrecognized arguments: {' '.join(extra)}")
     try:
         code = int(args.handler(args) or 0)
-        warning = lora_rank_warning(args) if code == 0 else None
-        if warning:
+        for warning in setup_warnings(args) if code == 0 else ():
             print(f"shardwise: warning: {warning}", file=sys.stderr)
         return code
     except ShardwiseInputError as exc:

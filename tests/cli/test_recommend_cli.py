@@ -261,3 +261,11 @@ def test_qlora_is_ranked_on_a_stack_that_runs_it_unless_another_is_given(capsys)
     assert code == 0 and json.loads(out)["setup"]["framework"] == "deepspeed"
     code, out, _ = run(capsys, "recommend", *SCENARIO, "--top", "1", "--json")
     assert code == 0 and json.loads(out)["setup"]["framework"] == "megatron"  # full training keeps Megatron
+
+
+def test_qlora_under_megatron_given_explicitly_is_warned(capsys):
+    # Megatron-LM and Megatron-Bridge refuse QLoRA (engine/export/megatron*.py): ranked as asked, but said in a line.
+    code, _, err = run(capsys, "recommend", *SCENARIO, "--mode", "qlora", "--framework", "megatron", "--top", "1")
+    assert code == 0 and err.count("\n") == 1 and err.startswith("shardwise: warning: Megatron has no 4-bit QLoRA")
+    code, _, err = run(capsys, "recommend", *SCENARIO, "--mode", "qlora", "--top", "1")
+    assert code == 0 and "warning" not in err
