@@ -20,7 +20,7 @@ from ..engine.training_logs import LogReading, decode_log, read_log
 from ..present import likely
 from ..tools.figures import plan_figures
 from ..tools.log_run import NO_ACCUMULATION, DerivedBatch, derived_global_batch
-from ..tools.measured_peak import measured_peak_of_plan, stated_by_log
+from ..tools.measured_peak import measured_peak_of_plan, stated_by_log, with_peak_checks
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
 from .flags import error_text, flag_for
@@ -228,8 +228,8 @@ def flags_given(args: argparse.Namespace) -> list[str]:
         if value is None or value is False:
             continue
         argv += [flag] if value is True else [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
-    for dest, flag, default in (("mode", "--mode", "full"), ("lora_rank", "--lora-rank", 16)):  # defaults not None
-        if getattr(args, dest, default) != default:
+    for dest, flag, default in (("mode", "--mode", "full"), ("lora_rank", "--lora-rank", None)):
+        if getattr(args, dest, default) not in (default, None):
             argv += [flag, str(getattr(args, dest))]
     return argv
 
@@ -411,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         run_, note, stated = measurement_from_args(args)
         runs = [run_]
-    profile = fit_profile(runs)
+    profile = with_peak_checks(fit_profile(runs), runs, stated)
     best = best_plan_lines(runs[0], profile) if len(runs) == 1 and not args.json else []
     if args.save:
         try:

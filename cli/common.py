@@ -94,17 +94,17 @@ def add_setup_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inference-tp", type=positive_int, help="grpo/ppo: GPUs per rollout engine (default 2, verl)")
     g.add_argument("--reference-dtype", choices=["bf16", "fp32"],
                    help="dpo/grpo/ppo: the frozen reference's weights (default bf16, as TRL and verl load it)")
-    g.add_argument("--lora-rank", type=positive_int, default=16, help="adapter rank with --mode lora/qlora (default 16)")
+    g.add_argument("--lora-rank", type=positive_int, help="adapter rank with --mode lora/qlora (default 16)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16",
                    help="compute precision of the linear layers (default bf16)")
     g.add_argument("--mean-doc-len", type=positive_int, metavar="N",
                    help="packed sequences: mean length of the documents packed into one sequence, attended with "
                         "intra-document masking (varlen flash attention); attention cost by document length "
                         "(default: one document per sequence)")
-    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"], default="megatron",
+    g.add_argument("--framework", choices=["megatron", "deepspeed", "fsdp", "nanotron"],
                    help="whose memory layout and kernels to model; fsdp = PyTorch FSDP2 as torchtitan; nanotron = "
                         "Hugging Face nanotron (ZeRO-0/1, no interleaving; calibrated on the Ultra-Scale Playbook) "
-                        "(default megatron)")
+                        "(default megatron; fsdp for qlora, which Megatron cannot run)")
     g.add_argument("--moe-dispatcher", choices=list(MOE_DISPATCHERS), default="alltoall",
                    help="MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall (default), "
                         "allgather, or deepep (flex + DeepEP: one copy per node, node-limited routing, FP8 dispatch)")
@@ -173,12 +173,34 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
     return build_cluster(args.gpu, args.gpus, args.gpus_per_node, args.network)
 
 
+def setup_warnings(args: argparse.Namespace) -> list[str]:
+    """Flags that are read but cannot do what they say; warnings (the answer is still right), printed by
+    cli/main.py after the command succeeded, so an error stays one line:
+    - --lora-rank with full training sized nothing and said nothing: full training has no adapters;
+    - --framework megatron with QLoRA: Megatron-LM and Megatron-Bridge have no 4-bit QLoRA (their formats refuse
+      the plan), which is why a QLoRA mode's default is fsdp (engine/post_training/modes.py DEFAULT_FRAMEWORK)."""
+    from ..engine.post_training.modes import split_mode
+
+    rank, mode, framework = (getattr(args, k, None) for k in ("lora_rank", "mode", "framework"))
+    if mode is None:
+        return []
+    weights, out = split_mode(mode)[0], []
+    if rank is not None and weights == "full":
+        out.append(f"--lora-rank {rank} is ignored: --mode {mode} trains every weight; the rank sizes the adapters "
+                   "of --mode lora or qlora")
+    if weights == "qlora" and framework == "megatron":
+        out.append(f"Megatron has no 4-bit QLoRA (Megatron-LM and Megatron-Bridge refuse --mode {mode}): these "
+                   "plans are priced as Megatron but run elsewhere; without --framework, QLoRA is modelled as fsdp")
+    return out
+
+
 def setup_from_args(args: argparse.Namespace) -> TrainingSetup:
+    rank = {} if args.lora_rank is None else {"lora_rank": args.lora_rank}  # None: TrainingSetup's default, 16
     return training_setup(args.mode, seq_len=args.seq_len, global_batch=args.global_batch,
                           global_batch_tokens=args.global_batch_tokens or None,
                           prompt_len=args.prompt_len, response_len=args.response_len,
                           group_size=args.group_size, inference_tp=args.inference_tp,
-                          reference_dtype=getattr(args, "reference_dtype", None), lora_rank=args.lora_rank,
+                          reference_dtype=getattr(args, "reference_dtype", None), **rank,
                           precision=args.precision, framework=args.framework,
                           moe_dispatcher=getattr(args, "moe_dispatcher", "alltoall"),
                           moe_a2a_overlap=bool(getattr(args, "moe_a2a_overlap", False)),

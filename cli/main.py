@@ -9,6 +9,7 @@ import sys
 from pydantic import ValidationError
 
 from ..engine.errors import SettingsInputError, ShardwiseInputError
+from .common import setup_warnings
 from .flags import FIELD_FLAGS, error_text, flag_for  # noqa: F401  (flag_for: re-exported)
 
 # Subcommand modules, in the order `--help` lists them. A module that is not there yet is skipped.
@@ -62,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         hint = getattr(args, "extra_args_hint", None)  # a subcommand that knows why such words come (validate)
         sub.error((hint and hint(args, extra)) or f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        for warning in setup_warnings(args) if code == 0 else ():
+            print(f"shardwise: warning: {warning}", file=sys.stderr)
+        return code
     except ShardwiseInputError as exc:
         print(f"shardwise: error: {error_text(exc)}", file=sys.stderr)
         return 2

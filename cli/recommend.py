@@ -12,6 +12,7 @@ import argparse
 import importlib
 
 from ..engine.cost import cost_report
+from ..engine.errors import ShardwiseInputError
 from ..engine.explain import compare
 from ..engine.nothing_fits import CONSTRAINTS_EXCLUDE_ALL
 from ..engine.recommendation import NothingFits, Recommendation
@@ -74,9 +75,24 @@ def constraints_from_args(args: argparse.Namespace) -> dict:
             out[name] = getattr(args, flag)
     if getattr(args, "max_any", None):
         for part in args.max_any.split(","):
-            key, _, value = part.partition("=")
-            out[f"max_{key.strip().replace('-', '_')}"] = value.strip()
+            key, eq, value = part.partition("=")
+            if not eq or not value.strip():
+                raise ShardwiseInputError(f"--max {part.strip()}: give each bound as KNOB=N, e.g. --max pp=4,tp=8")
+            out[f"max_{_max_knob(key.strip(), part.strip())}"] = value.strip()
     return out
+
+
+# The knobs `--max` bounds, as they are typed (the --max-KNOB flags above, and --zero's stage).
+MAX_KNOBS = tuple(flag for flag, _ in INT_KNOBS) + ("zero",)
+
+
+def _max_knob(typed: str, part: str) -> str:
+    """`--max pp=4` -> 'pp'; an unknown knob is refused as typed (not as the engine's max_foo)."""
+    name = typed.lower().replace("_", "-")
+    if name not in MAX_KNOBS and name != "mb":
+        raise ShardwiseInputError(f"--max {part}: unknown knob {typed!r}; --max bounds {', '.join(MAX_KNOBS)} "
+                                  f"(e.g. --max pp=4,tp=8)")
+    return name.replace("-", "_")
 
 
 def register(subparsers) -> None:

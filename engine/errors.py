@@ -37,9 +37,15 @@ class SettingsInputError(ShardwiseInputError):
 
 
 def closest_names(name: str, candidates: list[str], limit: int = 3) -> list[str]:
-    """The catalog names nearest to a misspelt one, for "did you mean …" messages."""
+    """The catalog names nearest to a misspelt one, for "did you mean …" messages. A name that begins with, then
+    one that contains, what was typed comes first: `qwen3-235b` is a shortened `qwen3-235b-a22b`, though
+    difflib's ratio puts `qwen3-32b` (two edits away) ahead of it."""
     lowered = {c.lower(): c for c in candidates}
-    hits = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.4)
+    typed = name.lower().strip()
+    starts = [c for c in lowered if typed and c.startswith(typed)]
+    contains = [c for c in lowered if typed and typed in c and c not in starts]
+    close = difflib.get_close_matches(typed, list(lowered), n=limit, cutoff=0.4)
+    hits = list(dict.fromkeys(sorted(starts, key=len) + sorted(contains, key=len) + close))[:limit]
     return [lowered[h] for h in hits]
 
 

@@ -9,9 +9,8 @@ engine does not model, such as checkpointing only some layers, or the figure its
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from .cluster import Cluster
+from .peak_alternative import PeakAlternative
 from .evaluate import evaluate
 from .model_spec import ModelSpec
 from .strategy import Strategy
@@ -20,19 +19,6 @@ from .training import TrainingSetup
 # The settings tried, each alone, with every value a plan can have (engine/strategy.py).
 TRIED_SETTINGS = {"recompute": ("none", "selective", "full"), "zero_stage": (0, 1, 2, 3)}
 LABELS = {"recompute": "recompute={}", "zero_stage": "ZeRO-{}"}  # as plan labels write them (engine/plan_label.py)
-
-
-class PeakAlternative(BaseModel):
-    """The plan as given with one setting changed, and the peak the engine predicts for it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    setting: str  # the Strategy field changed: "recompute" or "zero_stage"
-    value: str | int
-    label: str  # how a plan label writes the change: "recompute=full", "ZeRO-3"
-    predicted_gib: float
-    likely_gib: list[float] | None  # the 80 % band of that prediction
-    holds_measured: bool  # the band holds the measured peak
 
 
 # Without a band (none is shipped for the scenario's stack), a prediction this close to the measured peak explains it.

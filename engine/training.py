@@ -164,9 +164,12 @@ class TrainingSetup(BaseModel):
     @model_validator(mode="after")
     def _documents_fit_the_sequence(self) -> "TrainingSetup":
         if self.mean_doc_len is not None and self.mean_doc_len > self.seq_len:
-            raise ValueError(f"mean document length {self.mean_doc_len:,} is longer than the sequence "
-                             f"({self.seq_len:,} tokens): packed documents are at most a sequence long; valid "
-                             f"mean_doc_len: 1-{self.seq_len:,}, or none for one document per sequence")
+            # named as a setting, so each surface spells it its own way (the page said "valid mean_doc_len",
+            # the API field, beside a form control labelled "Packed docs (mean tokens)")
+            raise SettingsInputError(f"mean document length {self.mean_doc_len:,} is longer than the sequence "
+                                     f"({self.seq_len:,} tokens): packed documents are at most a sequence long; "
+                                     f"valid {{mean_doc_len}}: 1-{self.seq_len:,}, or none for one document per "
+                                     f"sequence", "mean_doc_len")
         return self
 
     @property

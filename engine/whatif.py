@@ -31,6 +31,32 @@ INPUTS = ("gpu", "num_gpus", "gpus_per_node", "network", "seq_len", "global_batc
 ROLLOUT_INPUTS = ("prompt_len", "response_len", "group_size", "inference_tp")
 ALIASES = {"gpus": "num_gpus", "seq": "seq_len", "seq_length": "seq_len", "sequence_length": "seq_len",
            "batch": "global_batch", "tokens": "global_batch_tokens", "per_node": "gpus_per_node"}
+# The inputs as a user types them in a change (`gpus=16`, the CLI's --gpus): every refusal lists these.
+TYPED = {"num_gpus": "gpus"}
+
+
+def typed_inputs() -> str:
+    return ", ".join(TYPED.get(n, n) for n in INPUTS)
+
+
+# A plan knob's flags (cli/evaluate.py, cli/recommend.py): what-if names them when a change is a knob.
+_KNOB_FLAGS = {"zero_stage": ("--zero Z", "--zero Z"), "sequence_parallel": ("--no-sp", "--sp on|off"),
+               "micro_batch": ("--micro-batch N", "--micro-batch N"), "recompute": ("--recompute MODE",) * 2,
+               "hsdp_replicas": ("--hsdp R", "--hsdp R")}
+
+
+def _plan_knob_refusal(key: str) -> str | None:
+    """`tp=4` is a plan knob, not a scenario input: say where a knob goes instead of listing inputs."""
+    from .constraints import ALIASES as KNOB_ALIASES, KNOBS
+
+    name = key.strip().lower().replace("-", "_")
+    knob = KNOB_ALIASES.get(name, name)
+    if knob not in KNOBS:
+        return None
+    evaluate, pin = _KNOB_FLAGS.get(knob, (f"--{knob} N",) * 2)
+    return (f"what-if changes the scenario, not the plan, and {key!r} is a plan knob: look at a plan with it "
+            f"(`evaluate {evaluate}`), compare two plans (`explain --a PLAN --b PLAN`), or pin it in the search "
+            f"(`{pin}` on recommend or what-if)")
 
 
 class _Result(BaseModel):
@@ -97,6 +123,14 @@ def _parse_int(name: str, value) -> int:
 
 def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
     """'gpu=h200,gpus=128' or {'gpu': 'h200'} -> {'gpu': 'h200', 'num_gpus': 128}."""
+    out: dict[str, Any] = {}
+    for _, name, value in typed_changes(change):
+        out[name] = value
+    return out
+
+
+def typed_changes(change: dict[str, Any] | str) -> list[tuple[str, str, Any]]:
+    """(as typed, input name, value) per change: refusals quote what the user wrote (`gpus`, not num_gpus)."""
     if isinstance(change, str):
         pairs = []
         for part in filter(None, (p.strip() for p in change.split(","))):
@@ -110,19 +144,23 @@ def parse_changes(change: dict[str, Any] | str) -> dict[str, Any]:
     else:
         pairs = list(change.items())
     if not pairs:
-        raise ShardwiseInputError(f"what-if needs a change such as gpu=h200; inputs: {', '.join(INPUTS)}")
+        raise ShardwiseInputError(f"what-if needs a change such as gpu=h200; inputs: {typed_inputs()}")
     out: dict[str, Any] = {}
+    typed: list[tuple[str, str, Any]] = []
     for key, value in pairs:
-        name = ALIASES.get(key.strip().lower().replace("-", "_"), key.strip().lower().replace("-", "_"))
+        key = str(key).strip()
+        name = ALIASES.get(key.lower().replace("-", "_"), key.lower().replace("-", "_"))
         if name not in INPUTS:
-            raise ShardwiseInputError(f"what-if cannot change {key!r}; inputs: {', '.join(INPUTS)}")
+            raise ShardwiseInputError(_plan_knob_refusal(key)
+                                      or f"what-if cannot change {key!r}; inputs: {typed_inputs()}")
         if name in out:  # gpu=h200,gpu=b200: which one?
-            raise ShardwiseInputError(f"what-if changes {name} twice ({out[name]} and {value}); "
+            raise ShardwiseInputError(f"what-if changes {key} twice ({out[name]} and {value}); "
                                       f"ask one what-if per value")
         out[name] = value
+        typed.append((key, name, value))
     if "global_batch" in out and "global_batch_tokens" in out:
         raise ShardwiseInputError("what-if: change global_batch (sequences) or global_batch_tokens, not both")
-    return out
+    return typed
 
 
 def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any],
@@ -133,7 +171,7 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     from .hardware_catalog import get_gpu, get_network
 
     gpu = get_gpu(str(changes["gpu"])) if "gpu" in changes else cluster.gpu
-    num_gpus = _parse_int("num_gpus", changes["num_gpus"]) if "num_gpus" in changes else cluster.num_gpus
+    num_gpus = _parse_int("gpus", changes["num_gpus"]) if "num_gpus" in changes else cluster.num_gpus
     if "gpus_per_node" in changes:
         per_node = _parse_int("gpus_per_node", changes["gpus_per_node"])
         if per_node > num_gpus:
@@ -172,6 +210,12 @@ def apply_changes(cluster: Cluster, setup: TrainingSetup, changes: dict[str, Any
     if "recompute_modules" in changes:
         update["recompute_modules"] = _parse_modules(changes["recompute_modules"])
     update.update(_post_training_update(setup, changes, seq))
+    if update.get("mode") == "qlora" and "framework" not in changes and setup.framework == "megatron":
+        # Megatron has no 4-bit QLoRA (post_training/modes.py DEFAULT_FRAMEWORK): the what-if moves to the stack
+        # that runs it, and its changes list says so (framework: megatron → fsdp)
+        from .post_training.modes import DEFAULT_FRAMEWORK
+
+        update["framework"] = DEFAULT_FRAMEWORK["qlora"]
     if "lora_rank" in changes:
         update["lora_rank"] = _parse_int("lora_rank", changes["lora_rank"])
     if "mean_doc_len" in changes:  # "none" unpacks: one document per sequence
@@ -322,10 +366,11 @@ def what_if(model: ModelSpec, cluster: Cluster, setup: TrainingSetup, change: di
             batch_set: bool = True, **constraints) -> WhatIf:
     """`batch_set=False`: the setup's batch is the default, not the user's; a change of mode or sequence
     length then takes the new scenario's default batch (apply_changes)."""
-    changes = parse_changes(change)
+    typed = typed_changes(change)
+    changes = {name: value for _, name, value in typed}
     new_cluster, new_setup = apply_changes(cluster, setup, changes, batch_set)
     if not _input_changes(cluster, setup, new_cluster, new_setup):
-        asked = ", ".join(f"{k}={v}" for k, v in changes.items())
+        asked = ", ".join(f"{k}={v}" for k, _, v in typed)
         raise ShardwiseInputError(f"what-if {asked} changes nothing: the scenario already has it; "
                                   f"name a different value")
     # A profile applies only where it was measured (same GPU/precision/framework, same network):

@@ -74,3 +74,22 @@ def measured_peak_of_plan(measured_gib: float, resolved, strategy: Strategy, f: 
                                                           measured_gib, stated)
     return measured_peak(measured_gib, f.memory_gib, f.memory_gib_likely, f.fits, alternatives,
                          stated if not explained and not impossible else frozenset(), f.capacity_gib)
+
+
+def with_peak_checks(profile, runs, stated: frozenset[str] = frozenset()):
+    """The profile with each run's measured peak set against its plan (measured_peak_of_plan): `calibrate --json`
+    and /api/calibrate carry what the text CLI prints (outside the band, which --zero/--recompute explains it)."""
+    from ..engine.evaluate import evaluate
+    from .figures import plan_figures
+
+    summaries = []
+    for summary, run_ in zip(profile.runs, runs):
+        if run_.peak_gib is None:
+            summaries.append(summary)
+            continue
+        f = plan_figures(evaluate(run_.model, run_.cluster, run_.setup, run_.strategy))
+        m = measured_peak_of_plan(run_.peak_gib, run_, run_.strategy, f, stated)
+        summaries.append(summary.model_copy(update={
+            "predicted_peak_likely_gib": f.memory_gib_likely, "peak_explained": m.explained,
+            "peak_alternatives": m.alternatives, "peak_stated_by_log": m.stated_by_log}))
+    return profile.model_copy(update={"runs": summaries})

@@ -70,6 +70,7 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     from ..engine.calibration.measured_value import tokens_from_log, tokens_from_mfu, tokens_from_step_time
     from ..engine.training_logs import read_log
     from ..tools.log_run import derived_global_batch
+    from ..tools.measured_peak import stated_by_log, with_peak_checks
     from .engine_calls import cluster, resolve_model
 
     if req.profile is not None:
@@ -105,5 +106,7 @@ def calibrate(req: CalibrateRequest) -> CalibrationProfile:
     else:
         tokens = req.measured_tokens_per_s_per_gpu
     peak = req.measured_peak_gib or (reading.peak_gib if reading else None)
-    return fit_profile([Measurement(model=model, cluster=where, setup=setup, strategy=strategy,
-                                    tokens_per_s_per_gpu=tokens, peak_gib=peak)])
+    run_ = Measurement(model=model, cluster=where, setup=setup, strategy=strategy, tokens_per_s_per_gpu=tokens,
+                       peak_gib=peak)
+    # the measured peak's analysis, as `calibrate --json` carries it (settings the log printed are not tried)
+    return with_peak_checks(fit_profile([run_]), [run_], stated_by_log(reading))

@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from ..engine.errors import ShardwiseInputError
+from ..engine.errors import SettingsInputError, ShardwiseInputError
 from ..engine.inputs import parse_seq_len
 from ..present import likely_note, memory_band_note
 from . import engine_calls
@@ -41,7 +41,7 @@ router = APIRouter(include_in_schema=False)
 # What the form shows before anyone types: a common pre-training question.
 DEFAULT_FORM = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "gpus": "64", "nodes": "", "gpus_per_node": "", "network": "",
                 "seq_len": "8192", "batch": "4M", "batch_unit": "tokens", "mode": "full", "precision": "bf16",
-                "framework": "megatron", "config_json": "", "params": "", "response_len": "",
+                "framework": "", "config_json": "", "params": "", "response_len": "",
                 "profile_json": "", "mean_doc_len": "", "moe_dispatcher": "alltoall", "cuda_graphs": "none",
                 "grad_reduce_dtype": "fp32", "fp8_param_gather": "off", "recompute_modules": "", "moe_a2a_overlap": "off",
                 "lora_rank": "", "prompt_len": "", "group_size": ""}
@@ -62,8 +62,9 @@ def seq_len_value(text: str, label: str = "Sequence length") -> int:
 def form_to_request(form: dict[str, str]) -> RecommendRequest:
     """The page's form fields -> the same body POST /api/recommend takes."""
     f = {k: (v or "").strip() for k, v in form.items()}
+    # "framework" empty: the form's "Default" option, the mode's (megatron; fsdp for qlora: DEFAULT_FRAMEWORK)
     body: dict[str, Any] = {"gpu": f.get("gpu", ""), "mode": f.get("mode") or "full",
-                            "precision": f.get("precision") or "bf16", "framework": f.get("framework") or "megatron",
+                            "precision": f.get("precision") or "bf16", "framework": f.get("framework") or None,
                             "moe_dispatcher": f.get("moe_dispatcher") or "alltoall",
                             "cuda_graphs": f.get("cuda_graphs") or "none",
                             "grad_reduce_dtype": f.get("grad_reduce_dtype") or "fp32",
@@ -182,6 +183,11 @@ def compute_results(form: dict[str, str]) -> dict[str, Any]:
     except ShardwiseInputError as exc:
         return {"view": None, "error": page_text(exc), "field_errors": {}}
     except ValidationError as exc:
+        raised = [(e.get("ctx") or {}).get("error") for e in exc.errors()]
+        if raised and all(isinstance(r, SettingsInputError) for r in raised):
+            # a check across settings (TrainingSetup's validators): named by the form's labels, as the CLI
+            # names them by flags (cli/main.py), not as the API fields the plain text says
+            return {"view": None, "error": "; ".join(page_text(r) for r in raised), "field_errors": {}}
         _, message, entries = describe_validation(list(exc.errors()))
         return {"view": None, "error": page_validation_message(message, entries),
                 "field_errors": {e["field"]: e["message"] for e in entries}}

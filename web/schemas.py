@@ -86,7 +86,8 @@ class ScenarioRequest(_Body):
                                   "it; the CLI's --reference-dtype)")
     lora_rank: int = Field(default=16, ge=1, le=65_536)
     precision: Precision = "bf16"
-    framework: Framework = "megatron"
+    framework: Framework | None = Field(default=None, description="default megatron; fsdp for qlora, which "
+                                        "Megatron cannot run (engine/post_training/modes.py DEFAULT_FRAMEWORK)")
     moe_dispatcher: MoEDispatcher = Field(default="alltoall", description="MoE token dispatcher: alltoall, allgather or deepep")
     moe_a2a_overlap: bool = Field(default=False, description="expert all-to-all overlapped with the other micro-batch "
                                                               "(Megatron-Core --overlap-moe-expert-parallel-comm)")

@@ -12,7 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..engine.plan_label import plan_label
-from ..present import TERM_LABELS, count_noun, mfu_basis, seconds, signed
+from ..present import TERM_LABELS, count_noun, memory_risk_lines, mfu_basis, seconds, signed
 from .charts import memory_chart, pipeline_chart, time_chart
 from .schemas import EXPORT_FORMATS, ExportRequest, RecommendRequest, ScenarioRequest
 from .setting_labels import page_text
@@ -104,6 +104,7 @@ class ResultView:
     post_training: str | None = None
     setup: str | None = None  # what was searched for: sequence, global batch (sequences and tokens), mode, precision
     mfu_basis: str = ""  # " of the FP8 peak" for an FP8 scenario (present.mfu_basis), as the CLI says it
+    memory_risk: list[str] = field(default_factory=list)  # present.memory_risk_lines: may not fit, the safer plan
 
     @property
     def best(self) -> Any:
@@ -158,6 +159,8 @@ def build_view(rec: Any, request: RecommendRequest | None = None, exports: bool 
         view.why = why_it_wins(plans)
         view.near_ties = near_ties_note(_get(rec, "near_best") or 0, _get(rec, "ranking_resolution") or 0.0)
         view.post_training = post_training_note(best)
+        # the CLI prints these under its BEST line (cli/recommend.py); the page under the recommended plan
+        view.memory_risk = memory_risk_lines(_get(rec, "memory_risk"), "page")
         if exports and request is not None:
             view.configs = export_tabs(request, s)
     elif _get(rec, "nothing_fits") is not None:

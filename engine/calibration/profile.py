@@ -27,6 +27,7 @@ from ..assumptions.network import link_kind
 from ..assumptions.performance import DEFAULT_ASSUMPTIONS, PerformanceAssumptions
 from ..cluster import Cluster
 from ..training import Framework, Precision, TrainingSetup
+from ..peak_alternative import PeakAlternative
 from .profile_names import catalog_gpu_id, catalog_network_id
 
 PROFILE_VERSION = 1
@@ -51,6 +52,16 @@ class MeasuredSummary(BaseModel):
     predicted_after: float = Field(gt=0)
     measured_peak_gib: float | None = Field(default=None, gt=0)
     predicted_peak_gib: float | None = Field(default=None, gt=0)
+    # The measured peak set against the plan (tools/measured_peak.py, what `calibrate` prints): filled by the
+    # surfaces that fit (CLI, REST), so `calibrate --json` and /api/calibrate carry the analysis the text shows.
+    predicted_peak_likely_gib: list[float] | None = Field(default=None, description="the predicted peak's 80 % band")
+    peak_explained: bool | None = Field(default=None, description="the band holds the measured peak (None: no peak "
+                                        "measured); false = the run probably differs from its description")
+    peak_alternatives: list[PeakAlternative] = Field(
+        default_factory=list, description="when not explained: the plan with one setting changed (recompute, ZeRO "
+        "stage), those whose band holds the measured peak first; none holding it = the difference is elsewhere")
+    peak_stated_by_log: list[str] = Field(default_factory=list, description="settings the run's log printed, so "
+                                          "not tried as alternatives")
 
 
 def _within(value: float, bounds: tuple[float, float], name: str) -> float:

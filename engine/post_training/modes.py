@@ -13,6 +13,16 @@ WEIGHT_MODES = ("full", "lora", "qlora")
 TRAINING_MODES: tuple[str, ...] = WEIGHT_MODES + tuple(
     f"{algorithm}{'' if weights == 'full' else '-' + weights}" for algorithm in ALGORITHMS for weights in WEIGHT_MODES)
 DEFAULT_SEQ_LEN = TrainingSetup.model_fields["seq_len"].default
+# The framework modelled when none is given, by how the weights train. QLoRA's 4-bit NF4 base is bitsandbytes
+# through PEFT on a PyTorch/Hugging Face stack (Dettmers et al. 2023; FSDP-QLoRA, Answer.AI 2024); Megatron-LM and
+# Megatron-Bridge have no 4-bit QLoRA (engine/export/megatron*.py refuse it), so a QLoRA plan ranked as Megatron
+# could be exported by none of its formats. LoRA keeps Megatron: Megatron-Bridge's PEFT writes it.
+DEFAULT_FRAMEWORK = {"full": "megatron", "lora": "megatron", "qlora": "fsdp"}
+
+
+def default_framework(mode: str) -> str:
+    """The framework for a mode as typed ('qlora', 'dpo-qlora', 'full'): DEFAULT_FRAMEWORK by its weights."""
+    return DEFAULT_FRAMEWORK[split_mode(mode)[0]]
 
 
 def split_mode(text: str) -> tuple[str, str | None]:
@@ -66,5 +76,6 @@ def training_setup(mode: str = "full", *, seq_len: int | None = None, global_bat
             global_batch += 1  # whole chosen/rejected pairs
     global_batch = global_batch or default_global_batch(weights if algorithm is None else mode,
                                                         post.group_size if post is not None else None)
+    rest["framework"] = rest.get("framework") or DEFAULT_FRAMEWORK[weights]  # none given: one that runs the mode
     return TrainingSetup(seq_len=seq_len, global_batch=global_batch, mode=weights,
                          post_training=post, **rest)

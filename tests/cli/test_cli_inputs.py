@@ -95,6 +95,7 @@ def test_mean_doc_len_longer_than_the_sequence_is_one_clear_line(capsys):
     code, out, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1
     assert "mean document length 9,000 is longer than the sequence (4,096 tokens)" in err
+    assert "valid --mean-doc-len: 1-4,096" in err  # the flag, not the API field mean_doc_len
     assert "Traceback" not in err
 
 
@@ -128,3 +129,15 @@ def test_a_thousands_comma_is_read_as_the_page_reads_it(capsys):
     assert "global batch 1,024 (4,194,304 tokens)" in out  # 1,024 sequences x 4,096 tokens
     code, out, err = run(capsys, "recommend", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "1,6")
     assert code == 2 and "expected a positive whole number, got '1,6'" in err
+
+
+def test_a_lora_rank_with_full_training_is_said_ignored_once(capsys):
+    # Full training has no adapters, so --lora-rank sized nothing, silently; now one warning line, exit 0.
+    base = ["evaluate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--tp", "1"]
+    code, out, err = run(capsys, *base, "--lora-rank", "32")
+    assert code == 0 and err.count("\n") == 1
+    assert err.startswith("shardwise: warning: --lora-rank 32 is ignored: --mode full trains every weight")
+    code, out, err = run(capsys, *base, "--lora-rank", "32", "--mode", "lora")
+    assert code == 0 and "warning: --lora-rank" not in err and "lora (rank 32)" in out
+    code, out, err = run(capsys, *base)
+    assert code == 0 and "--lora-rank" not in err

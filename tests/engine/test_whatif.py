@@ -96,3 +96,51 @@ def test_a_count_that_is_not_a_number_is_refused_with_a_count_example():
         _parse_int("num_gpus", "lots")
     assert str(caught.value) == "num_gpus expects a positive whole number such as 128, got 'lots'"
     assert _parse_int("num_gpus", "1k") == 1000 and _parse_int("global_batch", "512") == 512
+
+
+def test_a_change_that_changes_nothing_names_it_as_typed(llama8b):
+    # 8 H100s and `gpus=8`: it said "what-if num_gpus=8 changes nothing", a name the user never typed.
+    with pytest.raises(ShardwiseInputError) as caught:
+        what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(), "gpus=8")
+    assert str(caught.value).startswith("what-if gpus=8 changes nothing")
+
+
+def test_unknown_inputs_are_listed_as_typed(llama8b):
+    with pytest.raises(ShardwiseInputError) as caught:
+        parse_changes("colour=red")
+    listed = str(caught.value).split("inputs: ")[1].split(", ")
+    assert "gpus" in listed and "num_gpus" not in listed
+
+
+@pytest.mark.parametrize("change,flags", [
+    ("tp=4", ("`evaluate --tp N`", "`--tp N` on recommend or what-if")),
+    ("zero=3", ("`evaluate --zero Z`", "`--zero Z` on recommend or what-if")),
+    ("mb=2", ("`evaluate --micro-batch N`", "`--micro-batch N` on recommend or what-if")),
+])
+def test_a_plan_knob_is_sent_where_it_goes(change, flags):
+    # A plan knob is no scenario input: the refusal names the commands that take it (their flags, as
+    # cli/evaluate.py and cli/recommend.py spell them), not the list of inputs.
+    with pytest.raises(ShardwiseInputError) as caught:
+        parse_changes(change)
+    text = str(caught.value)
+    assert f"{change.split('=')[0]!r} is a plan knob" in text and "inputs:" not in text
+    assert all(f in text for f in flags)
+
+
+def test_a_change_to_qlora_moves_off_megatron_and_says_so(llama8b):
+    # Megatron-LM and Megatron-Bridge have no 4-bit QLoRA (their exporters refuse it): the what-if takes the
+    # PyTorch stack that runs it (DEFAULT_FRAMEWORK) and lists the framework among its changes.
+    w = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=128), "mode=qlora")
+    assert ("framework", "megatron", "fsdp") in [(c.input, c.before, c.after) for c in w.changes]
+    kept = what_if(llama8b, build_cluster("h100-sxm", 8), TrainingSetup(seq_len=4096, global_batch=128),
+                   "mode=qlora,framework=deepspeed")
+    assert kept.after.setup.framework == "deepspeed"
+
+
+def test_the_default_framework_runs_the_mode():
+    from shardwise.engine.post_training.modes import default_framework, training_setup
+
+    assert [default_framework(m) for m in ("full", "lora", "qlora", "dpo-qlora")] == \
+        ["megatron", "megatron", "fsdp", "fsdp"]
+    assert training_setup("qlora").framework == "fsdp"
+    assert training_setup("qlora", framework="deepspeed").framework == "deepspeed"  # a framework given is kept

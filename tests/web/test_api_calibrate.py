@@ -169,3 +169,15 @@ def test_recommend_with_the_profile_carries_the_ranges_the_cli_prints(client, ca
             lo, hi = api_plan[part][key]
             assert [lo, hi] == cli_plan[part][key] and lo < hi
         assert api_plan["calibration"] == cli_plan["calibration"] and api_plan["calibration"].startswith("calibrated")
+
+
+def test_a_measured_peak_carries_the_analysis_the_cli_prints(client, capsys):
+    # 30 GiB measured against a TP4 PP4 ZeRO-1 plan predicted far above it: the response held only the profile.
+    body = {**RUN, "measured_tokens_per_s_per_gpu": 850, "measured_peak_gib": 30}
+    r = client.post("/api/calibrate", json=body)
+    assert r.status_code == 200, r.text
+    api = r.json()["runs"][0]
+    cli = cli_json(capsys, *FLAGS, "--measured-tokens-per-s-per-gpu", "850", "--measured-peak-gib", "30")["runs"][0]
+    assert api["peak_explained"] is False and api["peak_alternatives"]
+    assert {k: api[k] for k in ("predicted_peak_likely_gib", "peak_explained", "peak_alternatives")} == \
+        {k: cli[k] for k in ("predicted_peak_likely_gib", "peak_explained", "peak_alternatives")}

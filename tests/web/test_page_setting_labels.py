@@ -94,3 +94,27 @@ def test_a_bound_refused_by_the_request_schema_names_the_control(client):
     assert r.status_code == 400
     assert "“GPUs”: Input should be greater than or equal to 1" in r.text.replace("&#34;", '"')
     assert "gpus: Input" not in r.text
+
+
+def test_a_document_longer_than_the_sequence_names_the_packed_docs_control(client):
+    # engine/training.py: "valid {mean_doc_len}: 1-8,192"; the page said the API field "mean_doc_len".
+    form = {**DEFAULT_FORM, "model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "8", "seq_len": "8192",
+            "mean_doc_len": "9000"}
+    r = client.post("/ui/results", data=form)
+    assert r.status_code == 400
+    assert "valid “Packed docs (mean tokens)”: 1-8,192" in r.text.replace("&#34;", '"')
+    assert "mean_doc_len:" not in r.text
+
+
+def test_qlora_on_the_forms_default_framework_is_not_megatron(client):
+    # The form's framework select starts on "Default": QLoRA then runs as FSDP2 (Megatron has no 4-bit QLoRA),
+    # as /api/recommend without a framework does.
+    form = {**DEFAULT_FORM, "model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": "8", "seq_len": "4096",
+            "batch": "128", "batch_unit": "sequences", "mode": "qlora"}
+    assert DEFAULT_FORM["framework"] == ""
+    r = client.post("/ui/results", data=form)
+    assert r.status_code == 200 and "qlora" in r.text.lower()
+    api = client.post("/api/recommend", json={"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8, "seq_len": 4096,
+                                              "global_batch": 128, "mode": "qlora", "top_k": 1}).json()
+    assert api["setup"]["framework"] == "fsdp"
+    assert re.search(r'class="context setup">[^<]*fsdp', r.text, re.I)
