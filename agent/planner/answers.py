@@ -39,6 +39,8 @@ def _options_changed(base: Scenario, delta: Scenario) -> list[SimpleNamespace]:
         before, after = getattr(base, field), getattr(delta, field)
         before = default if before is None else before
         if after is not None and after != before:
+            if field == "recompute_modules":  # a list: said as names, None as the engine's default set
+                before, after = (", ".join(v) if v is not None else "the model's default" for v in (before, after))
             out.append(SimpleNamespace(field=field, before=before, after=after))
     return out
 
@@ -118,6 +120,10 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if base is not None and not base.missing():
             arguments = {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")}
             yours = _users_plan_for(state, delta)
+            if yours is None and delta.recompute_modules is not None and state.plan is not None:
+                # "selective recompute of core_attn only": the modules matter only to a plan that recomputes
+                # selectively, so the plan on the table is priced with it, before and after
+                yours = plan_with(state.plan, {**(e.plans[0] if len(e.plans) == 1 else {}), "recompute": "selective"})
             if yours is not None:  # "would DeepEP help here?" after they gave their plan: that plan, with and without
                 arguments["plan"] = yours.model_dump()
             out = turn.call("what_if", arguments)

@@ -52,6 +52,7 @@ class Entities:
     moe_a2a_overlap: bool | None = None  # "overlap the a2a"
     grad_reduce_dtype: str | None = None  # "grad reduce in bf16" (setup_words.py)
     fp8_param_gather: bool | None = None  # "fp8 param gather"
+    recompute_modules: list[str] | None = None  # "recompute core_attn only"
     cuda_graphs: str | None = None  # "full cuda graphs", "per-layer graphs", "no cuda graphs"
     cuda_graphs_unscoped: bool = False  # "cuda graphs" with no scope: read as setup_words.UNSCOPED_CUDA_GRAPHS
     mean_doc_len: int | None = None  # packed data: "packed samples, ~200 tokens each", "mean doc length 512"
@@ -117,7 +118,8 @@ class Entities:
                         response_len=response_len, group_size=self.group_size,
                         moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
                         cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len,
-                        grad_reduce_dtype=self.grad_reduce_dtype, fp8_param_gather=self.fp8_param_gather)
+                        grad_reduce_dtype=self.grad_reduce_dtype, fp8_param_gather=self.fp8_param_gather,
+                        recompute_modules=self.recompute_modules)
 
     def batch_from_accum(self, gpus: int | None) -> int | None:
         """The global batch of a per-device batch and its accumulation, the way HF Trainer and DeepSpeed
@@ -299,6 +301,7 @@ def extract(message: str) -> Entities:
     e.moe_dispatcher, e.moe_a2a_overlap, e.cuda_graphs = setup.moe_dispatcher, setup.moe_a2a_overlap, setup.cuda_graphs
     e.cuda_graphs_unscoped, e.mean_doc_len, e.packed = setup.cuda_graphs_unscoped, setup.mean_doc_len, setup.packed
     e.grad_reduce_dtype, e.fp8_param_gather = setup.grad_reduce_dtype, setup.fp8_param_gather
+    e.recompute_modules = setup.recompute_modules
     rest = without_doc_len(rest, setup)  # a packed document's length is not the sequence length
     post, rest = find_post_training(rest)  # rollout lengths first: "1k-token responses" is not the sequence
     e.prompt_len, e.response_len, e.group_size = post.prompt_len, post.response_len, post.group_size

@@ -150,6 +150,7 @@ class SetupWords:
     packed: bool = False  # the data is said to be packed (with or without a document length)
     grad_reduce_dtype: str | None = None  # "grad reduce in bf16", "--grad-reduce-in-bf16"
     fp8_param_gather: bool | None = None  # "fp8 param gather", "--fp8-param-gather"
+    recompute_modules: list[str] | None = None  # "recompute core_attn only", "--recompute-modules core_attn layernorm"
 
 
 def _kept(named: list[tuple[int, str]], text: str) -> list[str]:
@@ -236,6 +237,24 @@ def _fp8_gather(text: str) -> bool | None:
     return True if FP8_PARAM_GATHER.search(text) else None
 
 
+# Megatron-Core's --recompute-modules (engine/training.py RECOMPUTE_MODULE_NAMES), by name or in words, said beside
+# "recompute": "selective recompute of core_attn only", "recompute modules core_attn, layernorm"
+MODULE_WORDS = (("core_attn", r"core[\s_-]*attn|core[\s_-]+attention"), ("layernorm", r"layer[\s_-]*norms?"),
+                ("mla_up_proj", r"mla[\s_-]*up[\s_-]*proj\w*"), ("moe_act", r"moe[\s_-]*act\w*"))
+_MODULE = "|".join(w for _, w in MODULE_WORDS)
+RECOMPUTE_MODULES = re.compile(rf"recomput\w*(?:[\s_-]+modules?)?\s*(?:=|:|of|for|on|just|only)?\s*(?:the\s+|just\s+|only\s+)?"
+                               rf"((?:(?:{_MODULE})(?:\s*(?:,|and|\+|&)?\s*))+)"
+                               rf"|((?:(?:{_MODULE})(?:\s*(?:,|and|\+|&)?\s*))+)\s*(?:only\s+)?recomput\w*")
+
+
+def _recompute_modules(text: str) -> list[str] | None:
+    m = RECOMPUTE_MODULES.search(text)
+    if m is None:
+        return None
+    said = m.group(1) or m.group(2)
+    return [name for name, words in MODULE_WORDS if re.search(words, said)]
+
+
 def without_megatron_options(text: str) -> str:
     """The text without the gradient-dtype and FP8-gather phrases, whose "bf16"/"fp8" is no training precision."""
     for pattern in (GRAD_REDUCE_BF16, GRAD_REDUCE_FP32):
@@ -250,4 +269,5 @@ def find_setup(text: str) -> SetupWords:
     doc_len = _doc_len(text, packed)
     return SetupWords(moe_dispatcher=_dispatcher(text), moe_a2a_overlap=_overlap(text), cuda_graphs=graphs,
                       cuda_graphs_unscoped=unscoped, mean_doc_len=doc_len, packed=packed or doc_len is not None,
-                      grad_reduce_dtype=_grad_reduce(text), fp8_param_gather=_fp8_gather(text))
+                      grad_reduce_dtype=_grad_reduce(text), fp8_param_gather=_fp8_gather(text),
+                      recompute_modules=_recompute_modules(text))
