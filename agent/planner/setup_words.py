@@ -218,9 +218,11 @@ def without_doc_len(text: str, setup: SetupWords) -> str:
 # these phrases is no training precision of its own (`without_megatron_options` blanks them before precision is read).
 GRAD_REDUCE_BF16 = re.compile(r"grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)[\s_-]*(?:in|=|:|as|to|with)?[\s_-]*bf16"
                               r"|\bbf16[\s_-]+grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer|accum\w*)?"
-                              r"|grad[\s_-]*reduce[\s_-]*in[\s_-]*fp32\s*[=:]\s*false")
+                              r"|grad[\s_-]*reduce[\s_-]*in[\s_-]*fp32\s*[=:]\s*false"
+                              r"|\b(?:reduc|all[\s_-]?reduc)\w*\s+(?:the\s+)?grad(?:ient)?s?\s+(?:in|as|with)\s+bf16")
 GRAD_REDUCE_FP32 = re.compile(r"grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)[\s_-]*(?:in|=|:|as|to|with)?[\s_-]*fp32"
-                              r"(?!\s*[=:]\s*false)|\bfp32[\s_-]+grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)")
+                              r"(?!\s*[=:]\s*false)|\bfp32[\s_-]+grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)"
+                              r"|\b(?:reduc|all[\s_-]?reduc)\w*\s+(?:the\s+)?grad(?:ient)?s?\s+(?:in|as|with)\s+fp32")
 FP8_PARAM_GATHER = re.compile(r"\bfp8[\s_-]*param(?:eter)?s?[\s_-]*(?:all[\s_-]?)?gather\w*|\bfp8[\s_-]+(?:primary|master)[\s_-]+weights?")
 FP8_GATHER_OFF = re.compile(rf"{GRAPH_NEGATION}\s+(?:the\s+)?(?:fp8[\s_-]*param(?:eter)?s?[\s_-]*(?:all[\s_-]?)?gather|fp8[\s_-]+(?:primary|master))")
 

@@ -18,7 +18,8 @@ PLAN_70B = "llama 3.1 70b on 64 h100, 8k context, 4M token batches - what plan?"
 @pytest.mark.parametrize("message, dtype", [
     ("and with grad reduce in bf16?", "bf16"), ("what if we pass --grad-reduce-in-bf16", "bf16"),
     ("bf16 gradient reduction instead?", "bf16"), ("with grad_reduce_in_fp32=False", "bf16"),
-    ("keep the grad reduce in fp32", "fp32"),
+    ("keep the grad reduce in fp32", "fp32"), ("and what if we reduce gradients in bf16?", "bf16"),
+    ("we all-reduce the grads in fp32", "fp32"),
 ])
 def test_the_gradient_dtype_is_read_and_is_no_precision(message, dtype):
     assert find_setup(normalise(message)).grad_reduce_dtype == dtype
