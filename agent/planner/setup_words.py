@@ -123,13 +123,18 @@ def _scope_value(written: str) -> str:
     return "none" if written == "no" else "per-layer" if written.startswith("per") else "full-iteration"
 
 
-def setup_sides(text: str) -> tuple[dict, dict] | None:
-    """({option: a}, {option: b}) for two values of one setup option contrasted in a (normalised) message."""
+def setup_sides(text: str) -> tuple[dict, ...] | None:
+    """({option: a}, {option: b}, …) for values of one setup option contrasted in a (normalised) message."""
     m = DISPATCHER_SIDES.search(text)
     if m and (re.search(r"\bdispatch", text) or re.search(DEEPEP, m.group(0))):
-        a, b = _dispatcher_value(m.group(1)), _dispatcher_value(m.group(2))
-        if a != b:
-            return {"moe_dispatcher": a}, {"moe_dispatcher": b}
+        values, rest = [_dispatcher_value(m.group(1)), _dispatcher_value(m.group(2))], text[m.end():]
+        while more := re.match(rf"(?:\s+{DISPATCHER_WORD})?(?:\s*,\s*(?:or\s+|and\s+)?|{SIDE_CONTRAST})(?:the\s+)?{DISPATCHER_VALUE}",
+                               rest):  # "deepep vs alltoall vs allgather": every dispatcher listed
+            values.append(_dispatcher_value(more.group(1)))
+            rest = rest[more.end():]
+        values = list(dict.fromkeys(values))
+        if len(values) > 1:
+            return tuple({"moe_dispatcher": v} for v in values)
     m = GRAPH_SIDES.search(text)
     if m:
         if m.group(1) is None:  # "with or without cuda graphs": unscoped graphs are per-layer (above)

@@ -24,6 +24,8 @@ from support.chat import turns
     ("llama 3.1 8b vs qwen 2.5 7b vs mistral 7b on 8 h100",
      [{"model": "llama-3.1-8b"}, {"model": "qwen2.5-7b"}, {"model": "mistral-7b"}]),
     ("lora vs qlora vs full on llama 3.1 8b, 8 a100", [{"mode": "lora"}, {"mode": "qlora"}, {"mode": "full"}]),
+    ("mixtral 8x7b on 64 h100: compare deepep vs alltoall vs allgather",
+     [{"moe_dispatcher": "deepep"}, {"moe_dispatcher": "alltoall"}, {"moe_dispatcher": "allgather"}]),
 ])
 def test_every_listed_side_is_read(message, sides):
     assert list(scenario_sides(normalise(message))) == sides
