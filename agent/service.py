@@ -34,6 +34,7 @@ from .loop import TurnRecord, arun_llm_turn, drive
 from .model import ChatModel, ModelError
 from .offload import INLINE, Offload
 from .planner import run_offline_turn
+from .setting_spelling import SPELLINGS, spell_settings
 from .planner.entities import normalise
 from .planner.measured import profile_meant
 from .planner.offer_reply import offer_reply
@@ -55,9 +56,17 @@ def _dispatch(name: str, arguments: str, result_id: str, profile: CalibrationPro
 
 
 def _offline_events(text: str, state: ConversationState, reserve, record: TurnRecord,
-                    profile: CalibrationProfile | None = None) -> list[Event]:
-    """The offline planner's whole turn (engine work; it fills `record`)."""
-    return list(run_offline_turn(text, state, reserve, record, profile))
+                    profile: CalibrationProfile | None = None, spelling: str = "field") -> list[Event]:
+    """The offline planner's whole turn (engine work; it fills `record`), its settings named for the surface
+    (`spelling`: setting_spelling.py; the stored answer the same as the one shown)."""
+    events = list(run_offline_turn(text, state, reserve, record, profile))
+    if spelling == "field":
+        return events
+    record.answer = spell_settings(record.answer, spelling)
+    for message in record.messages:
+        if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+            message["content"] = spell_settings(message["content"], spelling)
+    return [DeltaEvent(spell_settings(e.text, spelling)) if isinstance(e, DeltaEvent) else e for e in events]
 
 
 @dataclass
@@ -83,7 +92,11 @@ class Answer:
 
 class ChatService:
     def __init__(self, config: AgentConfig | None = None, *, model: ChatModel | None = None,
-                 store: SessionStore | None = None, profile: CalibrationProfile | None = None):
+                 store: SessionStore | None = None, profile: CalibrationProfile | None = None,
+                 setting_spelling: str = "field"):
+        if setting_spelling not in SPELLINGS:
+            raise ValueError(f"setting_spelling {setting_spelling!r} is not one of {', '.join(SPELLINGS)}")
+        self.setting_spelling = setting_spelling  # how offline answers name settings: REST field, CLI flag, words
         self.config = config or load_config()
         self.profile = profile  # the user's calibration profile (`ask/chat --profile`), for every tool call
         self.store = store or SessionStore(self.config.session_db)
@@ -187,7 +200,7 @@ class ChatService:
         if reply is not None:
             # "yes" / "no" to the calibration just offered: the planner's deterministic answer (it fits the run
             # again and sets profile_in_use, which the LLM path then honours); no model call needed
-            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline):
+            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, self.setting_spelling, deadline=deadline):
                 yield event
             mode = "offline"
         elif mode == "llm":
@@ -203,7 +216,7 @@ class ChatService:
                     yield event
                 return
         else:
-            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline):
+            for event in await offload.cpu(_offline_events, text, state, reserve, record, profile, self.setting_spelling, deadline=deadline):
                 yield event
         done = await offload.cpu(self._finish, session.id, state, record, mode, deadline=deadline)
         for event in done:
@@ -243,7 +256,7 @@ class ChatService:
             return
         record = TurnRecord()
         try:
-            await offload.cpu(_offline_events, text, state, reserve, record, profile, deadline=deadline)
+            await offload.cpu(_offline_events, text, state, reserve, record, profile, self.setting_spelling, deadline=deadline)
             finished = await offload.cpu(self._finish, session.id, state, record, "offline", deadline=deadline)
         except ModelError:  # no engine thread before the deadline either
             await offload.io(self.store.append_turn, session.id, [user], None)

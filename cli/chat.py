@@ -51,20 +51,22 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_profile_arg(p)
 
 
-def build_service(args: argparse.Namespace):
+def build_service(args: argparse.Namespace, setting_spelling: str = "words"):
+    """`setting_spelling`: how answers name settings: `ask` is a terminal command ("flags": --moe-dispatcher),
+    `chat` a conversation ("words": the MoE dispatcher) — agent/setting_spelling.py."""
     from ..agent.config import load_config
     from ..agent.service import ChatService
 
     config = load_config(session_db=args.session_db, model=args.llm_model)
     if args.offline:
         config = config.model_copy(update={"model": None})
-    return ChatService(config, profile=profile_from_args(args))
+    return ChatService(config, profile=profile_from_args(args), setting_spelling=setting_spelling)
 
 
 def run_ask(args: argparse.Namespace) -> int:
     from ..agent.events import DeltaEvent, DoneEvent, ErrorEvent, SessionEvent
 
-    service = build_service(args)
+    service = build_service(args, setting_spelling="flags")
     if args.json:
         answer = service.ask(args.question, args.session)
         json.dump(answer.to_json(), sys.stdout, indent=2)

@@ -11,7 +11,9 @@ from ..present import KNOB_LABELS, knob_change
 INPUT_LABELS = {"gpu": "GPU", "gpus": "GPUs", "gpus_per_node": "GPUs per node", "seq_len": "sequence",
                 "global_batch": "global batch", "global_batch_tokens": "global batch tokens", "mode": "training",
                 "lora_rank": "LoRA rank", "moe_dispatcher": "MoE dispatcher", "moe_a2a_overlap": "EP all-to-all overlap",
-                "mean_doc_len": "mean document length", "cuda_graphs": "CUDA graphs"}
+                "mean_doc_len": "mean document length", "cuda_graphs": "CUDA graphs",
+                "grad_reduce_dtype": "gradient reduction", "fp8_param_gather": "FP8 parameter gather",
+                "recompute_modules": "recompute modules"}
 
 
 def change_words(field: str, before, after) -> str:

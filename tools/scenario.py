@@ -47,7 +47,7 @@ class Scenario(Args):
     global_batch_tokens: str | None = Field(None, description="or tokens per step, e.g. 4M")
     mode: Literal[TRAINING_MODES] | None = None
     prompt_len: int | None = Field(None, description="grpo/ppo; default 512")
-    response_len: int | None = Field(None, description="grpo/ppo only (else a sample's length is seq_len); default 512")
+    response_len: int | None = Field(None, description="grpo/ppo only; default 512")
     group_size: int | None = Field(None, description="grpo/ppo samples per prompt; default 5 grpo, 1 ppo")
     inference_tp: int | None = Field(None, description="grpo/ppo GPUs per rollout engine; default 2")
     lora_rank: int | None = None
@@ -56,10 +56,16 @@ class Scenario(Args):
     # default alltoall: Megatron-Core's own default (said here, not in the prompt, to keep its token budget)
     moe_dispatcher: Literal["alltoall", "allgather", "deepep"] | None = Field(
         None, description="default alltoall")
-    moe_a2a_overlap: bool | None = Field(None, description="expert all-to-all overlapped")
+    moe_a2a_overlap: bool | None = None  # the expert all-to-all overlapped (Megatron-Core's name says it)
     mean_doc_len: int | None = Field(None, description="packed docs: mean tokens per doc")
     cuda_graphs: Literal["none", "per-layer", "full-iteration"] | None = Field(
         None, description="Megatron only; default none")
+    # Megatron-Core options the page's form and the CLI set (--grad-reduce-in-bf16, --fp8-param-gather,
+    # --recompute-modules): without them the page's chat priced its plan at their defaults. No descriptions: the
+    # names are Megatron's own and every word here is paid in each tool's schema (tests/agent/test_prompt_budget.py).
+    grad_reduce_dtype: Literal["fp32", "bf16"] | None = None
+    fp8_param_gather: bool | None = None
+    recompute_modules: list[str] | None = None  # the engine refuses an unknown name, listing the known ones
 
     def merged_over(self, base: "Scenario | None") -> "Scenario":
         """This scenario with its null fields taken from `base` (a model/params pair counts as one field)."""
@@ -108,7 +114,9 @@ class Scenario(Args):
                                precision=self.precision or "bf16", framework=self.framework or "megatron",
                                moe_dispatcher=self.moe_dispatcher or "alltoall",
                                moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len,
-                               cuda_graphs=self.cuda_graphs or "none")
+                               cuda_graphs=self.cuda_graphs or "none", grad_reduce_dtype=self.grad_reduce_dtype or "fp32",
+                               fp8_param_gather=bool(self.fp8_param_gather),
+                               recompute_modules=None if self.recompute_modules is None else tuple(self.recompute_modules))
         return ResolvedScenario(model=model, cluster=cluster, setup=setup)
 
 

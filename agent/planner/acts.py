@@ -85,8 +85,18 @@ def gpu_column_name(gpu: str) -> str:
     return VENDOR_MEMORY.sub(f" ({spec.memory_gib:g} GiB)", spec.name) if VENDOR_MEMORY.search(spec.name) else spec.name
 
 
+def _side_cost(e: Entities, sides: tuple[dict, ...]) -> dict:
+    """The budget and price the message gave ("200B tokens @ $2.5/gpu-hr"), for every side's own cost. A price is
+    one GPU's: it is not applied across sides that are different GPUs (each is priced at its listed rate)."""
+    cost = {"train_tokens": e.train_tokens}
+    if not any("gpu" in side for side in sides):
+        cost["price_per_gpu_hour"] = e.price_per_gpu_hour
+    return {k: v for k, v in cost.items() if v is not None}
+
+
 def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict, ...], state: ConversationState) -> str:
-    """Two scenarios that differ in one fact, each with its own best plan."""
+    """Two or more scenarios that differ in one fact, each with its own best plan (and its cost, when a budget
+    or price was given)."""
     results, names = [], []
     for side in sides:
         gpu = side.get("gpu") or scenario.gpu
@@ -98,7 +108,7 @@ def side_by_side(turn: Turn, scenario: Scenario, e: Entities, sides: tuple[dict,
             return render("offline/need_more.md.j2", missing=one.missing(), family="recommend",
                           known=one.model_dump(exclude_none=True))
         out = turn.call("recommend_plans", {"scenario": scenario_args(one), "top_k": 1, "headroom": None,
-                                            "constraints": None})
+                                            "constraints": None, **_side_cost(e, sides)})
         if not out.ok:
             return render("offline/tool_error.md.j2", outcome=out)
         results.append(out.result)

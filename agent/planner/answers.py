@@ -4,6 +4,7 @@ request and, in order, for each act of a message with several (acts.py)."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 from ...prompts.render import render
 from ...tools.scenario import Plan, Scenario
@@ -25,6 +26,23 @@ MEMORY_WALK = re.compile(r"\b(?:mem|memory|vram|gib|gb|fit|fits)\b")
 SAME_LAYOUT = re.compile(r"\bsame\b|\bhelps?\b|\bfits?\b|\bkeep\s+(?:the\s+)?(?:rest|everything)\b|\beverything\s+else\b|\bcurrent\s+setup\b")
 # "our current setup", "what we run": the plan the user said they run (ConversationState.user_plan)
 OUR_PLAN = re.compile(r"\bour\s+(?:current\s+|own\s+|existing\s+)?(?:setup|plan|config|layout)\b|\bwhat\s+we\s+(?:run|have|use)\b")
+
+
+# Scenario options the what_if tool's `changed_inputs` does not list (it names the scenario facts it reports): the
+# answer's heading names them from the call's own change, so "with grad reduce in bf16?" is not "What if ?"
+UNLISTED_OPTIONS = {"grad_reduce_dtype": "fp32", "fp8_param_gather": False, "recompute_modules": None}
+
+
+def _options_changed(base: Scenario, delta: Scenario) -> list[SimpleNamespace]:
+    out = []
+    for field, default in UNLISTED_OPTIONS.items():
+        before, after = getattr(base, field), getattr(delta, field)
+        before = default if before is None else before
+        if after is not None and after != before:
+            if field == "recompute_modules":  # a list: said as names, None as the engine's default set
+                before, after = (", ".join(v) if v is not None else "the model's default" for v in (before, after))
+            out.append(SimpleNamespace(field=field, before=before, after=after))
+    return out
 
 
 def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scenario, patch: Scenario,
@@ -102,10 +120,16 @@ def answer(intent: Intent, e: Entities, state: ConversationState, scenario: Scen
         if base is not None and not base.missing():
             arguments = {"scenario": scenario_args(base), "change": delta.model_dump(mode="json")}
             yours = _users_plan_for(state, delta)
+            if yours is None and delta.recompute_modules is not None and state.plan is not None:
+                # "selective recompute of core_attn only": the modules matter only to a plan that recomputes
+                # selectively, so the plan on the table is priced with it, before and after
+                yours = plan_with(state.plan, {**(e.plans[0] if len(e.plans) == 1 else {}), "recompute": "selective"})
             if yours is not None:  # "would DeepEP help here?" after they gave their plan: that plan, with and without
                 arguments["plan"] = yours.model_dump()
             out = turn.call("what_if", arguments)
-            return result_or_error(out, "offline/what_if.md.j2")
+            if not out.ok:
+                return render("offline/tool_error.md.j2", outcome=out)
+            return render("offline/what_if.md.j2", r=out.result, more=_options_changed(base, delta))
 
     invalid = [f"{name} must be a positive whole number, not {value}" for name, value in
                (("gpus", scenario.gpus), ("seq_len", scenario.seq_len), ("global_batch", scenario.global_batch))

@@ -24,7 +24,7 @@ from .names import (find_concept, find_export_format, find_framework, framework_
                     find_unknown, UNSUPPORTED_HARDWARE)
 from .unlisted_accelerator import unlisted_accelerator
 from ..count_words import with_digit_counts
-from .setup_words import find_setup, without_doc_len
+from .setup_words import find_setup, without_doc_len, without_megatron_options
 from .quantities import (DEFAULT_NODE_SIZE, _count, find_batch, find_counts, find_grad_accum, find_mode, find_price,
                          find_seq_len, find_train_tokens)
 
@@ -50,6 +50,9 @@ class Entities:
     framework: str | None = None
     moe_dispatcher: str | None = None  # "we use deepep", "the allgather dispatcher" (setup_words.py)
     moe_a2a_overlap: bool | None = None  # "overlap the a2a"
+    grad_reduce_dtype: str | None = None  # "grad reduce in bf16" (setup_words.py)
+    fp8_param_gather: bool | None = None  # "fp8 param gather"
+    recompute_modules: list[str] | None = None  # "recompute core_attn only"
     cuda_graphs: str | None = None  # "full cuda graphs", "per-layer graphs", "no cuda graphs"
     cuda_graphs_unscoped: bool = False  # "cuda graphs" with no scope: read as setup_words.UNSCOPED_CUDA_GRAPHS
     mean_doc_len: int | None = None  # packed data: "packed samples, ~200 tokens each", "mean doc length 512"
@@ -114,7 +117,9 @@ class Entities:
                         precision=self.precision, framework=self.framework, prompt_len=prompt_len,
                         response_len=response_len, group_size=self.group_size,
                         moe_dispatcher=self.moe_dispatcher, moe_a2a_overlap=self.moe_a2a_overlap,
-                        cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len)
+                        cuda_graphs=self.cuda_graphs, mean_doc_len=self.mean_doc_len,
+                        grad_reduce_dtype=self.grad_reduce_dtype, fp8_param_gather=self.fp8_param_gather,
+                        recompute_modules=self.recompute_modules)
 
     def batch_from_accum(self, gpus: int | None) -> int | None:
         """The global batch of a per-device batch and its accumulation, the way HF Trainer and DeepSpeed
@@ -295,6 +300,8 @@ def extract(message: str) -> Entities:
     setup = find_setup(text)
     e.moe_dispatcher, e.moe_a2a_overlap, e.cuda_graphs = setup.moe_dispatcher, setup.moe_a2a_overlap, setup.cuda_graphs
     e.cuda_graphs_unscoped, e.mean_doc_len, e.packed = setup.cuda_graphs_unscoped, setup.mean_doc_len, setup.packed
+    e.grad_reduce_dtype, e.fp8_param_gather = setup.grad_reduce_dtype, setup.fp8_param_gather
+    e.recompute_modules = setup.recompute_modules
     rest = without_doc_len(rest, setup)  # a packed document's length is not the sequence length
     post, rest = find_post_training(rest)  # rollout lengths first: "1k-token responses" is not the sequence
     e.prompt_len, e.response_len, e.group_size = post.prompt_len, post.response_len, post.group_size
@@ -308,9 +315,10 @@ def extract(message: str) -> Entities:
     e.mode, e.lora_rank = find_mode(text)
     e.mode_named_by_rank = e.mode == "lora" and find_mode(re.sub(r"\blora[\s_-]*(?:rank|r)\b", " rank ", text))[0] is None
     e.mode = combined_mode(e.mode, find_post_training(text)[0].algorithm)
-    if re.search(r"\bfp8\b", text):
+    worded = without_megatron_options(text)  # "grad reduce in bf16" names no training precision
+    if re.search(r"\bfp8\b", worded):
         e.precision = "fp8"
-    elif re.search(r"\bbf16\b|bfloat16", text):
+    elif re.search(r"\bbf16\b|bfloat16", worded):
         e.precision = "bf16"
     e.framework = find_framework(text)
     e.unknown = find_unknown(text, e.model or e.params)

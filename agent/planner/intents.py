@@ -43,6 +43,9 @@ OPTIMISATION = re.compile(r"\bloss\s+(?:spikes?|spik(?:ed|ing)|diverg\w*|explod\
 # Cloud providers' prices compared: shardwise has no price lists to compare, only a rate the user gives.
 VENDOR = (r"\b(?:lambda(?:\s+labs)?|coreweave|aws|gcp|google\s+cloud|azure|oci|oracle\s+cloud|runpod|vast(?:\.ai)?|"
           r"together(?:\.ai)?|crusoe|nebius|paperspace|voltage\s+park|fluidstack|hyperstack)\b")
+# A token budget's cost or time asked ("what would 500B tokens cost", "how long for 2T tokens", "spend on 1T")
+COST_ASKED = re.compile(r"\bcost\w*|\bhow\s+much\b|\bprice\w*|\bspend\w*|\bbudget\b|\$|\bdollars?\b|\busd\b|"
+                        r"\bhow\s+long\b|\bhow\s+many\s+(?:days|hours|gpu[\s-]?hours)\b|\bgpu[\s-]?hours?\b")
 PRICE = r"\b(?:cheaper|cheapest|pricier|more\s+expensive|pric(?:e|es|ed|ing)|costs?|charges?|billed)\b"
 PRICING = re.compile(rf"{PRICE}[^.?!]*{VENDOR}|{VENDOR}[^.?!]*{PRICE}|"
                      rf"\bwhich\s+(?:cloud|provider|vendor|host)s?\b[^.?!]*{PRICE}|{PRICE}[^.?!]*\b(?:cloud|provider|vendor)s?\b")
@@ -296,6 +299,10 @@ def classify(message: str, e: Entities, state: ConversationState) -> Intent:
             and not e.scenario_patch().merged_over(state.scenario).missing():
         # "how sure are you about that number?": the intervals of the plan named or under discussion, else the best
         return Intent("evaluate" if e.plans or state.plan is not None else "recommend", "uncertainty")
+    if (e.train_tokens or e.price_per_gpu_hour is not None) and COST_ASKED.search(text) and not e.plans \
+            and not e.scenario_patch().merged_over(state.scenario).missing():
+        # "what would it cost for 500B tokens?", "cost for 1T tokens at $2/gpu-hour?": the best plan with its cost
+        return Intent("recommend")
     if e.concept == "calibration" and not e.plans:  # "what does calibrating change?": the entry, not the how-to
         return Intent("explain", "calibration")
     if e.concept == "moe_dispatcher" and not e.plans:  # "which frameworks even have deepep?": the engine's rule, listed

@@ -374,7 +374,11 @@ LOOSE_PROFILE = re.compile(r"(?:\b(?:with|using|after|incl(?:uding|\.)?)\s+|\bw/
                            r"(?!\s+(?:help|question|docs?|guide|command|tool|works?)\b)|\bnow\s+(?:that\s+it'?s\s+)?calibrated\b"
                            # the run's figures fitted, named as theirs: "best plan w/ our numbers", "using our measurements"
                            r"|(?:\b(?:with|using|given|from)\s+|\bw/\s*)(?:our|my|ur)\s+(?:own\s+|measured\s+)?"
-                           r"(?:numbers|measurements?|figures|data|cluster'?s?\s+numbers)\b")
+                           r"(?:numbers|measurements?|figures|data|cluster'?s?\s+numbers)\b"
+                           # the profile just offered, taken to another question: "apply it to 64 gpus", "use that
+                           # for the h200 case" (a bare "apply it" is the offer's yes: offer_reply.py)
+                           r"|^\s*(?:(?:yes|yeah|ok|okay|sure)\b[\s,!.]*)?(?:apply|use)\s+(?:it|that|this|the\s+(?:profile|calibration))"
+                           r"\s+(?:to|for|on|at|with)\b")
 
 
 def profile_meant(text: str, fitted: bool) -> bool:

@@ -123,13 +123,18 @@ def _scope_value(written: str) -> str:
     return "none" if written == "no" else "per-layer" if written.startswith("per") else "full-iteration"
 
 
-def setup_sides(text: str) -> tuple[dict, dict] | None:
-    """({option: a}, {option: b}) for two values of one setup option contrasted in a (normalised) message."""
+def setup_sides(text: str) -> tuple[dict, ...] | None:
+    """({option: a}, {option: b}, …) for values of one setup option contrasted in a (normalised) message."""
     m = DISPATCHER_SIDES.search(text)
     if m and (re.search(r"\bdispatch", text) or re.search(DEEPEP, m.group(0))):
-        a, b = _dispatcher_value(m.group(1)), _dispatcher_value(m.group(2))
-        if a != b:
-            return {"moe_dispatcher": a}, {"moe_dispatcher": b}
+        values, rest = [_dispatcher_value(m.group(1)), _dispatcher_value(m.group(2))], text[m.end():]
+        while more := re.match(rf"(?:\s+{DISPATCHER_WORD})?(?:\s*,\s*(?:or\s+|and\s+)?|{SIDE_CONTRAST})(?:the\s+)?{DISPATCHER_VALUE}",
+                               rest):  # "deepep vs alltoall vs allgather": every dispatcher listed
+            values.append(_dispatcher_value(more.group(1)))
+            rest = rest[more.end():]
+        values = list(dict.fromkeys(values))
+        if len(values) > 1:
+            return tuple({"moe_dispatcher": v} for v in values)
     m = GRAPH_SIDES.search(text)
     if m:
         if m.group(1) is None:  # "with or without cuda graphs": unscoped graphs are per-layer (above)
@@ -148,6 +153,9 @@ class SetupWords:
     cuda_graphs_unscoped: bool = False  # "cuda graphs" with no scope: UNSCOPED_CUDA_GRAPHS was assumed
     mean_doc_len: int | None = None
     packed: bool = False  # the data is said to be packed (with or without a document length)
+    grad_reduce_dtype: str | None = None  # "grad reduce in bf16", "--grad-reduce-in-bf16"
+    fp8_param_gather: bool | None = None  # "fp8 param gather", "--fp8-param-gather"
+    recompute_modules: list[str] | None = None  # "recompute core_attn only", "--recompute-modules core_attn layernorm"
 
 
 def _kept(named: list[tuple[int, str]], text: str) -> list[str]:
@@ -210,10 +218,63 @@ def without_doc_len(text: str, setup: SetupWords) -> str:
     return DOC_LEN.sub(" ", text) if setup.packed else text
 
 
+# Megatron-Core's gradient reduction dtype (--grad-reduce-in-bf16; Megatron-Bridge ddp.grad_reduce_in_fp32) and FP8
+# primary weights (--fp8-param-gather): the chat's scenario takes both (tools/scenario.py). The "bf16"/"fp8" inside
+# these phrases is no training precision of its own (`without_megatron_options` blanks them before precision is read).
+GRAD_REDUCE_BF16 = re.compile(r"grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)[\s_-]*(?:in|=|:|as|to|with)?[\s_-]*bf16"
+                              r"|\bbf16[\s_-]+grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer|accum\w*)?"
+                              r"|grad[\s_-]*reduce[\s_-]*in[\s_-]*fp32\s*[=:]\s*false"
+                              r"|\b(?:reduc|all[\s_-]?reduc)\w*\s+(?:the\s+)?grad(?:ient)?s?\s+(?:in|as|with)\s+bf16")
+GRAD_REDUCE_FP32 = re.compile(r"grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)[\s_-]*(?:in|=|:|as|to|with)?[\s_-]*fp32"
+                              r"(?!\s*[=:]\s*false)|\bfp32[\s_-]+grad(?:ient)?s?[\s_-]*(?:reduc\w*|all[\s_-]?reduce|buffer)"
+                              r"|\b(?:reduc|all[\s_-]?reduc)\w*\s+(?:the\s+)?grad(?:ient)?s?\s+(?:in|as|with)\s+fp32")
+FP8_PARAM_GATHER = re.compile(r"\bfp8[\s_-]*param(?:eter)?s?[\s_-]*(?:all[\s_-]?)?gather\w*|\bfp8[\s_-]+(?:primary|master)[\s_-]+weights?")
+FP8_GATHER_OFF = re.compile(rf"{GRAPH_NEGATION}\s+(?:the\s+)?(?:fp8[\s_-]*param(?:eter)?s?[\s_-]*(?:all[\s_-]?)?gather|fp8[\s_-]+(?:primary|master))")
+
+
+def _grad_reduce(text: str) -> str | None:
+    if GRAD_REDUCE_BF16.search(text):
+        return "bf16"
+    return "fp32" if GRAD_REDUCE_FP32.search(text) else None
+
+
+def _fp8_gather(text: str) -> bool | None:
+    if FP8_GATHER_OFF.search(text):
+        return False
+    return True if FP8_PARAM_GATHER.search(text) else None
+
+
+# Megatron-Core's --recompute-modules (engine/training.py RECOMPUTE_MODULE_NAMES), by name or in words, said beside
+# "recompute": "selective recompute of core_attn only", "recompute modules core_attn, layernorm"
+MODULE_WORDS = (("core_attn", r"core[\s_-]*attn|core[\s_-]+attention"), ("layernorm", r"layer[\s_-]*norms?"),
+                ("mla_up_proj", r"mla[\s_-]*up[\s_-]*proj\w*"), ("moe_act", r"moe[\s_-]*act\w*"))
+_MODULE = "|".join(w for _, w in MODULE_WORDS)
+RECOMPUTE_MODULES = re.compile(rf"recomput\w*(?:[\s_-]+modules?)?\s*(?:=|:|of|for|on|just|only)?\s*(?:the\s+|just\s+|only\s+)?"
+                               rf"((?:(?:{_MODULE})(?:\s*(?:,|and|\+|&)?\s*))+)"
+                               rf"|((?:(?:{_MODULE})(?:\s*(?:,|and|\+|&)?\s*))+)\s*(?:only\s+)?recomput\w*")
+
+
+def _recompute_modules(text: str) -> list[str] | None:
+    m = RECOMPUTE_MODULES.search(text)
+    if m is None:
+        return None
+    said = m.group(1) or m.group(2)
+    return [name for name, words in MODULE_WORDS if re.search(words, said)]
+
+
+def without_megatron_options(text: str) -> str:
+    """The text without the gradient-dtype and FP8-gather phrases, whose "bf16"/"fp8" is no training precision."""
+    for pattern in (GRAD_REDUCE_BF16, GRAD_REDUCE_FP32):
+        text = pattern.sub(" ", text)
+    return text
+
+
 def find_setup(text: str) -> SetupWords:
     """The setup options a (normalised) message states."""
     graphs, unscoped = _graphs(text)
     packed = PACKED.search(text) is not None
     doc_len = _doc_len(text, packed)
     return SetupWords(moe_dispatcher=_dispatcher(text), moe_a2a_overlap=_overlap(text), cuda_graphs=graphs,
-                      cuda_graphs_unscoped=unscoped, mean_doc_len=doc_len, packed=packed or doc_len is not None)
+                      cuda_graphs_unscoped=unscoped, mean_doc_len=doc_len, packed=packed or doc_len is not None,
+                      grad_reduce_dtype=_grad_reduce(text), fp8_param_gather=_fp8_gather(text),
+                      recompute_modules=_recompute_modules(text))

@@ -42,6 +42,23 @@ def _model_at(text: str, at_end: bool) -> str | None:
     return model if not text[:changed[0]].strip() else None
 
 
+def _models_after(right: str) -> list[str]:
+    """Catalog models listed after the right side of a pair ("llama 3.1 8b vs qwen 2.5 7b vs mistral 7b")."""
+    out: list[str] = []
+    rest = right
+    while True:
+        model, blanked = find_model(rest[:40])
+        changed = [i for i, (a, b) in enumerate(zip(rest, blanked)) if a != b]
+        if model is None or not changed or rest[:changed[0]].strip():
+            return out[1:]  # the first is the pair's own right side
+        out.append(model)
+        rest = rest[changed[-1] + 1:]
+        m = LISTED.match(rest)
+        if not m:
+            return out[1:]
+        rest = rest[m.end():]
+
+
 def _count(written: str) -> int:
     written = written.replace(",", "")
     return int(written[:-1]) * 1024 if written.endswith("k") else int(written)
@@ -67,13 +84,38 @@ def _listed_before(left: str) -> list[str]:
     return out
 
 
+# What joins one listed side to the next: a comma (", and", ", or"), a contrast word, "and", a slash
+LISTED = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|(?:\bvs\.?|\bversus|\bor|\band|\bcompared\s+(?:to|with)|\bagainst|/)\s*)")
+
+
+def _gpu_span_at_start(text: str) -> tuple[str, int] | None:
+    """(GPU id, where its name ends) for a GPU named at the very start of the text (the longest name wins)."""
+    for pattern, gpu_id in _gpu_patterns():
+        m = pattern.match(text)
+        if m:
+            return gpu_id, m.end()
+    return None
+
+
+def _listed_after(right: str) -> list[str]:
+    """GPUs listed after the right side of a pair ("H100 vs H200 vs A100 40GB", "H100 or H200, or B200"):
+    the right side's own name first, then each GPU joined to the one before by a comma or a contrast word."""
+    first = _gpu_span_at_start(right)
+    out: list[str] = []
+    rest = right[first[1]:] if first else ""
+    while (m := LISTED.match(rest)) and (nxt := _gpu_span_at_start(rest[m.end():])):
+        out.append(nxt[0])
+        rest = rest[m.end() + nxt[1]:]
+    return out
+
+
 # "compare qwen 7b and llama 8b", "h100 and h200, which is faster": "and" joins two sides when the message compares
 JOINED = re.compile(r"\s*(?:,\s*)?\band\s+")
 COMPARES = re.compile(r"\bcompar\w*|\bwhich\b|\b(?:faster|slower|better|quicker|cheaper)\b|\beach\b|\bside\s+by\s+side\b")
 
 
 def _joined_sides(text: str) -> tuple[dict, ...] | None:
-    """Two models, or two GPUs, joined by "and" in a message that compares them."""
+    """Two models, or two or more GPUs, joined by "and" in a message that compares them."""
     if not COMPARES.search(text):
         return None
     for c in JOINED.finditer(text):
@@ -82,8 +124,8 @@ def _joined_sides(text: str) -> tuple[dict, ...] | None:
         if ma and mb and ma != mb:
             return {"model": ma}, {"model": mb}
         ga, gb = _gpu_at(left[-40:], True), _gpu_at(right[:40], False)
-        if ga and gb and ga != gb:
-            return {"gpu": ga}, {"gpu": gb}
+        if ga and gb and ga != gb:  # "compare h100, h200 and a100": the GPUs listed before by commas too
+            return tuple({"gpu": g} for g in dict.fromkeys(_listed_before(left[-80:]) + [ga, gb] + _listed_after(right)))
     return None
 
 
@@ -134,23 +176,29 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
             count_a = re.search(rf"(?<![\w.]){COUNT}\s*(?:(?:dgx|hgx)\s+)?[\w.-]*\s*[\w.-]*$", left[-40:]) if count_b else None
             if count_a and count_b:  # "8x A100 40GB or 4x H100": each side its own count
                 return {"gpu": a, "gpus": _count(count_a.group(1))}, {"gpu": b, "gpus": _count(count_b.group(1))}
-            return tuple({"gpu": g} for g in dict.fromkeys(_listed_before(left[-80:]) + [a, b]))
+            listed = _listed_before(left[-80:]) + [a, b] + _listed_after(right[count_b.end() if count_b else 0:].lstrip())
+            return tuple({"gpu": g} for g in dict.fromkeys(listed))
         ma, mb = _model_at(left[-40:], True), _model_at(right[:40], False)
         if ma and mb and ma != mb:  # "llama 3.1 8b vs gemma 2 9b on the same cluster": one plan per model
-            return {"model": ma}, {"model": mb}
+            return tuple({"model": m} for m in dict.fromkeys([ma, mb] + _models_after(right)))
         if c.group(0).strip() == "/":
             continue  # "gbs 1024 / 32 nodes" lists facts; only a GPU pair reads as "or" across a slash
         la = re.search(rf"(?<![\w.=]){COUNT}(?:{UNIT})?$", left)
         rb = re.match(rf"{COUNT}(?:{UNIT})?", right)
         if la and rb and not re.search(r"\b(?:tp|pp|cp|ep|vpp|etp|mb|zero|gbs|bs|batch|ctx|context|seq|len)\s*[=:]?\s*$",
                                        left[:la.start()]):
-            units = [u for u in (la.group(2), rb.group(2)) if u]
-            if not units and _gpu_at(right[rb.end():][:30], False):
+            counts, rest = [la, rb], right[rb.end():]
+            while (m := LISTED.match(rest)) and (more := re.match(rf"{COUNT}(?:{UNIT})?(?![\w.])", rest[m.end():])):
+                counts.append(more)  # "32 vs 64 vs 128 GPUs": every count listed, the unit said once
+                rest = rest[m.end() + more.end():]
+            units = [c.group(2) for c in counts if c.group(2)]
+            if not units and _gpu_at(rest[:30], False):
                 units = ["gpus"]  # "32 vs 64 H100s": the GPU's name is the unit
             facts = {"nodes" if re.match(r"node|box|server", u) else "gpus" for u in units}
-            if len(facts) == 1 and _count(la.group(1)) != _count(rb.group(1)):  # "2 nodes / 16 GPUs" is one setup
+            values = list(dict.fromkeys(_count(c.group(1)) for c in counts))
+            if len(facts) == 1 and len(values) > 1:  # "2 nodes / 16 GPUs" is one setup
                 fact = facts.pop()
-                return {fact: _count(la.group(1))}, {fact: _count(rb.group(1))}
+                return tuple({fact: v} for v in values)
         for pattern, table in ((MODE, MODES), (PRECISION, None)):
             # "LoRA or QLoRA", "full finetune on 4 L40S vs lora on 4 L40S": the nearest value on each side
             ma = ([None] + list(re.finditer(rf"\b{pattern}", left[-60:])))[-1]
@@ -158,6 +206,11 @@ def scenario_sides(text: str) -> tuple[dict, ...] | None:
             if ma and mb:
                 va, vb = (re.sub(r"\s+", " ", m.group(1)) for m in (ma, mb))
                 va, vb = (table.get(v, v) for v in (va, vb)) if table else (va, vb)
-                if va != vb:
-                    return ({"mode": va}, {"mode": vb}) if table else ({"precision": va}, {"precision": vb})
+                rest, values = right[mb.end():], [va, vb]
+                while (m := LISTED.match(rest)) and (more := re.match(rf"{pattern}", rest[m.end():])):
+                    values.append(re.sub(r"\s+", " ", more.group(1)))  # "full vs lora vs qlora"
+                    rest = rest[m.end() + more.end():]
+                values = list(dict.fromkeys(table.get(v, v) for v in values) if table else dict.fromkeys(values))
+                if len(values) > 1:
+                    return tuple({"mode" if table else "precision": v} for v in values)
     return _length_sides(text) or setup_sides(text) or _joined_sides(text)

@@ -78,6 +78,13 @@ def setup_given(f: ScenarioFacts) -> list[str]:
         out.append("no CUDA graphs" if f.cuda_graphs == "none" else f"{f.cuda_graphs} CUDA graphs")
     if a.mean_doc_len is not None:
         out.append(f"packed documents of {a.mean_doc_len:,} tokens on average (attention by document)")
+    # Megatron-Core options (the page's form sets them; the chat reads "grad reduce in bf16", "fp8 param gather")
+    if getattr(a, "grad_reduce_dtype", None) is not None:
+        out.append(f"gradients reduced in {a.grad_reduce_dtype}")
+    if getattr(a, "fp8_param_gather", None) is not None:
+        out.append("FP8 parameter gather" if a.fp8_param_gather else "no FP8 parameter gather")
+    if getattr(a, "recompute_modules", None) is not None:
+        out.append("recompute modules " + (", ".join(a.recompute_modules) or "none"))
     return out
 
 
