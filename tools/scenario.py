@@ -111,7 +111,7 @@ class Scenario(Args):
                                global_batch_tokens=self.global_batch_tokens or None, prompt_len=self.prompt_len,
                                response_len=self.response_len, group_size=self.group_size,
                                inference_tp=self.inference_tp, lora_rank=self.lora_rank or 16,
-                               precision=self.precision or "bf16", framework=self.framework or "megatron",
+                               precision=self.precision or "bf16", framework=self.framework or None,  # none given: the mode's default (Megatron; FSDP2 for QLoRA)
                                moe_dispatcher=self.moe_dispatcher or "alltoall",
                                moe_a2a_overlap=bool(self.moe_a2a_overlap), mean_doc_len=self.mean_doc_len,
                                cuda_graphs=self.cuda_graphs or "none", grad_reduce_dtype=self.grad_reduce_dtype or "fp32",

@@ -44,6 +44,10 @@
     if (f.cuda_graphs && f.cuda_graphs.value !== "none") s.cuda_graphs = f.cuda_graphs.value;
     if (f.mean_doc_len && +f.mean_doc_len.value > 0) s.mean_doc_len = +f.mean_doc_len.value;
     if (f.lora_rank && +f.lora_rank.value > 0 && /lora/.test(s.mode)) s.lora_rank = +f.lora_rank.value;
+    if (f.grad_reduce_dtype && f.grad_reduce_dtype.value === "bf16") s.grad_reduce_dtype = "bf16";
+    if (f.fp8_param_gather && f.fp8_param_gather.value === "on") s.fp8_param_gather = true;
+    if (f.recompute_modules && f.recompute_modules.value.trim())
+      s.recompute_modules = f.recompute_modules.value.replace(/,/g, " ").split(/\s+/).filter(Boolean);
     return s;
   }
 
@@ -172,6 +176,9 @@
     if (f.cuda_graphs) f.cuda_graphs.value = s.cuda_graphs || "none";
     if (f.mean_doc_len) f.mean_doc_len.value = s.mean_doc_len || "";
     if (f.lora_rank) f.lora_rank.value = s.lora_rank || "";
+    if (f.grad_reduce_dtype) f.grad_reduce_dtype.value = s.grad_reduce_dtype || "fp32";
+    if (f.fp8_param_gather) f.fp8_param_gather.value = s.fp8_param_gather ? "on" : "off";
+    if (f.recompute_modules) f.recompute_modules.value = (s.recompute_modules || []).join(" ");
     toggleModelFields();
     if (!force && formKey() === shownKey) {  /* the results on show are of this very scenario: no second search */
       sentKey = JSON.stringify([formScenario(), chatPlanShown()]);
