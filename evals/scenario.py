@@ -15,6 +15,7 @@ from ..engine.cluster import Cluster
 from ..engine.errors import ShardwiseInputError
 from ..engine.inputs import build_cluster, parse_count, resolve_model
 from ..engine.model_spec import ModelSpec
+from ..engine.post_training.modes import default_framework
 from ..engine.strategy import Strategy
 from ..engine.training import TrainingSetup
 from .case import Scenario
@@ -67,6 +68,9 @@ def build(s: Scenario) -> Specs:
     for name in ("mode", "lora_rank", "precision", "framework"):
         if getattr(s, name) is not None:
             setup_args[name] = getattr(s, name)
+    # no framework given: the mode's default, as every surface plans it (Megatron; FSDP2 for QLoRA, which Megatron
+    # cannot run: engine/post_training/modes.py DEFAULT_FRAMEWORK)
+    setup_args.setdefault("framework", default_framework(s.mode or "full"))
     return Specs(model, cluster, TrainingSetup(**setup_args))
 
 
