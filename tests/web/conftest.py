@@ -109,6 +109,19 @@ def slow_chat() -> SlowChat:
     return SlowChat()
 
 
+@pytest.fixture(scope="module")
+def api_client():
+    """The app with no chat and no rate limit in the way, server errors returned as responses: for tests of what
+    REST and the page answer to a request (a test file defining its own `client` uses that instead)."""
+    from fastapi.testclient import TestClient
+
+    from shardwise.web.app import create_app
+    from shardwise.web.settings import Settings
+
+    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
+                                 chat_service=object()), raise_server_exceptions=False)
+
+
 def evaluation(label_tp: int = 8, pp: int = 1, vpp: int = 1, grad_accum: int = 16, weights: float = 20.0,
                gradients: float = 10.0, optimizer: float = 15.0, activations: float = 12.0, other: float = 3.0,
                capacity: float = 80.0, step_s: float = 2.0, model_name: str = "test-model"):

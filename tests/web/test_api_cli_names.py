@@ -6,18 +6,14 @@ pin goes in `constraints`), typos and other tools' names get "did you mean"; `re
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
-from shardwise.web.app import create_app
-from shardwise.web.settings import Settings
 
 SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8}
 
 
 @pytest.fixture(scope="module")
-def client():
-    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
-                                 chat_service=object()), raise_server_exceptions=False)
+def client(api_client):
+    return api_client
 
 
 @pytest.mark.parametrize("path,field,hint", [

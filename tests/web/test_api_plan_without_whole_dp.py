@@ -4,18 +4,14 @@ a 200 with a rounded-down DP. By hand: 16 / 3 is not whole; the divisors of 16 a
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
-from shardwise.web.app import create_app
-from shardwise.web.settings import Settings
 
 SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 16}
 
 
 @pytest.fixture(scope="module")
-def client():
-    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
-                                 chat_service=object()), raise_server_exceptions=False)
+def client(api_client):
+    return api_client
 
 
 @pytest.mark.parametrize("path, extra", [

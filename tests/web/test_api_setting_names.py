@@ -9,10 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
-from shardwise.web.app import create_app
-from shardwise.web.settings import Settings
 
 SCENARIO = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "gpus": 8}
 CLI_FLAG = re.compile(r"(?<![\w-])--(gpus|gpus-per-node|params|model|mode|precision|format|prompt-len|train-tokens|"
@@ -20,9 +17,8 @@ CLI_FLAG = re.compile(r"(?<![\w-])--(gpus|gpus-per-node|params|model|mode|precis
 
 
 @pytest.fixture(scope="module")
-def client():
-    return TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
-                                 chat_service=object()), raise_server_exceptions=False)
+def client(api_client):
+    return api_client
 
 
 def _refusal(client, path, body) -> str:

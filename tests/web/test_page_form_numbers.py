@@ -6,15 +6,10 @@ and '1e3' were refused (the CLI takes them), a pasted config '[]' was looked up 
 check across inputs was prefixed 'body: '.
 """
 
-import json
-
 import pytest
-from fastapi.testclient import TestClient
 
-from shardwise.web.app import create_app
 from shardwise.web.errors import describe_validation
 from shardwise.web.pages import DEFAULT_FORM, compute_results, form_to_request
-from shardwise.web.settings import Settings
 
 FORM = {**DEFAULT_FORM, "model": "llama-3.1-8b", "gpus": "8"}
 
@@ -49,13 +44,11 @@ def test_a_pasted_config_that_is_not_an_object_says_so():
     assert "must be a JSON object" in r["error"] and "unknown model" not in r["error"]
 
 
-def test_a_check_across_inputs_is_not_prefixed_body():
+def test_a_check_across_inputs_is_not_prefixed_body(api_client):
     r = compute_results({**FORM, "recompute_modules": "foo"})
     assert r["error"].startswith("recompute module(s) foo are not modelled")
     # the REST body keeps the field entry "body" (no single field), without the prefix in the message
-    client = TestClient(create_app(Settings(rate_limit_per_minute=100_000, rate_limit_burst=100_000),
-                                   chat_service=object()), raise_server_exceptions=False)
-    resp = client.post("/api/evaluate", json={"model": "llama-3.1-8b", "gpu": "h100", "gpus": 8,
+    resp = api_client.post("/api/evaluate", json={"model": "llama-3.1-8b", "gpu": "h100", "gpus": 8,
                                               "recompute_modules": ["foo"]})
     assert resp.status_code == 400
     body = resp.json()
