@@ -23,7 +23,7 @@ from ..tools.log_run import NO_ACCUMULATION, DerivedBatch, derived_global_batch
 from ..tools.measured_peak import measured_peak_of_plan, stated_by_log, with_peak_checks
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, print_json,
                      setup_from_args, strategy_from_args)
-from .flags import error_text, flag_for
+from .flags import error_text
 from .log_reading_text import reading_text
 
 # What a log can say about the run, and the flag that says the same: a flag given beside a log that

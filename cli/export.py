@@ -28,7 +28,6 @@ from ..engine.export import FORMATS, ExportRefused, ExportResult, export_all, ex
 from ..engine.inputs import build_cluster, resolve_model
 from ..engine.plan_label import plan_label
 from ..engine.strategy import Strategy
-from ..engine.post_training.modes import training_setup
 from ..engine.training import TrainingSetup
 from .common import (add_plan_args, add_scenario_args, cluster_from_args, model_from_args, setup_from_args,
                      strategy_from_args)

@@ -16,7 +16,7 @@ import pytest
 from shardwise.agent.config import AgentConfig
 from shardwise.agent.planner.understood import mode_words
 from shardwise.agent.service import ChatService
-from shardwise.present import count_noun, knob_change
+from shardwise.present import knob_change
 from shardwise.prompts.change_words import change_words
 from shardwise.prompts.render import _signed, environment
 from shardwise.prompts.step_units import duration_in, step_amount, step_change
